@@ -1,0 +1,57 @@
+import { writeSync } from "node:fs";
+import { serializeOutput, type Output } from "../core/output.js";
+
+/**
+ * Writes all of `text` to fd 1 synchronously. Process exit must not lose any of it, and stdout can
+ * be a non-blocking pipe (EAGAIN) whose reader is slower than we are.
+ */
+function writeAllToStdout(text: string): void {
+  const bytes = Buffer.from(text, "utf8");
+  let offset = 0;
+  while (offset < bytes.length) {
+    try {
+      offset += writeSync(1, bytes, offset, bytes.length - offset);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+    }
+  }
+}
+
+/** Builds the Output that `output(value)` emits (spec §6.4); throws for values it rejects. */
+export function outputFromValue(value: unknown): Output {
+  if (value === null || value === undefined) throw new TypeError(`output() needs a value, got ${value}`);
+  if (typeof value !== "object") return { result: String(value) };
+  const record = value as Record<string, unknown>;
+  const picked: Record<string, unknown> = {};
+  for (const field of ["result", "goto", "stop"] as const) {
+    if (record[field] !== undefined) picked[field] = record[field];
+  }
+  if (Object.keys(picked).length === 0) {
+    throw new TypeError("output() needs an object with at least one of result, goto or stop set");
+  }
+  return picked as Output;
+}
+
+/**
+ * Emits structured output and ends the script with exit code 0 (spec §6.4). Nothing after the
+ * call runs; stdout is flushed first.
+ */
+export function output(value: unknown): never {
+  const text = serializeOutput(outputFromValue(value));
+  writeAllToStdout(text);
+  process.exit(0);
+}
+
+let cachedInput: Promise<string> | undefined;
+
+/** Reads the whole of stdin once (the previous script's `result` after a goto, else ""). */
+export function input(): Promise<string> {
+  cachedInput ??= (async () => {
+    if (process.stdin.isTTY) return "";
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+    return Buffer.concat(chunks).toString("utf8");
+  })();
+  return cachedInput;
+}

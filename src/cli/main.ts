@@ -1,0 +1,146 @@
+import { Cli } from "clipanion";
+import { LoopxError, UsageError } from "../core/errors.js";
+import { EnvListCommand, EnvRemoveCommand, EnvSetCommand } from "./commands/env.js";
+import { InstallCommand } from "./commands/install.js";
+import { OutputCommand } from "./commands/output.js";
+import { RunCommand } from "./commands/run.js";
+import { VersionCommand } from "./commands/version.js";
+import { COMMAND_USAGE, INSTALL_HELP, TOP_LEVEL_HELP, runHelp } from "./help.js";
+
+const SUBCOMMANDS = ["run", "version", "output", "env", "install"];
+
+/** Options that take a value, per subcommand: `--flag value` is rewritten to `--flag=value`. */
+const VALUE_OPTIONS: Record<string, string[]> = {
+  run: ["-n", "-e"],
+  output: ["--result", "--goto"],
+  install: ["-w", "--workflow"],
+};
+
+function isHelpFlag(token: string): boolean {
+  return token === "-h" || token === "--help";
+}
+
+/** True if `-h`/`--help` appears as an option anywhere (before a `--`). */
+function hasHelpFlag(args: string[]): boolean {
+  for (const token of args) {
+    if (token === "--") return false;
+    if (isHelpFlag(token)) return true;
+  }
+  return false;
+}
+
+/**
+ * Makes an option's value the next token verbatim, as getopt does, so `--result "-5"` or
+ * `-n -1` reach validation instead of being mistaken for options: clipanion only accepts a
+ * dash-leading value in the `--flag=value` form.
+ */
+function attachOptionValues(args: string[], valueOptions: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const token = args[i]!;
+    if (token === "--") {
+      out.push(...args.slice(i));
+      break;
+    }
+    if (valueOptions.includes(token) && i + 1 < args.length) {
+      out.push(`${token}=${args[++i]}`);
+    } else {
+      out.push(token);
+    }
+  }
+  return out;
+}
+
+/** Rewrites clipanion's multi-line parse errors as one line that names what is wrong. */
+function usageErrorFrom(error: Error, command: string): UsageError {
+  const first = error.message.split("\n")[0]!.trim();
+  const hint = command === "run" || command === "install" ? ` (see 'loopx ${command} -h')` : "";
+  let match: RegExpMatchArray | null;
+  if ((match = first.match(/^(?:Unsupported|Invalid) option name \("(.*)"\)/))) {
+    return new UsageError(`unknown option ${JSON.stringify(match[1])} for 'loopx ${command}'${hint}`);
+  }
+  if ((match = first.match(/^Not enough arguments to option (\S+?)\.?$/))) {
+    return new UsageError(`option ${match[1]} needs a value${hint}`);
+  }
+  if ((match = first.match(/^Extraneous positional argument \("(.*)"\)/))) {
+    return new UsageError(`unexpected argument ${JSON.stringify(match[1])} for 'loopx ${command}'${hint}`);
+  }
+  if (first.startsWith("Not enough positional arguments")) {
+    return new UsageError(`missing argument for 'loopx ${command}'${command === "env" ? " (usage: loopx env set <name> <value> | env remove <name> | env list)" : hint}`);
+  }
+  if (first.startsWith("Command not found")) {
+    return new UsageError(
+      command === "env" ? "loopx env needs a subcommand: set <name> <value>, remove <name> or list" : `unknown command for 'loopx ${command}'`,
+    );
+  }
+  return new UsageError(first.replace(/\.$/, ""));
+}
+
+function createCli(): Cli {
+  const cli = new Cli({ binaryLabel: "loopx", binaryName: "loopx", enableCapture: false, enableColors: false });
+  for (const command of [RunCommand, VersionCommand, OutputCommand, EnvSetCommand, EnvRemoveCommand, EnvListCommand, InstallCommand]) {
+    cli.register(command);
+  }
+  return cli;
+}
+
+/**
+ * The spec's grammar (§4, §11, §12) on top of clipanion: top-level `-h` and the `run`/`install`
+ * `-h` short-circuits are decided here, before clipanion parses anything, because they must
+ * ignore everything else on the line; no implicit `run`; every other flag at top level is an error.
+ */
+export async function main(argv: string[]): Promise<number> {
+  const stdout = process.stdout;
+  if (argv.length === 0 || isHelpFlag(argv[0]!)) {
+    stdout.write(TOP_LEVEL_HELP);
+    return 0;
+  }
+  const [command, ...args] = argv as [string, ...string[]];
+  if (command.startsWith("-")) {
+    const hint = command === "-n" || command === "-e" ? ` (${command} is a run option: loopx run ${command} <value> <workflow>)` : " (the only top-level option is -h)";
+    throw new UsageError(`unknown option ${JSON.stringify(command)}${hint}`);
+  }
+  if (!SUBCOMMANDS.includes(command)) {
+    throw new UsageError(`unknown command ${JSON.stringify(command)} (commands: ${SUBCOMMANDS.join(", ")}; to run a workflow: loopx run <workflow>)`);
+  }
+  if (command === "run" && hasHelpFlag(args)) {
+    stdout.write(runHelp(process.cwd(), (message) => process.stderr.write(`loopx: warning: ${message}\n`)));
+    return 0;
+  }
+  if (command === "install" && hasHelpFlag(args)) {
+    stdout.write(INSTALL_HELP);
+    return 0;
+  }
+  let rest = attachOptionValues(args, VALUE_OPTIONS[command] ?? []);
+  if (command === "env" && (rest[0] === "set" || rest[0] === "remove")) {
+    // Names and values are positional whatever they look like: `env set K -x` stores "-x".
+    rest = [rest[0], "--", ...rest.slice(1)];
+  } else if (hasHelpFlag(rest)) {
+    stdout.write(COMMAND_USAGE[command] ?? TOP_LEVEL_HELP);
+    return 0;
+  }
+
+  let parsed;
+  try {
+    parsed = createCli().process([command, ...rest]);
+  } catch (error) {
+    throw usageErrorFrom(error as Error, command);
+  }
+  parsed.context = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, colorDepth: 1 };
+  const code = await parsed.execute();
+  return typeof code === "number" ? code : 0;
+}
+
+/** Runs the CLI and maps every error to one stderr line and its exit code (never a stack trace). */
+export async function runCli(argv: string[]): Promise<void> {
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  });
+  try {
+    process.exitCode = await main(argv);
+  } catch (error) {
+    const message = error instanceof LoopxError ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
+    process.stderr.write(`loopx: ${message}\n`);
+    process.exitCode = error instanceof LoopxError ? error.exitCode : 1;
+  }
+}

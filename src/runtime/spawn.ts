@@ -1,0 +1,108 @@
+import { spawn } from "node:child_process";
+import { isBun } from "./detect.js";
+
+/** What a script process needs: nothing about loops, only how to start it. */
+export interface SpawnSpec {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string | undefined>;
+  /** Bytes for the child's stdin; undefined means empty stdin (spec §6.7). */
+  stdin?: string;
+}
+
+export interface ScriptExit {
+  /** Exit code, or null when the process was killed by a signal. */
+  code: number | null;
+  signal: string | null;
+  /** Everything the process wrote to stdout. */
+  stdout: Buffer;
+  /** Set when the process could not be started at all (missing interpreter, missing cwd, ...). */
+  spawnError?: Error;
+}
+
+export interface ScriptProcess {
+  /** Pid of the child, which leads its own process group (pgid = pid); undefined if spawn failed. */
+  pid: number | undefined;
+  /** Resolves when the child has exited and its stdout has been read to the end. Never rejects. */
+  done: Promise<ScriptExit>;
+}
+
+/**
+ * Starts a script as the leader of a new process group with stdout captured and stderr inherited
+ * (streamed live, unbuffered). The one place that knows Bun from Node for spawning.
+ */
+export function spawnScript(spec: SpawnSpec): ScriptProcess {
+  return isBun ? spawnWithBun(spec) : spawnWithNode(spec);
+}
+
+function failed(error: unknown): ScriptProcess {
+  const spawnError = error instanceof Error ? error : new Error(String(error));
+  return { pid: undefined, done: Promise.resolve({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError }) };
+}
+
+function spawnWithNode(spec: SpawnSpec): ScriptProcess {
+  let child;
+  try {
+    child = spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true, // new session and process group: signals can reach the whole tree
+      stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "inherit"],
+    });
+  } catch (error) {
+    return failed(error);
+  }
+  const done = new Promise<ScriptExit>((resolve) => {
+    const chunks: Buffer[] = [];
+    let spawnError: Error | undefined;
+    child.stdout!.on("data", (chunk: Buffer) => chunks.push(chunk));
+    child.on("error", (error) => {
+      spawnError = error;
+    });
+    // 'close' fires after exit and after stdout has ended.
+    child.on("close", (code, signal) => {
+      resolve({ code, signal, stdout: Buffer.concat(chunks), spawnError });
+    });
+    if (spec.stdin !== undefined && child.stdin) {
+      // A script that never reads its stdin must not crash loopx with EPIPE.
+      child.stdin.on("error", () => {});
+      child.stdin.end(spec.stdin);
+    }
+  });
+  return { pid: child.pid, done };
+}
+
+interface BunSubprocess {
+  pid: number;
+  stdout: ReadableStream<Uint8Array>;
+  exited: Promise<number>;
+  exitCode: number | null;
+  signalCode: string | null;
+}
+interface BunGlobal {
+  spawn(options: Record<string, unknown>): BunSubprocess;
+}
+
+function spawnWithBun(spec: SpawnSpec): ScriptProcess {
+  const bun = (globalThis as unknown as { Bun: BunGlobal }).Bun;
+  let proc: BunSubprocess;
+  try {
+    proc = bun.spawn({
+      cmd: [spec.command, ...spec.args],
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true, // new session and process group (pgid = pid)
+      stdin: spec.stdin === undefined ? "ignore" : Buffer.from(spec.stdin),
+      stdout: "pipe",
+      stderr: "inherit",
+    });
+  } catch (error) {
+    return failed(error);
+  }
+  const done = (async (): Promise<ScriptExit> => {
+    const [stdout] = await Promise.all([new Response(proc.stdout).arrayBuffer(), proc.exited]);
+    return { code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode, stdout: Buffer.from(stdout) };
+  })().catch((error: unknown) => ({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError: error as Error }));
+  return { pid: proc.pid, done };
+}

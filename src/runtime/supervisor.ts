@@ -1,0 +1,71 @@
+import { groupAlive, signalGroup, waitForGroupExit } from "./process-group.js";
+import { spawnScript, type ScriptExit, type ScriptProcess, type SpawnSpec } from "./spawn.js";
+
+/** Grace period between forwarding a signal to a script's group and SIGKILLing it (spec §7.3). */
+export const KILL_GRACE_MS = 5000;
+
+/** Thrown by `run` once termination has begun: no new script may start after that. */
+export class SupervisorStoppedError extends Error {
+  constructor() {
+    super("loop terminated");
+    this.name = "SupervisorStoppedError";
+  }
+}
+
+/**
+ * Owns "the active child": the one script process group running at any time. The CLI's signal
+ * handlers and the API's break/abort both stop a loop through this object, so there is exactly one
+ * implementation of forward-signal → grace → SIGKILL.
+ */
+export class ScriptSupervisor {
+  private active: ScriptProcess | undefined;
+  private termination: Promise<void> | undefined;
+
+  /** True once `terminate` has been called. */
+  get stopped(): boolean {
+    return this.termination !== undefined;
+  }
+
+  /** True while a script process is running. */
+  get busy(): boolean {
+    return this.active !== undefined;
+  }
+
+  async run(spec: SpawnSpec): Promise<ScriptExit> {
+    if (this.termination) throw new SupervisorStoppedError();
+    const proc = spawnScript(spec);
+    this.active = proc;
+    try {
+      return await proc.done;
+    } finally {
+      if (this.active === proc) this.active = undefined;
+    }
+  }
+
+  /**
+   * Forwards `signal` to the active process group, waits up to the grace period for the whole
+   * group (grandchildren included) to exit, then SIGKILLs the group. Resolves when no process of
+   * the group is left. Later calls forward their signal too and share the first call's deadline.
+   */
+  terminate(signal: NodeJS.Signals, graceMs: number = KILL_GRACE_MS): Promise<void> {
+    const proc = this.active;
+    const pgid = proc?.pid;
+    if (this.termination) {
+      if (pgid !== undefined) signalGroup(pgid, signal);
+      return this.termination;
+    }
+    if (pgid === undefined) {
+      this.termination = Promise.resolve();
+      return this.termination;
+    }
+    signalGroup(pgid, signal);
+    this.termination = (async () => {
+      const exitedInTime = await waitForGroupExit(pgid, graceMs);
+      if (!exitedInTime) signalGroup(pgid, "SIGKILL");
+      await proc!.done;
+      // SIGKILL cannot be ignored; wait briefly for the kernel to finish tearing the group down.
+      if (groupAlive(pgid)) await waitForGroupExit(pgid, 1000);
+    })();
+    return this.termination;
+  }
+}
