@@ -1,0 +1,73 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { constants } from "node:os";
+import { join } from "node:path";
+
+const DEPENDENCY_FIELDS = ["dependencies", "devDependencies", "optionalDependencies"] as const;
+
+function warn(message: string): void {
+  process.stderr.write(`loopx: warning: ${message}\n`);
+}
+
+/**
+ * The project-local loopx to delegate to (spec §3.2), or undefined to run this one. The project
+ * root is the cwd only — no ancestor search. Each failure mode warns or stays silent as specified.
+ */
+export function findLocalLoopx(projectRoot: string): string | undefined {
+  const manifestPath = join(projectRoot, "package.json");
+  let text: string;
+  try {
+    text = readFileSync(manifestPath, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    warn(`cannot read ${manifestPath} (${(error as NodeJS.ErrnoException).code ?? "error"}); not checking for a project-local loopx`);
+    return undefined;
+  }
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(text);
+  } catch {
+    warn(`${manifestPath} is not valid JSON; not checking for a project-local loopx`);
+    return undefined;
+  }
+  const declared = DEPENDENCY_FIELDS.some((field) => {
+    const deps = (manifest as Record<string, unknown> | null)?.[field];
+    return typeof deps === "object" && deps !== null && Object.hasOwn(deps, "loopx");
+  });
+  if (!declared) return undefined;
+  const localBin = join(projectRoot, "node_modules", ".bin", "loopx");
+  if (!existsSync(localBin)) {
+    warn(`${manifestPath} declares loopx but ${localBin} does not exist (run npm install?); using the global loopx`);
+    return undefined;
+  }
+  return localBin;
+}
+
+/**
+ * Runs the project-local loopx with the same arguments and stdio and LOOPX_DELEGATED=1, forwards
+ * SIGINT/SIGTERM to it, and resolves with the exit code to exit with (its own, or 128+N if it died
+ * by signal N). A JS entry runs under the current runtime, so `bun loopx` stays on Bun.
+ */
+export function delegate(localBin: string, argv: string[]): Promise<number> {
+  const target = realpathSync(localBin);
+  const [command, args] = /\.(?:c|m)?js$/.test(target) ? [process.execPath, [target, ...argv]] : [target, argv];
+  const child = spawn(command, args, { stdio: "inherit", env: { ...process.env, LOOPX_DELEGATED: "1" } });
+  const forward = (signal: NodeJS.Signals) => {
+    try {
+      child.kill(signal);
+    } catch {
+      /* already gone */
+    }
+  };
+  process.on("SIGINT", forward);
+  process.on("SIGTERM", forward);
+  return new Promise((resolve) => {
+    child.on("error", (error) => {
+      process.stderr.write(`loopx: cannot start the project-local loopx ${target}: ${error.message}\n`);
+      resolve(1);
+    });
+    child.on("close", (code, signal) => {
+      resolve(code ?? 128 + (signal ? constants.signals[signal] : 0));
+    });
+  });
+}
