@@ -1,0 +1,171 @@
+/**
+ * The programmatic API (spec §9) as a consumer sees it: a program in a temp dir imports the built
+ * package by its name `loopx` (node_modules/loopx → this package) and runs under node and bun.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT, RUNTIMES, isolatedEnv, makeProject, makeSymlink, processAlive, runCommand, type Runtime } from "./helpers.js";
+
+/** A consumer project: `consumer.mjs` plus node_modules/loopx linked to the built package. */
+function consumer(source: string, files: Record<string, string> = {}): string {
+  const dir = makeProject({ "consumer.mjs": source, ...files });
+  makeSymlink(ROOT, join(dir, "node_modules", "loopx"));
+  return dir;
+}
+
+async function runConsumer(runtime: Runtime, dir: string, env = isolatedEnv()) {
+  const result = await runCommand(runtime.exe, ["consumer.mjs"], { cwd: dir, env });
+  return { ...result, json: result.stdout.trim() ? JSON.parse(result.stdout.trim().split("\n").pop()!) : undefined };
+}
+
+const LOOP = {
+  ".loopx/ralph/index.sh": 'echo "index ran" >&2\necho \'{"result":"one","goto":"two"}\'\n',
+  ".loopx/ralph/two.sh": 'read -r x; echo "{\\"result\\":\\"got-$x\\",\\"stop\\":true}"\n',
+};
+
+describe.each(RUNTIMES)("programmatic API ($name)", (runtime) => {
+  it("runPromise resolves with every output, the final one included; stderr passes through; no stdout", async () => {
+    const dir = consumer(
+      `import { runPromise } from "loopx";
+       const outputs = await runPromise("ralph");
+       console.log(JSON.stringify(outputs));`,
+      LOOP,
+    );
+    const result = await runConsumer(runtime, dir);
+    expect(result.code).toBe(0);
+    expect(result.json).toEqual([{ result: "one", goto: "two" }, { result: "got-one", stop: true }]);
+    expect(result.stdout.trim().split("\n")).toHaveLength(1);
+    expect(result.stderr).toContain("index ran");
+  });
+
+  it("run() yields each output; maxIterations counts goto hops", async () => {
+    const dir = consumer(
+      `import { run } from "loopx";
+       const seen = [];
+       for await (const output of run("ralph", { maxIterations: 1 })) seen.push(output);
+       console.log(JSON.stringify(seen));`,
+      LOOP,
+    );
+    expect((await runConsumer(runtime, dir)).json).toEqual([{ result: "one", goto: "two" }]);
+  });
+
+  it("never throws synchronously: every error surfaces on first next() or as a rejection", async () => {
+    const dir = consumer(
+      `import { run, runPromise } from "loopx";
+       const cases = [
+         () => run(undefined), () => run(42), () => run(""), () => run("a:b:c"), () => run("missing"),
+         () => run("ralph:nope"), () => run("ralph", { maxIterations: -1 }), () => run("ralph", { maxIterations: 1.5 }),
+         () => run("ralph", { maxIterations: NaN }), () => run("ralph", { envFile: "missing.env" }),
+         () => run("ralph", { cwd: "/nonexistent-loopx-dir" }),
+       ];
+       const out = [];
+       for (const make of cases) {
+         let gen;
+         try { gen = make(); } catch (e) { out.push("sync-throw"); continue; }
+         try { await gen.next(); out.push("no-error"); } catch (e) { out.push(e instanceof Error ? "error" : "non-error"); }
+       }
+       const p = runPromise(undefined);
+       out.push(p instanceof Promise ? "promise" : "no-promise");
+       try { await p; out.push("resolved"); } catch { out.push("rejected"); }
+       console.log(JSON.stringify(out));`,
+      LOOP,
+    );
+    const result = await runConsumer(runtime, dir);
+    expect(result.json).toEqual([...Array(11).fill("error"), "promise", "rejected"]);
+    expect(result.stderr).toBe(""); // nothing ran, nothing printed
+  });
+
+  it("a script failure rejects runPromise and throws from run() after earlier outputs", async () => {
+    const dir = consumer(
+      `import { run } from "loopx";
+       const seen = [];
+       try { for await (const o of run("ralph")) seen.push(o); } catch (e) { seen.push("threw: " + e.message); }
+       console.log(JSON.stringify(seen));`,
+      { ".loopx/ralph/index.sh": 'echo \'{"result":"a","goto":"bad"}\'\n', ".loopx/ralph/bad.sh": "exit 3\n" },
+    );
+    const result = await runConsumer(runtime, dir);
+    expect(result.json[0]).toEqual({ result: "a", goto: "bad" });
+    expect(result.json[1]).toMatch(/^threw: .*ralph:bad.*3/);
+  });
+
+  it("snapshots cwd at call time; LOOPX_PROJECT_ROOT is cwd; relative envFile resolves against cwd", async () => {
+    const project = makeProject({
+      ".loopx/wf/index.sh": 'echo "{\\"result\\":\\"$LOOPX_PROJECT_ROOT|$FROM_FILE|$(pwd)\\",\\"stop\\":true}"\n',
+      "local.env": "FROM_FILE=yes\n",
+    });
+    const dir = consumer(
+      `import { runPromise } from "loopx";
+       const p = runPromise("wf", { cwd: ${JSON.stringify(project)}, envFile: "local.env" });
+       process.chdir("/");
+       console.log(JSON.stringify(await p));`,
+    );
+    const result = await runConsumer(runtime, dir);
+    expect(result.json).toEqual([{ result: `${project}|yes|${project}/.loopx/wf`, stop: true }]);
+  });
+
+  it("return() while a script runs terminates its whole process group and completes silently", async () => {
+    const dir = consumer(
+      `import { run } from "loopx";
+       import { existsSync } from "node:fs";
+       const gen = run("wf");
+       const pending = gen.next();
+       while (!existsSync("ready")) await new Promise((r) => setTimeout(r, 20));
+       const t0 = Date.now();
+       const r = await gen.return();
+       const p = await pending.then((v) => "resolved:" + JSON.stringify(v), (e) => "rejected:" + e.message);
+       const after = await gen.next();
+       console.log(JSON.stringify({ r, p, after, ms: Date.now() - t0 }));`,
+      { ".loopx/wf/index.sh": 'sleep 1000 &\necho $! > "$LOOPX_PROJECT_ROOT/sleep.pid"\necho $$ > "$LOOPX_PROJECT_ROOT/bash.pid"\ntouch "$LOOPX_PROJECT_ROOT/ready"\nwait\n' },
+    );
+    const result = await runConsumer(runtime, dir);
+    expect(result.code).toBe(0);
+    expect(result.json.r).toEqual({ done: true });
+    expect(result.json.after).toEqual({ done: true });
+    expect(result.json.p).toBe('resolved:{"done":true}');
+    for (const file of ["sleep.pid", "bash.pid"]) {
+      expect(processAlive(Number(readFileSync(join(dir, file), "utf8")))).toBe(false);
+    }
+  });
+
+  it("abort while a script runs terminates the group and throws an abort error; abort before next() throws too", async () => {
+    const dir = consumer(
+      `import { run } from "loopx";
+       import { existsSync } from "node:fs";
+       const out = [];
+       const ac = new AbortController();
+       const gen = run("wf", { signal: ac.signal });
+       const pending = gen.next();
+       while (!existsSync("ready")) await new Promise((r) => setTimeout(r, 20));
+       ac.abort();
+       try { await pending; out.push("no-error"); } catch (e) { out.push(e.name); }
+       out.push(JSON.stringify(await gen.next()));
+       const early = new AbortController(); early.abort();
+       const gen2 = run("wf", { signal: early.signal });
+       try { await gen2.next(); out.push("no-error"); } catch (e) { out.push(e.name); }
+       const between = new AbortController();
+       const gen3 = run("quick", { signal: between.signal });
+       out.push(JSON.stringify(await gen3.next()));
+       between.abort();
+       try { await gen3.next(); out.push("no-error"); } catch (e) { out.push(e.name); }
+       console.log(JSON.stringify(out));`,
+      {
+        ".loopx/wf/index.sh": 'sleep 1000 &\necho $! > "$LOOPX_PROJECT_ROOT/sleep.pid"\ntouch "$LOOPX_PROJECT_ROOT/ready"\nwait\n',
+        ".loopx/quick/index.sh": 'echo \'{"result":"q"}\'\n',
+      },
+    );
+    const result = await runConsumer(runtime, dir);
+    expect(result.json).toEqual(["AbortError", '{"done":true}', "AbortError", '{"value":{"result":"q"},"done":false}', "AbortError"]);
+    expect(processAlive(Number(readFileSync(join(dir, "sleep.pid"), "utf8")))).toBe(false);
+  });
+
+  it("ships types: Output and RunOptions in dist/index.d.ts", () => {
+    const index = readFileSync(join(ROOT, "dist", "index.d.ts"), "utf8");
+    expect(index).toMatch(/type RunOptions/);
+    expect(index).toMatch(/type Output/);
+    const runTypes = readFileSync(join(ROOT, "dist", "api", "run.d.ts"), "utf8");
+    for (const field of ["maxIterations?: number", "envFile?: string", "signal?: AbortSignal", "cwd?: string"]) expect(runTypes).toContain(field);
+    const outputTypes = readFileSync(join(ROOT, "dist", "core", "output.d.ts"), "utf8");
+    for (const field of ["result?: string", "goto?: string", "stop?: boolean"]) expect(outputTypes).toContain(field);
+  });
+});
