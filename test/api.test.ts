@@ -162,7 +162,7 @@ describe.each(RUNTIMES)("programmatic API ($name)", (runtime) => {
   it("ships types: Output and RunOptions in dist/index.d.ts", () => {
     const index = readFileSync(join(ROOT, "dist", "index.d.ts"), "utf8");
     expect(index).toMatch(/type RunOptions/);
-    expect(index).toMatch(/type Output/);
+    expect(index).toMatch(/export type \{ Output \}/);
     const runTypes = readFileSync(join(ROOT, "dist", "api", "run.d.ts"), "utf8");
     for (const field of ["maxIterations?: number", "envFile?: string", "signal?: AbortSignal", "cwd?: string"]) expect(runTypes).toContain(field);
     const outputTypes = readFileSync(join(ROOT, "dist", "core", "output.d.ts"), "utf8");
