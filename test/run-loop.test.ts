@@ -1,0 +1,569 @@
+/**
+ * `loopx run` — the loop state machine, observed end to end (spec §2.2, §6.1, §6.6, §6.7, §7.1, §7.2,
+ * §5.1 discovery caching). Every script appends "<workflow>:<script> stdin=<what it read>" to
+ * $LOOPX_PROJECT_ROOT/trace.log, so each test asserts the exact sequence of executions.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { RUNTIMES, isolatedEnv, makeProject, runLoopx, type RunResult, type Runtime } from "./helpers.js";
+
+const sh = (body: string): string => `#!/bin/bash\n${body}\n`;
+
+/** A bash script that records its workflow, its name and its stdin, then runs `then`. */
+const traced = (name: string, then = ""): string =>
+  sh(`in=$(cat)\nprintf '%s\\n' "$LOOPX_WORKFLOW:${name} stdin=$in" >> "$LOOPX_PROJECT_ROOT/trace.log"\n${then}`);
+
+/** A bash command printing `value` as JSON on stdout (value must not contain single quotes). */
+const emit = (value: unknown): string => `echo '${JSON.stringify(value)}'`;
+
+function readTrace(root: string): string[] {
+  const path = join(root, "trace.log");
+  if (!existsSync(path)) return [];
+  const text = readFileSync(path, "utf8");
+  return text === "" ? [] : text.replace(/\n$/, "").split("\n");
+}
+
+function run(runtime: Runtime, cwd: string, args: string[], input?: string): Promise<RunResult> {
+  return runLoopx(runtime, args, { cwd, env: isolatedEnv(), input });
+}
+
+function expectClean(result: RunResult): void {
+  expect(result.stderr).not.toContain("    at ");
+  expect(result.stdout).toBe("");
+  expect(result.code).toBe(0);
+}
+
+/** Exit 1, empty stdout, exactly one `loopx:` line on stderr containing every needle, no stack trace. */
+function expectLoopxError(result: RunResult, ...needles: string[]): string {
+  expect(result.stdout).toBe("");
+  expect(result.stderr).not.toContain("    at ");
+  const lines = result.stderr.split("\n").filter((line) => line.startsWith("loopx:"));
+  expect(lines, result.stderr).toHaveLength(1);
+  for (const needle of needles) expect(lines[0]).toContain(needle);
+  expect(result.code).toBe(1);
+  return lines[0]!;
+}
+
+describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
+  describe("starting target", () => {
+    it.concurrent("`run ralph` starts at ralph:index and resets to it when there is no goto", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index"),
+        ".loopx/ralph/other.sh": traced("other"),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "3", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:index stdin=", "ralph:index stdin="]);
+    });
+
+    it.concurrent("`run ralph:index` is the same as `run ralph`", async () => {
+      const cwd = makeProject({ ".loopx/ralph/index.sh": traced("index") });
+      const result = await run(runtime, cwd, ["run", "-n", "2", "ralph:index"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:index stdin="]);
+    });
+
+    it.concurrent("`run ralph:other` starts at ralph:other and resets to it (index never runs)", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index"),
+        ".loopx/ralph/other.sh": traced("other", emit({ result: "x" })),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "3", "ralph:other"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual(["ralph:other stdin=", "ralph:other stdin=", "ralph:other stdin="]);
+    });
+
+    it.concurrent("a non-index start that gotos index then resets to the non-index start", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index"),
+        ".loopx/ralph/other.sh": traced("other", emit({ goto: "index", result: "r" })),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "4", "ralph:other"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual([
+        "ralph:other stdin=",
+        "ralph:index stdin=r",
+        "ralph:other stdin=",
+        "ralph:index stdin=r",
+      ]);
+    });
+  });
+
+  describe("goto", () => {
+    it.concurrent("reproduces the spec §2.2 five-iteration example exactly", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", emit({ goto: "check-ready" })),
+        ".loopx/ralph/check-ready.sh": traced("check-ready", emit({ goto: "review-adr:request-feedback" })),
+        // Decoys: a bare goto must never resolve to these.
+        ".loopx/ralph/apply-feedback.sh": traced("apply-feedback"),
+        ".loopx/ralph/request-feedback.sh": traced("request-feedback"),
+        ".loopx/check-ready/index.sh": traced("index"),
+        ".loopx/review-adr/index.sh": traced("index"),
+        ".loopx/review-adr/request-feedback.sh": traced("request-feedback", emit({ goto: "apply-feedback" })),
+        ".loopx/review-adr/apply-feedback.sh": traced("apply-feedback"),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual([
+        "ralph:index stdin=",
+        "ralph:check-ready stdin=",
+        "review-adr:request-feedback stdin=",
+        "review-adr:apply-feedback stdin=",
+        "ralph:index stdin=",
+      ]);
+    });
+
+    it.concurrent("a bare goto names a script in the current workflow, not a workflow", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", emit({ goto: "other" })),
+        ".loopx/ralph/other.sh": traced("other"),
+        ".loopx/other/index.sh": traced("index"),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "2", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:other stdin="]);
+    });
+
+    it.concurrent("a qualified goto into the same workflow works like a bare one", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", emit({ goto: "ralph:b" })),
+        ".loopx/ralph/b.sh": traced("b", emit({ goto: "ralph:index" })),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "4", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual([
+        "ralph:index stdin=",
+        "ralph:b stdin=",
+        "ralph:index stdin=",
+        "ralph:b stdin=",
+      ]);
+    });
+
+    it.concurrent("a qualified goto `wf:index` enters another workflow's entry point", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", emit({ goto: "other:index" })),
+        ".loopx/other/index.sh": traced("index", emit({ goto: "step" })),
+        ".loopx/other/step.sh": traced("step", emit({ stop: true })),
+      });
+      const result = await run(runtime, cwd, ["run", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "other:index stdin=", "other:step stdin="]);
+    });
+
+    it.concurrent("a script can goto itself; each self-hop is an iteration and gets the result", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced(
+          "index",
+          [
+            'if [ -z "$in" ]; then n=0; else n=$in; fi',
+            'if [ "$n" -ge 3 ]; then $LOOPX_BIN output --stop; else $LOOPX_BIN output --result "$((n+1))" --goto index; fi',
+          ].join("\n"),
+        ),
+      });
+      const result = await run(runtime, cwd, ["run", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual([
+        "ralph:index stdin=",
+        "ralph:index stdin=1",
+        "ralph:index stdin=2",
+        "ralph:index stdin=3",
+      ]);
+    });
+
+    it.concurrent("a self goto is bounded by -n like any other hop", async () => {
+      const cwd = makeProject({ ".loopx/ralph/index.sh": traced("index", emit({ goto: "index", result: "again" })) });
+      const result = await run(runtime, cwd, ["run", "-n", "3", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:index stdin=again", "ralph:index stdin=again"]);
+    });
+
+    it.concurrent("cross-workflow goto does not change the starting target: the chain resets to the original start", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", emit({ goto: "other:index", result: "to-other" })),
+        ".loopx/other/index.sh": traced("index", emit({ result: "ignored" })),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual([
+        "ralph:index stdin=",
+        "other:index stdin=to-other",
+        "ralph:index stdin=",
+        "other:index stdin=to-other",
+        "ralph:index stdin=",
+      ]);
+    });
+
+    it.concurrent("after a cross-workflow goto, LOOPX_WORKFLOW and bare gotos follow the new workflow; reset returns to the start", async () => {
+      const cwd = makeProject({
+        ".loopx/a/index.sh": traced("index", emit({ goto: "b:one" })),
+        ".loopx/a/two.sh": traced("two"),
+        ".loopx/b/one.sh": traced("one", emit({ goto: "two" })),
+        ".loopx/b/two.sh": traced("two", emit({ goto: "a:two" })),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "5", "a"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual([
+        "a:index stdin=",
+        "b:one stdin=",
+        "b:two stdin=",
+        "a:two stdin=",
+        "a:index stdin=",
+      ]);
+    });
+  });
+
+  describe("stdin piping", () => {
+    it.concurrent("result is piped to the goto target; a reset gives the start empty stdin even though result was set", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", emit({ result: "payload", goto: "b" })),
+        ".loopx/ralph/b.sh": traced("b", emit({ result: "leftover" })),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "4", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual([
+        "ralph:index stdin=",
+        "ralph:b stdin=payload",
+        "ralph:index stdin=",
+        "ralph:b stdin=payload",
+      ]);
+    });
+
+    it.concurrent("result is delivered byte-exact (no added newline) via `$LOOPX_BIN output`", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": sh('$LOOPX_BIN output --result "two words  and\n a newline" --goto b'),
+        ".loopx/ralph/b.sh": sh('cat > "$LOOPX_PROJECT_ROOT/b.stdin"\n$LOOPX_BIN output --stop'),
+      });
+      const result = await run(runtime, cwd, ["run", "ralph"]);
+      expectClean(result);
+      expect(readFileSync(join(cwd, "b.stdin"), "utf8")).toBe("two words  and\n a newline");
+    });
+
+    it.concurrent("goto without result gives the target empty stdin", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", emit({ goto: "b" })),
+        ".loopx/ralph/b.sh": sh('cat > "$LOOPX_PROJECT_ROOT/b.stdin"\n' + emit({ stop: true })),
+      });
+      const result = await run(runtime, cwd, ["run", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
+      expect(readFileSync(join(cwd, "b.stdin"), "utf8")).toBe("");
+    });
+
+    it.concurrent("the first iteration and every reset get empty stdin, even when loopx's own stdin has data", async () => {
+      const cwd = makeProject({ ".loopx/ralph/index.sh": traced("index", emit({ result: "r" })) });
+      const result = await run(runtime, cwd, ["run", "-n", "2", "ralph"], "data on loopx's stdin\nmore\n");
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:index stdin="]);
+    });
+
+    it.concurrent("a ~1 MB multi-line, non-ASCII result piped via goto arrives intact", async () => {
+      const lines = 28_000;
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": sh(
+          [
+            "printf '{\"result\":\"'",
+            `yes 'abcdefghijklmnopqrstuvwxyz0123456789 \u00e9\u4e2d\\n' | head -n ${lines} | tr -d '\\n'`,
+            "printf '\",\"goto\":\"b\"}'",
+          ].join("\n"),
+        ),
+        ".loopx/ralph/b.sh": sh('cat > "$LOOPX_PROJECT_ROOT/b.stdin"\n' + emit({ stop: true })),
+      });
+      const result = await run(runtime, cwd, ["run", "ralph"]);
+      expectClean(result);
+      const expected = "abcdefghijklmnopqrstuvwxyz0123456789 \u00e9\u4e2d\n".repeat(lines);
+      expect(Buffer.byteLength(expected)).toBeGreaterThan(1_000_000);
+      const received = readFileSync(join(cwd, "b.stdin"), "utf8");
+      expect(received.length).toBe(expected.length);
+      expect(received === expected).toBe(true);
+    });
+
+    it.concurrent("a goto target that never reads its (large) piped stdin does not break the loop", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": sh(
+          [
+            'echo "index" >> "$LOOPX_PROJECT_ROOT/trace.log"',
+            "printf '{\"result\":\"'",
+            "head -c 1000000 /dev/zero | tr '\\0' 'x'",
+            "printf '\",\"goto\":\"b\"}'",
+          ].join("\n"),
+        ),
+        ".loopx/ralph/b.sh": sh('echo "b" >> "$LOOPX_PROJECT_ROOT/trace.log"'),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "6", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual(["index", "b", "index", "b", "index", "b"]);
+    });
+  });
+
+  describe("-n and iteration counting", () => {
+    const chain = (): string =>
+      makeProject({
+        ".loopx/ralph/index.sh": traced("index", emit({ goto: "a" })),
+        ".loopx/ralph/a.sh": traced("a", emit({ goto: "b" })),
+        ".loopx/ralph/b.sh": traced("b"),
+      });
+
+    it.concurrent("-n 1 runs only the starting target", async () => {
+      const cwd = chain();
+      expectClean(await run(runtime, cwd, ["run", "-n", "1", "ralph"]));
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
+    });
+
+    it.concurrent("-n 2 counts goto hops: index→a→b runs exactly index and a", async () => {
+      const cwd = chain();
+      expectClean(await run(runtime, cwd, ["run", "-n", "2", "ralph"]));
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:a stdin="]);
+    });
+
+    it.concurrent("-n 4 counts the reset too: index, a, b, index", async () => {
+      const cwd = chain();
+      expectClean(await run(runtime, cwd, ["run", "-n", "4", "ralph"]));
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:a stdin=", "ralph:b stdin=", "ralph:index stdin="]);
+    });
+
+    it.concurrent("when -n is reached, the final iteration's goto is not followed or validated (exit 0)", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", emit({ goto: "no-such-script" })),
+        ".loopx/ralph/b.sh": traced("b", emit({ goto: "a:b:c" })),
+      });
+      expectClean(await run(runtime, cwd, ["run", "-n", "1", "ralph"]));
+      expectClean(await run(runtime, cwd, ["run", "-n", "1", "ralph:b"]));
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:b stdin="]);
+    });
+
+    it.concurrent("-n 0 on a valid target exits 0 and runs nothing", async () => {
+      const cwd = chain();
+      const result = await run(runtime, cwd, ["run", "-n", "0", "ralph"]);
+      expectClean(result);
+      expect(result.stderr).toBe("");
+      expect(readTrace(cwd)).toEqual([]);
+    });
+
+    it.concurrent("-n 0 still validates the target: missing workflow → exit 1", async () => {
+      const cwd = chain();
+      expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", "nope"]), "nope");
+      expect(readTrace(cwd)).toEqual([]);
+    });
+
+    it.concurrent("-n 0 still validates the target: missing script → exit 1", async () => {
+      const cwd = chain();
+      expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", "ralph:nope"]), "nope");
+      expect(readTrace(cwd)).toEqual([]);
+    });
+
+    it.concurrent("-n 0 still validates the target: workflow without index → exit 1", async () => {
+      const cwd = makeProject({ ".loopx/noindex/other.sh": traced("other") });
+      expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", "noindex"]), "noindex");
+      expectClean(await run(runtime, cwd, ["run", "-n", "0", "noindex:other"]));
+      expect(readTrace(cwd)).toEqual([]);
+    });
+
+    it.concurrent("-n 0 still validates discovery: a bad sibling workflow name → exit 1", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index"),
+        ".loopx/bad.name/index.sh": traced("index"),
+      });
+      expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", "ralph"]), "bad.name");
+      expect(readTrace(cwd)).toEqual([]);
+    });
+
+    it.concurrent("-n 0 still loads env files: a missing -e file → exit 1", async () => {
+      const cwd = chain();
+      expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", "-e", "missing.env", "ralph"]), "missing.env");
+      expect(readTrace(cwd)).toEqual([]);
+    });
+
+    it.concurrent("-n 0 with an existing -e file exits 0 and runs nothing", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index"),
+        "local.env": "FOO=bar\n",
+      });
+      expectClean(await run(runtime, cwd, ["run", "-n", "0", "-e", "local.env", "ralph"]));
+      expect(readTrace(cwd)).toEqual([]);
+    });
+  });
+
+  describe("stop", () => {
+    it.concurrent("stop ends the loop with exit 0 after the stopping script ran (no -n needed)", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", emit({ goto: "b", result: "go" })),
+        ".loopx/ralph/b.sh": traced("b", "$LOOPX_BIN output --result done --stop"),
+      });
+      const result = await run(runtime, cwd, ["run", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:b stdin=go"]);
+    });
+
+    it.concurrent("stop beats goto", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", emit({ goto: "b", stop: true, result: "r" })),
+        ".loopx/ralph/b.sh": traced("b"),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
+    });
+
+    it.concurrent("stop together with an invalid goto still stops cleanly", async () => {
+      const cwd = makeProject({ ".loopx/ralph/index.sh": traced("index", emit({ goto: "a:b:c", stop: true })) });
+      expectClean(await run(runtime, cwd, ["run", "ralph"]));
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
+    });
+  });
+
+  describe("working directory", () => {
+    it.concurrent("each bash script runs in its own workflow directory, including after a cross-workflow goto", async () => {
+      const record = (name: string, then: string): string =>
+        sh(`echo "${name} $(pwd)" >> "$LOOPX_PROJECT_ROOT/trace.log"\n${then}`);
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": record("ralph:index", emit({ goto: "other:step" })),
+        ".loopx/other/step.sh": record("other:step", emit({ stop: true })),
+      });
+      const result = await run(runtime, cwd, ["run", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual([
+        `ralph:index ${join(cwd, ".loopx", "ralph")}`,
+        `other:step ${join(cwd, ".loopx", "other")}`,
+      ]);
+    });
+
+    it.concurrent("a TypeScript script also runs in its workflow directory, and LOOPX_PROJECT_ROOT is the invocation cwd", async () => {
+      const cwd = makeProject({
+        ".loopx/tsflow/index.ts": [
+          'import { appendFileSync } from "node:fs";',
+          'appendFileSync(process.env.LOOPX_PROJECT_ROOT + "/trace.log", `${process.env.LOOPX_WORKFLOW} ${process.cwd()} ${process.env.LOOPX_PROJECT_ROOT}\\n`);',
+          'process.stdout.write(JSON.stringify({ stop: true }));',
+          "",
+        ].join("\n"),
+      });
+      const result = await run(runtime, cwd, ["run", "tsflow"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual([`tsflow ${join(cwd, ".loopx", "tsflow")} ${cwd}`]);
+    });
+  });
+
+  describe("script failure", () => {
+    it.concurrent("a non-zero exit stops the loop with exit 1 and its stdout is not parsed", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", `${emit({ goto: "x" })}\necho "index failing" >&2\nexit 3`),
+        ".loopx/ralph/x.sh": traced("x"),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
+      expectLoopxError(result, "index");
+      expect(result.stderr).toContain("index failing");
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
+    });
+
+    it.concurrent("a non-zero exit with `stop` on stdout is still a failure (exit 1)", async () => {
+      const cwd = makeProject({ ".loopx/ralph/index.sh": traced("index", `${emit({ stop: true })}\nexit 1`) });
+      expectLoopxError(await run(runtime, cwd, ["run", "ralph"]), "index");
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
+    });
+
+    it.concurrent("a failing goto target stops the loop (no reset) with exit 1", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", emit({ goto: "other:bad" })),
+        ".loopx/other/bad.sh": traced("bad", "exit 42"),
+      });
+      expectLoopxError(await run(runtime, cwd, ["run", "-n", "5", "ralph"]), "bad");
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "other:bad stdin="]);
+    });
+
+    it.concurrent("a failing JS/TS script stops the loop with exit 1", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", emit({ goto: "fails" })),
+        ".loopx/ralph/fails.ts": 'process.stdout.write(JSON.stringify({ goto: "index" }));\nprocess.exit(2);\n',
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe("");
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
+    });
+  });
+
+  describe("discovery is cached at loop start", () => {
+    it.concurrent("a script added during the loop is not found by a later goto (exit 1)", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced(
+          "index",
+          [`printf '#!/bin/bash\\necho late >> "$LOOPX_PROJECT_ROOT/trace.log"\\n' > late.sh`, "chmod +x late.sh", emit({ goto: "late" })].join("\n"),
+        ),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
+      expectLoopxError(result, "late");
+      expect(existsSync(join(cwd, ".loopx/ralph/late.sh"))).toBe(true);
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
+    });
+
+    it.concurrent("a workflow added during the loop is not found by a later qualified goto (exit 1)", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced(
+          "index",
+          [
+            'mkdir -p "$LOOPX_PROJECT_ROOT/.loopx/newwf"',
+            `printf '#!/bin/bash\\necho newwf >> "$LOOPX_PROJECT_ROOT/trace.log"\\n' > "$LOOPX_PROJECT_ROOT/.loopx/newwf/index.sh"`,
+            emit({ goto: "newwf:index" }),
+          ].join("\n"),
+        ),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
+      expectLoopxError(result, "newwf");
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
+    });
+
+    it.concurrent("a script added during the loop with a colliding base name does not fail the running loop", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", [`printf 'x\\n' > b.ts`, emit({ goto: "b" })].join("\n")),
+        ".loopx/ralph/b.sh": traced("b"),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "3", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:b stdin=", "ralph:index stdin="]);
+    });
+
+    it.concurrent("edits to an existing script's contents take effect on the next execution", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": sh(
+          [
+            'n=$(cat "$LOOPX_PROJECT_ROOT/count" 2>/dev/null || echo 0); n=$((n+1)); echo "$n" > "$LOOPX_PROJECT_ROOT/count"',
+            'echo "index $n" >> "$LOOPX_PROJECT_ROOT/trace.log"',
+            `if [ "$n" -eq 2 ]; then printf '#!/bin/bash\\necho "b v2" >> "$LOOPX_PROJECT_ROOT/trace.log"\\n' > b.sh; fi`,
+            emit({ goto: "b" }),
+          ].join("\n"),
+        ),
+        ".loopx/ralph/b.sh": sh('echo "b v1" >> "$LOOPX_PROJECT_ROOT/trace.log"'),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "4", "ralph"]);
+      expectClean(result);
+      expect(readTrace(cwd)).toEqual(["index 1", "b v1", "index 2", "b v2"]);
+    });
+
+    it.concurrent("a bash script deleted mid-loop fails at spawn time: exit 1 naming it", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", ["rm b.sh", emit({ goto: "b" })].join("\n")),
+        ".loopx/ralph/b.sh": traced("b"),
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
+      expectLoopxError(result, "b");
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
+    });
+
+    it.concurrent("a TypeScript script deleted mid-loop fails at spawn time: exit 1 naming it", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", ["rm check.ts", emit({ goto: "check" })].join("\n")),
+        ".loopx/ralph/check.ts": 'process.stdout.write("{}");\n',
+      });
+      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
+      expectLoopxError(result, "check");
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
+    });
+
+    it.concurrent("the starting script deleted mid-loop fails on reset: exit 1", async () => {
+      const cwd = makeProject({ ".loopx/ralph/index.sh": traced("index", 'rm "$0"') });
+      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
+      expectLoopxError(result, "index");
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
+    });
+  });
+});
