@@ -7,12 +7,16 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNTIMES, isolatedEnv, makeProject, runLoopx, tempDir, type RunResult, type Runtime } from "./helpers.js";
 
-/** Every file, directory and symlink under `root` (relative path → kind + mode + content). */
+/**
+ * Every file, directory and symlink under `root` (relative path → kind + mode + content).
+ * `.bun/` (bun's own transpiler cache in $HOME, written by the runtime, not by loopx) is skipped.
+ */
 function snapshot(root: string): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (dir: string, rel: string): void => {
     if (!existsSync(dir)) return;
     for (const name of readdirSync(dir).sort()) {
+      if (rel === "" && name === ".bun") continue;
       const path = join(dir, name);
       const relative = rel === "" ? name : `${rel}/${name}`;
       const stat = lstatSync(path);
@@ -99,7 +103,7 @@ async function expectUsageError(runtime: Runtime, args: string[], pattern: RegEx
   }
 }
 
-describe.each(RUNTIMES)("CLI grammar ($name)", (runtime) => {
+describe.concurrent.each(RUNTIMES)("CLI grammar ($name)", (runtime) => {
   describe("top level (§4.1, §4.2)", () => {
     it.each<[string, string[], RegExp]>([
       ["unrecognized subcommand", ["foo"], /foo/],
@@ -114,6 +118,7 @@ describe.each(RUNTIMES)("CLI grammar ($name)", (runtime) => {
       ["top-level -e", ["-e", ".env", "ralph"], /-e/],
       ["top-level -n before run", ["-n", "5", "run", "ralph"], /-n/],
       ["subcommands are case-sensitive", ["RUN", "ralph"], /RUN/],
+      ["empty subcommand", [""], /command/i],
     ])("%s → usage error, nothing runs or is written", async (_label, args, pattern) => {
       await expectUsageError(runtime, args, pattern);
     });
@@ -159,6 +164,21 @@ describe.each(RUNTIMES)("CLI grammar ($name)", (runtime) => {
         expect(snapshot(cwd)).toEqual(before);
       }
     });
+  });
+
+  describe("invalid target strings: exit 1, but checked after discovery, not as usage errors (§4.1, §12)", () => {
+    it.each<[string]>([[""], [":"], [":script"], ["ralph:"], ["a:b:c"], ["ra lph"], ["ralph:in dex"]])(
+      "run -n 1 %j",
+      async (target) => {
+        const cwd = loopingProject();
+        const result = await runLoopx(runtime, ["run", "-n", "1", target], { cwd, env: isolatedEnv(), timeoutMs: 15_000 });
+        expectOneLineError(result);
+        expect(existsSync(join(cwd, "ran.log"))).toBe(false);
+        // Without .loopx/, discovery fails first: the complaint is about .loopx/, not the target.
+        const bare = await runLoopx(runtime, ["run", "-n", "1", target], { cwd: tempDir(), env: isolatedEnv() });
+        expectOneLineError(bare, /\.loopx/);
+      },
+    );
   });
 
   describe("-n validation happens before discovery (§4.2)", () => {

@@ -470,6 +470,14 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "other:bad stdin="]);
     });
 
+    it.concurrent("a script killed by a signal stops the loop with exit 1", async () => {
+      const cwd = makeProject({
+        ".loopx/ralph/index.sh": traced("index", `${emit({ goto: "index" })}\nkill -KILL $$`),
+      });
+      expectLoopxError(await run(runtime, cwd, ["run", "-n", "5", "ralph"]), "index");
+      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
+    });
+
     it.concurrent("a failing JS/TS script stops the loop with exit 1", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced("index", emit({ goto: "fails" })),

@@ -9,11 +9,19 @@ import { COMMAND_USAGE, INSTALL_HELP, TOP_LEVEL_HELP, runHelp } from "./help.js"
 
 const SUBCOMMANDS = ["run", "version", "output", "env", "install"];
 
-/** Options that take a value, per subcommand: `--flag value` is rewritten to `--flag=value`. */
-const VALUE_OPTIONS: Record<string, string[]> = {
-  run: ["-n", "-e"],
-  output: ["--result", "--goto"],
-  install: ["-w", "--workflow"],
+/** The options each subcommand accepts; anything else that looks like an option is an error. */
+const OPTIONS: Record<string, { value: string[]; flag: string[] }> = {
+  run: { value: ["-n", "-e"], flag: [] },
+  output: { value: ["--result", "--goto"], flag: ["--stop"] },
+  install: { value: ["-w", "--workflow"], flag: ["-y"] },
+  version: { value: [], flag: [] },
+  env: { value: [], flag: [] },
+};
+
+const ENV_USAGE: Record<string, string> = {
+  set: "loopx env set <name> <value>",
+  remove: "loopx env remove <name>",
+  list: "loopx env list",
 };
 
 function isHelpFlag(token: string): boolean {
@@ -51,6 +59,22 @@ function attachOptionValues(args: string[], valueOptions: string[]): string[] {
   return out;
 }
 
+/**
+ * Rejects unknown options and value options missing their value, naming the token, wherever it
+ * stands on the line (clipanion reports some of these only as "command not found").
+ */
+function checkOptions(command: string, args: string[]): void {
+  const { value, flag } = OPTIONS[command]!;
+  const hint = command === "run" || command === "install" ? ` (see 'loopx ${command} -h')` : "";
+  for (const token of args) {
+    if (token === "--") return;
+    if (!token.startsWith("-") || token === "-") continue;
+    if (value.includes(token)) throw new UsageError(`option ${token} needs a value${hint}`);
+    if (flag.includes(token) || value.some((option) => token.startsWith(`${option}=`))) continue;
+    throw new UsageError(`unknown option ${JSON.stringify(token)} for 'loopx ${command}'${hint}`);
+  }
+}
+
 /** Rewrites clipanion's multi-line parse errors as one line that names what is wrong. */
 function usageErrorFrom(error: Error, command: string): UsageError {
   const first = error.message.split("\n")[0]!.trim();
@@ -66,14 +90,28 @@ function usageErrorFrom(error: Error, command: string): UsageError {
     return new UsageError(`unexpected argument ${JSON.stringify(match[1])} for 'loopx ${command}'${hint}`);
   }
   if (first.startsWith("Not enough positional arguments")) {
-    return new UsageError(`missing argument for 'loopx ${command}'${command === "env" ? " (usage: loopx env set <name> <value> | env remove <name> | env list)" : hint}`);
+    return new UsageError(`missing argument for 'loopx ${command}'${hint}`);
   }
   if (first.startsWith("Command not found")) {
-    return new UsageError(
-      command === "env" ? "loopx env needs a subcommand: set <name> <value>, remove <name> or list" : `unknown command for 'loopx ${command}'`,
-    );
+    return new UsageError(`invalid arguments for 'loopx ${command}'${hint || " (see 'loopx -h')"}`);
   }
   return new UsageError(first.replace(/\.$/, ""));
+}
+
+/**
+ * `env` takes a subcommand and positionals only; names and values are positional whatever they
+ * look like (`env set K -x` stores "-x"), so the arity is checked here with a precise message.
+ */
+function envArguments(args: string[]): string[] {
+  const [sub, ...positionals] = args;
+  if (sub === undefined) throw new UsageError("env needs a subcommand: set <name> <value>, remove <name> or list");
+  const arity = { set: 2, remove: 1, list: 0 }[sub];
+  if (arity === undefined) throw new UsageError(`unknown env subcommand ${JSON.stringify(sub)} (use set, remove or list)`);
+  if (positionals.length !== arity) {
+    const problem = positionals.length < arity ? "missing argument" : `unexpected argument ${JSON.stringify(positionals[arity])}`;
+    throw new UsageError(`${problem} (usage: ${ENV_USAGE[sub]})`);
+  }
+  return [sub, "--", ...positionals];
 }
 
 function createCli(): Cli {
@@ -111,14 +149,14 @@ export async function main(argv: string[]): Promise<number> {
     stdout.write(INSTALL_HELP);
     return 0;
   }
-  let rest = attachOptionValues(args, VALUE_OPTIONS[command] ?? []);
-  if (command === "env" && (rest[0] === "set" || rest[0] === "remove")) {
-    // Names and values are positional whatever they look like: `env set K -x` stores "-x".
-    rest = [rest[0], "--", ...rest.slice(1)];
+  let rest = attachOptionValues(args, OPTIONS[command]!.value);
+  if (command === "env" && !isHelpFlag(rest[0] ?? "")) {
+    rest = envArguments(rest);
   } else if (hasHelpFlag(rest)) {
     stdout.write(COMMAND_USAGE[command] ?? TOP_LEVEL_HELP);
     return 0;
   }
+  checkOptions(command, rest);
 
   let parsed;
   try {

@@ -1,0 +1,159 @@
+/**
+ * `loopx run <target>` — target grammar and validation (spec §4.1, §7.1 step 3, §12 "invalid target
+ * strings ... are not usage errors — they are rejected after discovery").
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { RUNTIMES, isolatedEnv, makeProject, runLoopx, tempDir, type RunResult, type Runtime } from "./helpers.js";
+
+const sh = (body: string): string => `#!/bin/bash\n${body}\n`;
+
+/** Records "<workflow>:<label>" and stops. */
+const mark = (label: string): string =>
+  sh(`echo "$LOOPX_WORKFLOW:${label}" >> "$LOOPX_PROJECT_ROOT/trace.log"\necho '{"stop":true}'`);
+
+function readTrace(root: string): string[] {
+  const path = join(root, "trace.log");
+  if (!existsSync(path)) return [];
+  const text = readFileSync(path, "utf8");
+  return text === "" ? [] : text.replace(/\n$/, "").split("\n");
+}
+
+function run(runtime: Runtime, cwd: string, args: string[]): Promise<RunResult> {
+  return runLoopx(runtime, args, { cwd, env: isolatedEnv() });
+}
+
+function expectClean(result: RunResult): void {
+  expect(result.stderr).not.toContain("    at ");
+  expect(result.stdout).toBe("");
+  expect(result.code).toBe(0);
+}
+
+/** Exit 1, empty stdout, exactly one `loopx:` line on stderr containing every needle, no stack trace. */
+function expectLoopxError(result: RunResult, ...needles: string[]): string {
+  expect(result.stdout).toBe("");
+  expect(result.stderr).not.toContain("    at ");
+  const lines = result.stderr.split("\n").filter((line) => line.startsWith("loopx:"));
+  expect(lines, result.stderr).toHaveLength(1);
+  for (const needle of needles) expect(lines[0]).toContain(needle);
+  expect(result.code).toBe(1);
+  return lines[0]!;
+}
+
+/**
+ * A project in which every invalid target below has a plausible "lenient" interpretation that exists
+ * (wf:index, script `script` in wf, a:b, ...), so a lenient implementation would run something.
+ */
+function project(): string {
+  return makeProject({
+    ".loopx/wf/index.sh": mark("index"),
+    ".loopx/wf/script.sh": mark("script"),
+    ".loopx/wf/name.sh": mark("name"),
+    ".loopx/script/index.sh": mark("index"),
+    ".loopx/a/index.sh": mark("index"),
+    ".loopx/a/b.sh": mark("b"),
+    ".loopx/b/index.sh": mark("index"),
+    ".loopx/bad/index.sh": mark("index"),
+    ".loopx/bad/name.sh": mark("name"),
+  });
+}
+
+/** Invalid target strings (all non-empty; the empty string is tested separately). */
+const INVALID = [
+  ":",
+  ":script",
+  ":index",
+  "wf:",
+  "a:b:c",
+  "a:b:",
+  "::",
+  "wf::script",
+  "bad name",
+  "wf:bad.name",
+  "wf:script.sh",
+  "wf.sh",
+  "-wf",
+  "wf:-x",
+  " wf",
+  "wf ",
+  "wf: script",
+  "wf/script",
+  ".loopx/wf",
+  "w\u00f6rk",
+  "wf:index\n",
+];
+
+describe.each(RUNTIMES)("run: targets ($name)", (runtime) => {
+  describe("valid targets", () => {
+    it.concurrent.each([
+      ["wf", "wf:index"],
+      ["wf:index", "wf:index"],
+      ["wf:script", "wf:script"],
+      ["script", "script:index"],
+      ["a:b", "a:b"],
+    ])("`run %s` runs %s", async (target, expected) => {
+      const cwd = project();
+      expectClean(await run(runtime, cwd, ["run", target]));
+      expect(readTrace(cwd)).toEqual([expected]);
+    });
+
+    it.concurrent("the target may come before or after the run options", async () => {
+      const cwd = project();
+      expectClean(await run(runtime, cwd, ["run", "wf:script", "-n", "1"]));
+      expectClean(await run(runtime, cwd, ["run", "-n", "1", "a:b"]));
+      expect(readTrace(cwd)).toEqual(["wf:script", "a:b"]);
+    });
+  });
+
+  describe("invalid targets → exit 1 naming the target, nothing runs", () => {
+    it.concurrent("the empty string", async () => {
+      const cwd = project();
+      const line = expectLoopxError(await run(runtime, cwd, ["run", ""]));
+      expect(line).toMatch(/""|empty/);
+      expect(readTrace(cwd)).toEqual([]);
+    });
+
+    it.concurrent.each(INVALID)("%j", async (target) => {
+      const cwd = project();
+      expectLoopxError(await run(runtime, cwd, ["run", target]), target.trimEnd() === target ? target : target.trimEnd());
+      expect(readTrace(cwd)).toEqual([]);
+    });
+
+    it.concurrent.each([":script", "wf:", "a:b:c", "bad name", ""])("%j is rejected with -n 0 as well", async (target) => {
+      const cwd = project();
+      expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", target]));
+      expect(readTrace(cwd)).toEqual([]);
+    });
+  });
+
+  describe("invalid targets are detected after discovery, not as usage errors", () => {
+    const noLoopxError = async (cwd: string): Promise<string> => {
+      const reference = await run(runtime, cwd, ["run", "ralph"]);
+      return expectLoopxError(reference, ".loopx");
+    };
+
+    it.concurrent.each(["", ":", ":script", "wf:", "a:b:c", "bad name", "wf:bad.name"])(
+      "with no .loopx/, `run %j` reports the missing .loopx/ (same error as a valid target)",
+      async (target) => {
+        const cwd = tempDir();
+        const expected = await noLoopxError(cwd);
+        const line = expectLoopxError(await run(runtime, cwd, ["run", target]), ".loopx");
+        expect(line).toBe(expected);
+      },
+    );
+
+    it.concurrent("with an invalid sibling workflow, an invalid target still fails with exit 1 and runs nothing", async () => {
+      const cwd = makeProject({ ".loopx/wf/index.sh": mark("index"), ".loopx/bad.name/index.sh": mark("index") });
+      expectLoopxError(await run(runtime, cwd, ["run", "wf:"]));
+      expect(readTrace(cwd)).toEqual([]);
+    });
+
+    it.concurrent("an invalid target is reported as a target error, not with usage text on stdout", async () => {
+      const cwd = project();
+      const result = await run(runtime, cwd, ["run", "a:b:c"]);
+      expectLoopxError(result, "a:b:c");
+      expect(result.stdout).toBe("");
+    });
+  });
+});
