@@ -1,10 +1,24 @@
+import type { DiscoveredWorkflow } from "../core/discovery.js";
 import type { LoopHost } from "../core/loop.js";
+import { readVersionRequirement, satisfiesVersion } from "../core/version-requirement.js";
 import { runScript } from "../runtime/script-runner.js";
+import { warnToStderr } from "../runtime/stderr.js";
 import type { ScriptSupervisor } from "../runtime/supervisor.js";
+import { VERSION } from "../version.js";
 
-/** Writes one warning line to stderr; loopx itself never writes to stdout during a loop. */
-export function warnToStderr(message: string): void {
-  process.stderr.write(`loopx: warning: ${message}\n`);
+export { warnToStderr };
+
+/**
+ * The workflow-level version check (spec §3.2), run by the engine once per workflow on its first
+ * entry: a broken package.json or an unsatisfied range is a warning, never an error.
+ */
+export function checkWorkflowVersion(workflow: DiscoveredWorkflow, warn: (message: string) => void = warnToStderr): void {
+  const requirement = readVersionRequirement(workflow.dir);
+  if (requirement.kind === "warning") {
+    warn(`workflow "${workflow.name}": ${requirement.message}`);
+  } else if (requirement.kind === "range" && !satisfiesVersion(requirement.range, VERSION)) {
+    warn(`workflow "${workflow.name}" requires loopx ${requirement.range} (${requirement.field} in its package.json) but this is loopx ${VERSION}`);
+  }
 }
 
 /** The engine's host for real runs: scripts go through the supervisor, warnings to stderr. */
@@ -12,5 +26,6 @@ export function createLoopHost(supervisor: ScriptSupervisor): LoopHost {
   return {
     runScript: ({ script, workflow, label, env, stdin }) => runScript(supervisor, script, label, workflow.dir, env, stdin),
     warn: warnToStderr,
+    onFirstEntry: (workflow) => checkWorkflowVersion(workflow),
   };
 }
