@@ -1,0 +1,77 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import satisfies from "semver/functions/satisfies.js";
+import validRange from "semver/ranges/valid.js";
+
+/**
+ * A workflow's declared loopx version requirement (spec §3.2 "Workflow-level version
+ * declaration" and "Workflow package.json failure modes"), shared by the runtime check (a
+ * mismatch warns) and `loopx install` (a mismatch blocks unless -y, spec §10.6).
+ *
+ * - `none`: no package.json, or no `loopx` in `dependencies`/`devDependencies`: nothing to check.
+ * - `warning`: package.json is unreadable, is not valid JSON, or declares something that is not a
+ *   semver range; the caller prints the one-line `message` as a warning and skips the check.
+ * - `range`: a valid range, from `dependencies` when present there, else from `devDependencies`.
+ *   `optionalDependencies` is never consulted.
+ */
+export type VersionRequirement =
+  | { kind: "none" }
+  | { kind: "warning"; message: string }
+  | { kind: "range"; range: string; field: "dependencies" | "devDependencies" };
+
+const SEMVER_OPTIONS = { includePrerelease: true } as const;
+
+function oneLine(text: string): string {
+  return text.replace(/\s*[\r\n]+\s*/g, " ").trim();
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Interprets the text of a workflow package.json (exported for tests and for callers that already read it). */
+export function parseVersionRequirement(text: string): VersionRequirement {
+  let json: unknown;
+  try {
+    json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch (error) {
+    return { kind: "warning", message: `package.json is not valid JSON (${oneLine(error instanceof Error ? error.message : String(error))}); loopx version check skipped` };
+  }
+  if (!isObject(json)) return { kind: "none" };
+  for (const field of ["dependencies", "devDependencies"] as const) {
+    const deps = json[field];
+    if (!isObject(deps) || !Object.prototype.hasOwnProperty.call(deps, "loopx")) continue;
+    const declared = deps["loopx"];
+    if (typeof declared !== "string" || validRange(declared, SEMVER_OPTIONS) === null) {
+      return {
+        kind: "warning",
+        message: `package.json declares an invalid semver range for loopx in ${field}: ${oneLine(JSON.stringify(declared) ?? String(declared))}; loopx version check skipped`,
+      };
+    }
+    return { kind: "range", range: declared, field };
+  }
+  return { kind: "none" };
+}
+
+/** Reads `<workflowDir>/package.json` and interprets it (see {@link VersionRequirement}). Never throws. */
+export function readVersionRequirement(workflowDir: string): VersionRequirement {
+  let text: string;
+  try {
+    text = readFileSync(join(workflowDir, "package.json"), "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return { kind: "none" };
+    const reason = code ?? oneLine(error instanceof Error ? error.message : String(error));
+    return { kind: "warning", message: `package.json cannot be read (${reason}); loopx version check skipped` };
+  }
+  return parseVersionRequirement(text);
+}
+
+/** True if `version` satisfies `range` (prereleases included, spec §3.2). False for an invalid range or version. */
+export function satisfiesVersion(range: string, version: string): boolean {
+  try {
+    return satisfies(version, range, SEMVER_OPTIONS);
+  } catch {
+    return false;
+  }
+}
