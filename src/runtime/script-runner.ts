@@ -7,6 +7,7 @@ import { distPath, isBun } from "./detect.js";
 import type { ScriptSupervisor } from "./supervisor.js";
 
 let nodeLoaderUrl: string | undefined;
+let bunPreloadPath: string | undefined;
 
 /**
  * The interpreter command line for a script (spec §6.2, §6.3): bash for `.sh`; for JS/TS, Bun
@@ -16,7 +17,10 @@ let nodeLoaderUrl: string | undefined;
 export function scriptCommand(script: DiscoveredScript): { command: string; args: string[] } {
   if (script.ext === ".sh") return { command: "/bin/bash", args: [script.path] };
   // --no-install: a script's missing package is a resolution error, never a registry download.
-  if (isBun) return { command: process.execPath, args: ["--no-install", script.path] };
+  if (isBun) {
+    bunPreloadPath ??= distPath("runtime/loader/bun-preload.js");
+    return { command: process.execPath, args: ["--no-install", "--preload", bunPreloadPath, script.path] };
+  }
   nodeLoaderUrl ??= pathToFileURL(distPath("runtime/loader/register.js")).href;
   return { command: process.execPath, args: ["--import", nodeLoaderUrl, script.path] };
 }

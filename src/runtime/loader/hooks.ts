@@ -3,7 +3,9 @@
  * - `import ... from "loopx"` resolves through ordinary resolution first, so a workflow's own
  *   `node_modules/loopx` wins; only when that fails does it map to the running CLI's package.
  * - Script files outside node_modules are always ESM: loopx scripts must use `import`, and
- *   `require`/`module.exports` must fail even without a `"type": "module"` package.json.
+ *   `require`/`module.exports` must fail even without a `"type": "module"` package.json (spec §6.3).
+ *   `require` is then simply undefined; `module`/`exports` need the load hook below, because tsx
+ *   quietly wraps a file that uses them in an esbuild CommonJS shim.
  */
 const ownEntry = new URL("../../index.js", import.meta.url).href;
 const SCRIPT_FILE = /\.(?:js|jsx|ts|tsx)$/;
@@ -14,6 +16,10 @@ interface ResolveResult {
   shortCircuit?: boolean;
 }
 type NextResolve = (specifier: string, context: unknown) => Promise<ResolveResult>;
+
+function isScriptFile(url: string): boolean {
+  return url.startsWith("file:") && SCRIPT_FILE.test(new URL(url).pathname) && !url.includes("/node_modules/");
+}
 
 export async function resolve(specifier: string, context: unknown, nextResolve: NextResolve): Promise<ResolveResult> {
   if (specifier === "loopx" || specifier.startsWith("loopx/")) {
@@ -27,8 +33,28 @@ export async function resolve(specifier: string, context: unknown, nextResolve: 
     }
   }
   const resolved = await nextResolve(specifier, context);
-  if (resolved.url.startsWith("file:") && SCRIPT_FILE.test(resolved.url) && !resolved.url.includes("/node_modules/")) {
-    return { ...resolved, format: "module" };
-  }
+  if (isScriptFile(resolved.url)) return { ...resolved, format: "module" };
   return resolved;
+}
+
+interface LoadResult {
+  format?: string | null;
+  source?: string | ArrayBuffer | ArrayBufferView | null;
+  shortCircuit?: boolean;
+}
+type NextLoad = (url: string, context: unknown) => Promise<LoadResult>;
+
+/** esbuild's marker for a module body it had to wrap because the file uses module/exports. */
+const COMMONJS_SHIM = "__commonJS(";
+
+export async function load(url: string, context: unknown, nextLoad: NextLoad): Promise<LoadResult> {
+  const loaded = await nextLoad(url, context);
+  if (loaded.format === "module" && loaded.source != null && isScriptFile(url)) {
+    const source = loaded.source;
+    const text = typeof source === "string" ? source : Buffer.from(source as ArrayBuffer).toString("utf8");
+    if (text.includes(COMMONJS_SHIM)) {
+      throw new SyntaxError(`${new URL(url).pathname} uses CommonJS (module.exports / exports): loopx scripts are ES modules, use import/export`);
+    }
+  }
+  return loaded;
 }

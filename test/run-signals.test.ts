@@ -1,0 +1,277 @@
+/**
+ * Signal handling of `loopx run` (spec §7.3): every script leads its own process group, SIGINT and
+ * SIGTERM are forwarded to that group, the group gets a 5 s grace period before SIGKILL, loopx
+ * exits 128+N, and no process of the group survives. Real processes, real signals; scripts report
+ * their pids and readiness through files.
+ */
+import type { ChildProcess } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  RUNTIMES,
+  isolatedEnv,
+  makeProject,
+  processAlive,
+  runLoopx,
+  sleep,
+  tempDir,
+  waitFor,
+  type RunResult,
+  type Runtime,
+} from "./helpers.js";
+
+interface Started {
+  child: ChildProcess;
+  result: Promise<RunResult>;
+  /** Date.now() when loopx exited (set once `result` resolves). */
+  exitedAt: () => number;
+}
+
+/** Starts loopx and returns at once, with a handle to its process and its eventual result. */
+function startLoopx(runtime: Runtime, args: string[], cwd: string): Started {
+  let child: ChildProcess | undefined;
+  let exitedAt = 0;
+  const result = runLoopx(runtime, args, {
+    cwd,
+    env: isolatedEnv(),
+    timeoutMs: 20_000,
+    onSpawn: (c) => (child = c),
+  }).then((r) => {
+    exitedAt = Date.now();
+    return r;
+  });
+  return { child: child!, result, exitedAt: () => exitedAt };
+}
+
+/** Waits for `file` to exist (the script's "ready" marker); fails the test if it never does. */
+async function waitForFile(file: string, timeoutMs = 10_000): Promise<void> {
+  const ok = await waitFor(() => existsSync(file), timeoutMs);
+  expect(ok, `timed out waiting for ${file}`).toBe(true);
+}
+
+function readPid(file: string): number {
+  const pid = Number(readFileSync(file, "utf8").trim());
+  expect(Number.isInteger(pid) && pid > 0, `bad pid in ${file}`).toBe(true);
+  return pid;
+}
+
+/** Fields of /proc/<pid>/stat after the command name: [state, ppid, pgrp, session, ...]. */
+function statFields(pid: number | "self"): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+describe.each(RUNTIMES)("run: signals ($name)", (runtime) => {
+  it.each([
+    [".sh", `read -r -a f < <(sed 's/.*) //' /proc/$$/stat)\necho "$$ \${f[1]} \${f[2]} \${f[3]}" > '%TRACE%'\n`],
+    [
+      ".ts",
+      'import { readFileSync, writeFileSync } from "node:fs";\n' +
+        'const stat: string = readFileSync("/proc/self/stat", "latin1");\n' +
+        'const f: string[] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");\n' +
+        "writeFileSync(%TRACE_JSON%, `${process.pid} ${f[1]} ${f[2]} ${f[3]}\\n`);\n",
+    ],
+  ])("runs each %s script as the leader of its own process group, a direct child of loopx", async (ext, template) => {
+    const cwd = tempDir();
+    const trace = join(cwd, "pgid.trace");
+    makeProject({ [`.loopx/w/index${ext}`]: template.replace("%TRACE%", trace).replace("%TRACE_JSON%", JSON.stringify(trace)) }, cwd);
+    const started = startLoopx(runtime, ["run", "-n", "1", "w"], cwd);
+    const result = await started.result;
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const [pid, ppid, pgid, sid] = readFileSync(trace, "utf8").trim().split(" ").map(Number);
+    const loopxPid = started.child.pid!;
+    const [, , testPgid] = statFields("self").map(Number);
+    expect(ppid).toBe(loopxPid);
+    expect(pgid).toBe(pid);
+    expect(pgid).not.toBe(loopxPid);
+    // loopx was spawned into the test runner's group; the script must not share it.
+    expect(pgid).not.toBe(testPgid);
+    expect(sid).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ["SIGINT", "INT", 130],
+    ["SIGTERM", "TERM", 143],
+  ] as const)("%s (trapped as %s) while a bash script runs: the group gets it and loopx exits %i", async (signal, trapName, code) => {
+    const cwd = tempDir();
+    const trace = join(cwd, "trace");
+    const ready = join(cwd, "ready");
+    makeProject(
+      {
+        // A foreground `sleep` is in the group too: it dies of the signal, then the trap runs.
+        ".loopx/w/index.sh": `echo start >> '${trace}'\ntrap 'echo got-${trapName} >> "${trace}"; exit 0' ${trapName}\ntouch '${ready}'\nsleep 1000\n`,
+      },
+      cwd,
+    );
+    // No -n: were loopx to carry on after the script's clean exit, a second "start" would appear.
+    const started = startLoopx(runtime, ["run", "w"], cwd);
+    await waitForFile(ready);
+    const sentAt = Date.now();
+    started.child.kill(signal);
+    const result = await started.result;
+    const elapsed = started.exitedAt() - sentAt;
+    expect(result.signal).toBe(null);
+    expect(result.code).toBe(code);
+    expect(readFileSync(trace, "utf8")).toBe(`start\ngot-${trapName}\n`);
+    expect(elapsed).toBeLessThan(3000);
+    expect(result.stdout).toBe("");
+  });
+
+  it("SIGTERM while a TS script runs: the script's handler sees it and loopx exits 143", async () => {
+    const cwd = tempDir();
+    const trace = join(cwd, "trace");
+    const ready = join(cwd, "ready");
+    makeProject(
+      {
+        ".loopx/w/index.ts":
+          'import { appendFileSync, writeFileSync } from "node:fs";\n' +
+          `process.on("SIGTERM", () => { appendFileSync(${JSON.stringify(trace)}, "ts-got-TERM\\n"); process.exit(0); });\n` +
+          `writeFileSync(${JSON.stringify(ready)}, "");\n` +
+          "setInterval(() => {}, 1000);\n",
+      },
+      cwd,
+    );
+    const started = startLoopx(runtime, ["run", "w"], cwd);
+    await waitForFile(ready);
+    const sentAt = Date.now();
+    started.child.kill("SIGTERM");
+    const result = await started.result;
+    expect(result.code).toBe(143);
+    expect(readFileSync(trace, "utf8")).toBe("ts-got-TERM\n");
+    expect(started.exitedAt() - sentAt).toBeLessThan(3000);
+  });
+
+  // The grace-period tests below mostly sleep; they run concurrently to keep the file fast.
+  it.concurrent.for([
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ] as const)("%s leaves no orphaned grandchild (script runs `sleep 1000 &` and waits)", async ([signal, code], { expect }) => {
+    const cwd = tempDir();
+    const ready = join(cwd, "ready");
+    const bgPidFile = join(cwd, "bg.pid");
+    const pidFile = join(cwd, "script.pid");
+    makeProject(
+      {
+        // Bash starts background jobs with SIGINT ignored, so for SIGINT only the SIGKILL after
+        // the grace period can end the sleep: loopx must wait for the whole group, not the script.
+        ".loopx/w/index.sh": `sleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\ntouch '${ready}'\nwait\n`,
+      },
+      cwd,
+    );
+    const started = startLoopx(runtime, ["run", "w"], cwd);
+    await waitForFile(ready);
+    const bgPid = readPid(bgPidFile);
+    const scriptPid = readPid(pidFile);
+    expect(processAlive(bgPid)).toBe(true);
+    const sentAt = Date.now();
+    started.child.kill(signal);
+    const result = await started.result;
+    expect(result.code).toBe(code);
+    expect(processAlive(scriptPid)).toBe(false);
+    expect(processAlive(bgPid)).toBe(false);
+    expect(started.exitedAt() - sentAt).toBeLessThan(9000);
+  });
+
+  it.concurrent("a script that ignores SIGTERM (and its background child) is SIGKILLed after the 5 s grace; loopx exits 143", async ({ expect }) => {
+    const cwd = tempDir();
+    const ready = join(cwd, "ready");
+    const bgPidFile = join(cwd, "bg.pid");
+    const pidFile = join(cwd, "script.pid");
+    makeProject(
+      {
+        // An ignored signal stays ignored in children: the background sleep ignores SIGTERM too.
+        ".loopx/w/index.sh": `trap '' TERM\nsleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\ntouch '${ready}'\nwait\nwait\n`,
+      },
+      cwd,
+    );
+    const started = startLoopx(runtime, ["run", "w"], cwd);
+    await waitForFile(ready);
+    const bgPid = readPid(bgPidFile);
+    const scriptPid = readPid(pidFile);
+    const sentAt = Date.now();
+    started.child.kill("SIGTERM");
+    // Still running well inside the grace period.
+    await sleep(2000);
+    expect(processAlive(scriptPid)).toBe(true);
+    expect(processAlive(bgPid)).toBe(true);
+    const result = await started.result;
+    const elapsed = started.exitedAt() - sentAt;
+    expect(result.code).toBe(143);
+    expect(elapsed).toBeGreaterThanOrEqual(4500);
+    expect(elapsed).toBeLessThan(9000);
+    expect(processAlive(scriptPid)).toBe(false);
+    expect(processAlive(bgPid)).toBe(false);
+    console.log(`[${runtime.name}] SIGTERM-ignoring script: loopx exited ${elapsed} ms after SIGTERM`);
+  });
+
+  it.concurrent("a grandchild that ignores SIGTERM is SIGKILLed even after the script itself has exited", async ({ expect }) => {
+    const cwd = tempDir();
+    const ready = join(cwd, "ready");
+    const bgPidFile = join(cwd, "bg.pid");
+    makeProject(
+      {
+        // The script dies of SIGTERM at once; its background child ignores SIGTERM and lingers.
+        ".loopx/w/index.sh": `(trap '' TERM; exec sleep 1000) &\necho $! > '${bgPidFile}'\ntouch '${ready}'\nwait\n`,
+      },
+      cwd,
+    );
+    const started = startLoopx(runtime, ["run", "w"], cwd);
+    await waitForFile(ready);
+    const bgPid = readPid(bgPidFile);
+    await waitFor(() => readFileSync(`/proc/${bgPid}/cmdline`, "latin1").startsWith("sleep"), 5000);
+    const sentAt = Date.now();
+    started.child.kill("SIGTERM");
+    const result = await started.result;
+    expect(result.code).toBe(143);
+    expect(processAlive(bgPid)).toBe(false);
+    expect(started.exitedAt() - sentAt).toBeLessThan(9000);
+  });
+
+  it.concurrent("a second SIGINT during the grace period still ends with exit 130 and no orphans", async ({ expect }) => {
+    const cwd = tempDir();
+    const ready = join(cwd, "ready");
+    const bgPidFile = join(cwd, "bg.pid");
+    const pidFile = join(cwd, "script.pid");
+    makeProject(
+      {
+        ".loopx/w/index.sh": `trap '' INT\nsleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\ntouch '${ready}'\nwait\nwait\n`,
+      },
+      cwd,
+    );
+    const started = startLoopx(runtime, ["run", "w"], cwd);
+    await waitForFile(ready);
+    const bgPid = readPid(bgPidFile);
+    const scriptPid = readPid(pidFile);
+    const sentAt = Date.now();
+    started.child.kill("SIGINT");
+    await sleep(1000);
+    // Grace period: loopx is still waiting for the group (judgement: it did not exit at once).
+    expect(processAlive(started.child.pid!)).toBe(true);
+    started.child.kill("SIGINT");
+    const result = await started.result;
+    expect(result.code).toBe(130);
+    expect(started.exitedAt() - sentAt).toBeLessThan(9000);
+    expect(processAlive(scriptPid)).toBe(false);
+    expect(processAlive(bgPid)).toBe(false);
+  });
+
+  it("SIGINT in a loop of very short scripts exits 130 promptly and starts no further iteration", async () => {
+    const cwd = tempDir();
+    const pids = join(cwd, "pids");
+    makeProject({ ".loopx/w/index.sh": `echo $$ >> '${pids}'\n` }, cwd);
+    const started = startLoopx(runtime, ["run", "-n", "1000000", "w"], cwd);
+    const lines = () => (existsSync(pids) ? readFileSync(pids, "utf8").split("\n").filter(Boolean) : []);
+    expect(await waitFor(() => lines().length >= 30, 10_000)).toBe(true);
+    const sentAt = Date.now();
+    started.child.kill("SIGINT");
+    const result = await started.result;
+    expect(result.code).toBe(130);
+    expect(started.exitedAt() - sentAt).toBeLessThan(2000);
+    const after = lines();
+    await sleep(300);
+    expect(lines().length).toBe(after.length);
+    for (const pid of after.slice(-3).map(Number)) expect(processAlive(pid)).toBe(false);
+  });
+});
