@@ -1,4 +1,21 @@
+/**
+ * `loopx install` (spec §10): detect the source, fetch it into a temp directory, classify and
+ * select workflows, preflight all of them, then stage inside `.loopx/` and commit by rename.
+ * Loaded only by the install command (dynamic import), so tar/semver never slow other commands.
+ */
+import { lstatSync, mkdirSync, mkdtempSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { LoopxError } from "../core/errors.js";
+import { VERSION } from "../version.js";
+import { classifySource, selectWorkflows } from "./classify.js";
+import { Cleanup } from "./cleanup.js";
+import { commitAll, stageAll } from "./commit.js";
+import { downloadToFile } from "./download.js";
+import { extractTarball, stripWrapper } from "./extract.js";
+import { cloneRepository } from "./git.js";
+import { preflight } from "./preflight.js";
+import { detectSource, displayUrl } from "./source.js";
 
 export interface InstallRequest {
   source: string;
@@ -7,6 +24,89 @@ export interface InstallRequest {
   projectRoot: string;
 }
 
+export interface InstallIO {
+  stdout: (line: string) => void;
+  warn: (message: string) => void;
+}
+
+const defaultIO: InstallIO = {
+  stdout: (line) => process.stdout.write(`${line}\n`),
+  warn: (message) => process.stderr.write(`loopx: warning: ${message}\n`),
+};
+
+/** Whether `.loopx/` exists; an error if something that is not a directory is in the way. */
+function loopxDirExists(loopxDir: string): boolean {
+  try {
+    lstatSync(loopxDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw new LoopxError(`cannot install: cannot access .loopx (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  let isDir = false;
+  try {
+    isDir = statSync(loopxDir).isDirectory();
+  } catch {
+    // a broken symlink
+  }
+  if (!isDir) throw new LoopxError("cannot install: .loopx exists in the project root but is not a directory");
+  return true;
+}
+
+export async function install(request: InstallRequest, io: InstallIO = defaultIO): Promise<void> {
+  const source = detectSource(request.source);
+  const shown = displayUrl(request.source);
+  const loopxDir = join(request.projectRoot, ".loopx");
+  loopxDirExists(loopxDir); // fail before any network access if .loopx is unusable
+
+  const cleanup = new Cleanup();
+  try {
+    const work = mkdtempSync(join(tmpdir(), "loopx-install-"));
+    cleanup.addPath(work);
+    let root: string;
+    if (source.kind === "git") {
+      root = join(work, "repo");
+      await cloneRepository(source.url, root, cleanup);
+    } else {
+      const archive = join(work, "download.tar.gz");
+      await downloadToFile(source.url, archive);
+      const extracted = join(work, "extracted");
+      mkdirSync(extracted);
+      await extractTarball(archive, extracted, shown);
+      root = stripWrapper(extracted);
+    }
+
+    const selected = selectWorkflows(classifySource(root, source.name, shown), request.workflow, shown);
+    const checked = preflight(selected, { sourceRoot: root, loopxDir, yes: request.yes, version: VERSION });
+    for (const warning of checked.warnings) io.warn(warning);
+    if (checked.failures.length > 0) {
+      throw new LoopxError(`cannot install from ${shown}: ${checked.failures.join("; ")}`);
+    }
+
+    // From here on everything is synchronous: a signal is handled only after commit, never midway.
+    if (!loopxDirExists(loopxDir)) {
+      mkdirSync(loopxDir);
+      cleanup.addEmptyDir(loopxDir);
+    }
+    const staging = mkdtempSync(join(loopxDir, ".install-"));
+    cleanup.addPath(staging);
+    const staged = stageAll(checked.planned, staging);
+    commitAll(staged, join(staging, ".replaced"));
+    for (const workflow of staged) {
+      io.stdout(`${workflow.replace ? "replaced" : "installed"} workflow ${JSON.stringify(workflow.name)} in .loopx/${workflow.name}`);
+    }
+  } catch (error) {
+    // A signal made this fail (git was killed): the signal handler cleans up and exits.
+    if (cleanup.interrupted) await new Promise<never>(() => undefined);
+    if (error instanceof LoopxError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new LoopxError(`cannot install from ${shown}: ${message.replace(/\s*[\r\n]+\s*/g, " ")}`);
+  } finally {
+    cleanup.run();
+    cleanup.dispose();
+  }
+}
+
 export async function installFromCli(request: InstallRequest): Promise<number> {
-  throw new LoopxError(`cannot install ${JSON.stringify(request.source)}: install is not available in this build yet`);
+  await install(request);
+  return 0;
 }

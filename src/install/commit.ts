@@ -1,0 +1,90 @@
+import { lstatSync, mkdirSync, renameSync } from "node:fs";
+import { join } from "node:path";
+import { isWorkflowDir } from "../core/discovery.js";
+import { LoopxError } from "../core/errors.js";
+import type { PlannedWorkflow } from "./preflight.js";
+import { copyTree } from "./tree.js";
+
+export interface StagedWorkflow extends PlannedWorkflow {
+  /** `<staging>/<name>`: a complete copy, ready to be renamed into place. */
+  staged: string;
+}
+
+function reason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return (code && !message.includes(code) ? `${code}: ${message}` : message).replace(/\s*[\r\n]+\s*/g, " ");
+}
+
+/**
+ * Stage phase (spec §10.7): copies every planned workflow to `<stagingDir>/<name>`. `stagingDir`
+ * is a dot-directory inside `.loopx/` (same filesystem, so commit is a rename; no top-level script
+ * files, so discovery never takes it for a workflow). Throws, naming the workflow, on any failure;
+ * the caller removes the staging directory.
+ */
+export function stageAll(planned: PlannedWorkflow[], stagingDir: string): StagedWorkflow[] {
+  return planned.map((workflow) => {
+    const staged = join(stagingDir, workflow.name);
+    try {
+      copyTree(workflow.from, staged);
+    } catch (error) {
+      throw new LoopxError(`cannot stage workflow ${JSON.stringify(workflow.name)}: ${reason(error)}; nothing was installed`);
+    }
+    return { ...workflow, staged };
+  });
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Moves one staged workflow into place; with `replace`, the old entry goes to `trashDir` first (a symlink moves as itself). */
+function commitOne(workflow: StagedWorkflow, trashDir: string): void {
+  const present = exists(workflow.destination);
+  if (present && !workflow.replace) throw new Error(`.loopx/${workflow.name} appeared during the install`);
+  if (!present) {
+    renameSync(workflow.staged, workflow.destination);
+    return;
+  }
+  if (!isWorkflowDir(workflow.destination)) throw new Error(`.loopx/${workflow.name} is no longer a workflow, so it is not replaced`);
+  mkdirSync(trashDir, { recursive: true });
+  const old = join(trashDir, workflow.name);
+  renameSync(workflow.destination, old);
+  try {
+    renameSync(workflow.staged, workflow.destination);
+  } catch (error) {
+    try {
+      renameSync(old, workflow.destination); // put the old workflow back
+    } catch {
+      // nothing more can be done; the error below says what was not committed
+    }
+    throw error;
+  }
+}
+
+/**
+ * Commit phase (spec §10.7): renames the staged workflows into `.loopx/`, in order. Replaced
+ * entries are moved into `trashDir` (inside the staging directory, removed with it). On a failure,
+ * stops and reports which workflows were committed and which were not; no rollback.
+ */
+export function commitAll(staged: StagedWorkflow[], trashDir: string): void {
+  const committed: string[] = [];
+  for (let i = 0; i < staged.length; i++) {
+    const workflow = staged[i]!;
+    try {
+      commitOne(workflow, trashDir);
+    } catch (error) {
+      const notCommitted = staged.slice(i).map((w) => w.name);
+      throw new LoopxError(
+        `cannot install workflow ${JSON.stringify(workflow.name)}: ${reason(error)}; ` +
+          `committed: ${committed.length > 0 ? committed.join(", ") : "none"}; not committed: ${notCommitted.join(", ")}`,
+      );
+    }
+    committed.push(workflow.name);
+  }
+}

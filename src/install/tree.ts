@@ -1,0 +1,96 @@
+import { chmodSync, copyFileSync, constants, lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, symlinkSync } from "node:fs";
+import { dirname, isAbsolute, join, posix, relative, sep } from "node:path";
+
+/** True if `path` is `root` or inside it (both absolute, normalized). */
+export function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
+}
+
+function kindName(mode: number): string {
+  const type = mode & constants.S_IFMT;
+  if (type === constants.S_IFCHR) return "a character device";
+  if (type === constants.S_IFBLK) return "a block device";
+  if (type === constants.S_IFIFO) return "a FIFO";
+  if (type === constants.S_IFSOCK) return "a socket";
+  return "an unsupported file type";
+}
+
+function realDir(dir: string): string {
+  return realpathSync.native(dir);
+}
+
+/**
+ * Follows symlink target `target` from directory `from` (both real) one component at a time,
+ * resolving every existing component with realpath (so links chained through other links are
+ * followed as the kernel would), and reports whether every step stays inside `root`. Components
+ * that do not exist (a dangling link) are taken literally.
+ */
+function staysInside(root: string, from: string, target: string): boolean {
+  let current = from;
+  for (const component of target.split("/")) {
+    if (component === "" || component === ".") continue;
+    if (component === "..") current = dirname(current);
+    else {
+      const next = join(current, component);
+      try {
+        current = realpathSync.native(next);
+      } catch {
+        current = next; // missing, or a loop: literal
+      }
+    }
+    if (!isInside(root, current)) return false;
+  }
+  return true;
+}
+
+/**
+ * Entries under `root` that must not be installed, each as a one-line description naming the
+ * entry (relative to `root`): symlinks whose target is absolute or resolves outside `root`
+ * (lexically, and once every link on the way is followed), and anything that is not a regular
+ * file, directory or symlink (devices, FIFOs, sockets). Symlinked directories are not descended.
+ */
+export function unsafeEntries(root: string, scope = "the workflow"): string[] {
+  const realRoot = realpathSync.native(root);
+  const problems: string[] = [];
+  const walk = (dir: string, rel: string): void => {
+    for (const name of readdirSync(dir).sort()) {
+      const path = join(dir, name);
+      const relPath = rel === "" ? name : `${rel}/${name}`;
+      const stat = lstatSync(path);
+      if (stat.isDirectory()) {
+        walk(path, relPath);
+      } else if (stat.isSymbolicLink()) {
+        const target = readlinkSync(path);
+        const lexical = posix.normalize(posix.join(posix.dirname(relPath), target));
+        const escapes = isAbsolute(target) || lexical === ".." || lexical.startsWith("../") || !staysInside(realRoot, realDir(dir), target);
+        if (escapes) problems.push(`symlink ${JSON.stringify(relPath)} points outside ${scope} (-> ${JSON.stringify(target)})`);
+      } else if (!stat.isFile()) {
+        problems.push(`${JSON.stringify(relPath)} is ${kindName(stat.mode)}`);
+      }
+    }
+  };
+  walk(root, "");
+  return problems;
+}
+
+/**
+ * Copies the tree at `src` to `dest` (which must not exist): directories and regular files with
+ * their permission bits (never setuid/setgid/sticky), symlinks as symlinks with the same target.
+ * Anything else is an error; callers check {@link unsafeEntries} first.
+ */
+export function copyTree(src: string, dest: string): void {
+  const stat = lstatSync(src);
+  if (stat.isDirectory()) {
+    mkdirSync(dest, { mode: 0o700 });
+    for (const name of readdirSync(src)) copyTree(join(src, name), join(dest, name));
+    chmodSync(dest, (stat.mode & 0o777) | 0o700);
+  } else if (stat.isSymbolicLink()) {
+    symlinkSync(readlinkSync(src), dest);
+  } else if (stat.isFile()) {
+    copyFileSync(src, dest, constants.COPYFILE_EXCL);
+    chmodSync(dest, stat.mode & 0o777);
+  } else {
+    throw new Error(`${src} is ${kindName(stat.mode)}`);
+  }
+}

@@ -1,0 +1,63 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseVersionRequirement, readVersionRequirement, satisfiesVersion } from "../../src/core/version-requirement.js";
+import { tempDir } from "../helpers.js";
+
+describe("workflow version requirement (spec §3.2)", () => {
+  it.each([
+    [{}, { kind: "none" }],
+    [{ name: "x" }, { kind: "none" }],
+    [{ dependencies: { other: "1" } }, { kind: "none" }],
+    [{ dependencies: { loopx: "^1.2.0" } }, { kind: "range", range: "^1.2.0", field: "dependencies" }],
+    [{ devDependencies: { loopx: ">=0.1 <2" } }, { kind: "range", range: ">=0.1 <2", field: "devDependencies" }],
+    [{ dependencies: { loopx: "^1.0.0" }, devDependencies: { loopx: "^2.0.0" } }, { kind: "range", range: "^1.0.0", field: "dependencies" }],
+    [{ optionalDependencies: { loopx: "^9.0.0" } }, { kind: "none" }],
+    [{ optionalDependencies: { loopx: "^9.0.0" }, devDependencies: { loopx: "*" } }, { kind: "range", range: "*", field: "devDependencies" }],
+    [{ dependencies: "loopx" }, { kind: "none" }],
+    [[1, 2], { kind: "none" }],
+    [null, { kind: "none" }],
+  ])("%j → %j", (json, expected) => {
+    expect(parseVersionRequirement(JSON.stringify(json))).toEqual(expected);
+  });
+
+  it.each([
+    ["{ nope", /not valid JSON/],
+    ["", /not valid JSON/],
+    [JSON.stringify({ dependencies: { loopx: "not a range" } }), /invalid semver range for loopx in dependencies: "not a range"/],
+    [JSON.stringify({ devDependencies: { loopx: "latest" } }), /invalid semver range.*devDependencies/],
+    [JSON.stringify({ dependencies: { loopx: 2 } }), /invalid semver range.*2/],
+    // dependencies wins even when it is the broken one
+    [JSON.stringify({ dependencies: { loopx: "github:x/y" }, devDependencies: { loopx: "^1.0.0" } }), /invalid semver range.*dependencies/],
+  ])("warns for %j", (text, message) => {
+    const result = parseVersionRequirement(text);
+    expect(result.kind).toBe("warning");
+    if (result.kind === "warning") {
+      expect(result.message).toMatch(message);
+      expect(result.message).not.toContain("\n");
+    }
+  });
+
+  it("reads package.json from a workflow directory: absent, unreadable, valid", () => {
+    const dir = tempDir();
+    expect(readVersionRequirement(dir)).toEqual({ kind: "none" });
+    mkdirSync(join(dir, "package.json")); // exists but cannot be read as a file
+    expect(readVersionRequirement(dir)).toMatchObject({ kind: "warning", message: expect.stringMatching(/cannot be read \(EISDIR\)/) });
+    const other = tempDir();
+    writeFileSync(join(other, "package.json"), "\ufeff" + JSON.stringify({ devDependencies: { loopx: "^0.1.0" } }));
+    expect(readVersionRequirement(other)).toEqual({ kind: "range", range: "^0.1.0", field: "devDependencies" });
+  });
+
+  it.each([
+    ["^1.2.0", "1.4.0", true],
+    ["^1.2.0", "2.0.0", false],
+    [">=1.0.0", "2.0.0-beta.1", true],
+    ["^2.0.0", "2.1.0-rc.1", true],
+    ["*", "0.0.1-alpha", true],
+    ["", "3.0.0", true],
+    ["<1.0.0", "1.0.0", false],
+    ["bogus", "1.0.0", false],
+  ])("satisfiesVersion(%j, %j) = %s", (range, version, expected) => {
+    expect(satisfiesVersion(range, version)).toBe(expected);
+  });
+});
