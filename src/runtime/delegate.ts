@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
+import { isStandalone } from "./detect.js";
 
 const DEPENDENCY_FIELDS = ["dependencies", "devDependencies", "optionalDependencies"] as const;
 
@@ -50,8 +51,12 @@ export function findLocalLoopx(projectRoot: string): string | undefined {
  */
 export function delegate(localBin: string, argv: string[]): Promise<number> {
   const target = realpathSync(localBin);
-  const [command, args] = /\.(?:c|m)?js$/.test(target) ? [process.execPath, [target, ...argv]] : [target, argv];
-  const child = spawn(command, args, { stdio: "inherit", env: { ...process.env, LOOPX_DELEGATED: "1" } });
+  const isScript = /\.(?:c|m)?js$/.test(target);
+  const [command, args] = isScript ? [process.execPath, [target, ...argv]] : [target, argv];
+  const env: NodeJS.ProcessEnv = { ...process.env, LOOPX_DELEGATED: "1" };
+  // A standalone binary runs a JS loopx by acting as Bun.
+  if (isScript && isStandalone) env.BUN_BE_BUN = "1";
+  const child = spawn(command, args, { stdio: "inherit", env });
   const forward = (signal: NodeJS.Signals) => {
     try {
       child.kill(signal);

@@ -3,42 +3,70 @@ import { delimiter } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { DiscoveredScript } from "../core/discovery.js";
 import { ScriptFailedError } from "../core/errors.js";
-import { distPath, isBun } from "./detect.js";
+import { distPath, isBun, isStandalone } from "./detect.js";
+import { helperCache } from "./standalone-cache.js";
 import type { ScriptSupervisor } from "./supervisor.js";
 
-let nodeLoaderUrl: string | undefined;
-let bunPreloadPath: string | undefined;
+type Env = Record<string, string | undefined>;
 
-/**
- * The interpreter command line for a script (spec §6.2, §6.3): bash for `.sh`; for JS/TS, Bun
- * itself when loopx runs under Bun, else one Node process with tsx's ESM hooks (and loopx's own)
- * preloaded through `--import` — no tsx CLI wrapper, which would start a second Node.
- */
-export function scriptCommand(script: DiscoveredScript): { command: string; args: string[] } {
-  if (script.ext === ".sh") return { command: "/bin/bash", args: [script.path] };
-  // --no-install: a script's missing package is a resolution error, never a registry download.
-  if (isBun) {
-    bunPreloadPath ??= distPath("runtime/loader/bun-preload.js");
-    return { command: process.execPath, args: ["--no-install", "--preload", bunPreloadPath, script.path] };
-  }
-  nodeLoaderUrl ??= pathToFileURL(distPath("runtime/loader/register.js")).href;
-  return { command: process.execPath, args: ["--import", nodeLoaderUrl, script.path] };
+/** How JS/TS scripts start in this process's runtime; decided once. */
+interface JsLauncher {
+  command: string;
+  args(scriptPath: string): string[];
+  /** Variables the runtime needs on top of the script environment (NODE_PATH, BUN_BE_BUN). */
+  extraEnv(env: Env): Env;
 }
 
-const bunNodePathCache = new WeakMap<object, Record<string, string | undefined>>();
+function prependNodePath(env: Env, dir: string): string {
+  return env.NODE_PATH ? `${dir}${delimiter}${env.NODE_PATH}` : dir;
+}
 
 /**
- * Under Bun, `import "loopx"` resolves through NODE_PATH (spec §3.3) to dist/node-path/, which holds
- * a two-file `loopx` package re-exporting this one. A workflow's own node_modules/loopx still wins.
+ * Spec §6.3 and §3.3, per runtime:
+ * - Node: one Node process with tsx's ESM hooks and loopx's resolve hook preloaded by `--import`
+ *   (no tsx CLI wrapper, which would start a second Node);
+ * - Bun: Bun itself, `import "loopx"` through NODE_PATH to dist/node-path/ (a two-file package
+ *   re-exporting this one), and a preload that keeps scripts ESM-only;
+ * - standalone binary: the binary acting as Bun (BUN_BE_BUN=1) with the same preload and a helper
+ *   package materialized in the per-version cache.
+ * `--no-install`: a missing package is a resolution error, never a registry download.
  */
-function withBunNodePath(env: Record<string, string | undefined>): Record<string, string | undefined> {
-  let withPath = bunNodePathCache.get(env);
-  if (!withPath) {
-    const shim = distPath("node-path");
-    withPath = { ...env, NODE_PATH: env.NODE_PATH ? `${shim}${delimiter}${env.NODE_PATH}` : shim };
-    bunNodePathCache.set(env, withPath);
+function createJsLauncher(): JsLauncher {
+  if (isStandalone) {
+    const cache = helperCache();
+    return {
+      command: process.execPath,
+      args: (path) => ["--no-install", "--preload", cache.preload, path],
+      extraEnv: (env) => ({ NODE_PATH: prependNodePath(env, cache.nodePath), BUN_BE_BUN: "1" }),
+    };
   }
-  return withPath;
+  if (isBun) {
+    const preload = distPath("runtime/loader/bun-preload.js");
+    const nodePath = distPath("node-path");
+    return {
+      command: process.execPath,
+      args: (path) => ["--no-install", "--preload", preload, path],
+      extraEnv: (env) => ({ NODE_PATH: prependNodePath(env, nodePath) }),
+    };
+  }
+  const loader = pathToFileURL(distPath("runtime/loader/register.js")).href;
+  return { command: process.execPath, args: (path) => ["--import", loader, path], extraEnv: () => ({}) };
+}
+
+let jsLauncher: JsLauncher | undefined;
+/** Script env objects are built once per workflow; their JS variants are cached alongside. */
+const jsEnvCache = new WeakMap<Env, Env>();
+
+/** The command line and environment for one script execution. */
+export function scriptInvocation(script: DiscoveredScript, env: Env): { command: string; args: string[]; env: Env } {
+  if (script.ext === ".sh") return { command: "/bin/bash", args: [script.path], env };
+  jsLauncher ??= createJsLauncher();
+  let jsEnv = jsEnvCache.get(env);
+  if (!jsEnv) {
+    jsEnv = { ...env, ...jsLauncher.extraEnv(env) };
+    jsEnvCache.set(env, jsEnv);
+  }
+  return { command: jsLauncher.command, args: jsLauncher.args(script.path), env: jsEnv };
 }
 
 /**
@@ -51,13 +79,13 @@ export async function runScript(
   script: DiscoveredScript,
   label: string,
   cwd: string,
-  env: Record<string, string | undefined>,
+  env: Env,
   stdin: string | undefined,
 ): Promise<string> {
   // Discovery is cached for the whole loop; a file removed since then fails here, clearly.
   if (!existsSync(script.path)) throw new ScriptFailedError(`script ${label} cannot be started: ${script.path} no longer exists`);
-  const { command, args } = scriptCommand(script);
-  const exit = await supervisor.run({ command, args, cwd, env: isBun && script.ext !== ".sh" ? withBunNodePath(env) : env, stdin });
+  const invocation = scriptInvocation(script, env);
+  const exit = await supervisor.run({ ...invocation, cwd, stdin });
   if (exit.spawnError) throw new ScriptFailedError(`script ${label} cannot be started: ${exit.spawnError.message}`);
   if (exit.signal) throw new ScriptFailedError(`script ${label} was killed by ${exit.signal}`);
   if (exit.code !== 0) throw new ScriptFailedError(`script ${label} exited with code ${exit.code}`);

@@ -14,6 +14,10 @@ interface BunRuntime {
 }
 const bun = (globalThis as unknown as { Bun: BunRuntime }).Bun;
 
+// A standalone loopx binary starts scripts as itself with BUN_BE_BUN=1; the script's own children
+// (say `$LOOPX_BIN output ...`) must see the binary as loopx again.
+delete process.env.BUN_BE_BUN;
+
 /** True if the source binds `name` itself (declaration, import or destructuring). */
 function declares(source: string, name: string): boolean {
   return new RegExp(`(?:\\b(?:const|let|var|function|class)\\s+|\\bimport\\s+|[{,]\\s*(?:[\\w$]+\\s*:\\s*|[\\w$]+\\s+as\\s+)?)${name}\\b`).test(source);

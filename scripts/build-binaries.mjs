@@ -1,0 +1,63 @@
+// Builds standalone loopx binaries with `bun build --compile` into dist/bin/, plus SHA256SUMS.
+// Usage: node scripts/build-binaries.mjs            all four targets (macOS + Linux, x64 + arm64)
+//        node scripts/build-binaries.mjs --host     only this machine's target (what CI tests)
+// Cross-compiling works: Bun fetches each target's runtime from the npm registry.
+import { createHash } from "node:crypto";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const bun = join(root, "node_modules", ".bin", "bun");
+const outDir = join(root, "dist", "bin");
+const version = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version;
+
+const ALL = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64"];
+const hostArch = process.arch === "arm64" ? "arm64" : "x64";
+const targets = process.argv.includes("--host") ? [`${process.platform}-${hostArch}`] : ALL;
+
+function run(args) {
+  execFileSync(bun, args, { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+}
+
+// The helper package scripts import as "loopx" and the ESM-only preload, bundled to single files
+// and embedded in the binary as strings (materialized on disk at run time, see
+// src/runtime/standalone-cache.ts).
+const work = join(root, `dist.binaries-${process.pid}`);
+mkdirSync(work, { recursive: true });
+try {
+  run(["build", "src/api/script-helpers.ts", "--target=bun", "--format=esm", "--minify", "--outfile", join(work, "helpers.js")]);
+  run(["build", "src/runtime/loader/bun-preload.ts", "--target=bun", "--format=esm", "--minify", "--outfile", join(work, "preload.js")]);
+  const defines = {
+    __LOOPX_VERSION__: version,
+    __LOOPX_HELPERS_JS__: readFileSync(join(work, "helpers.js"), "utf8"),
+    __LOOPX_PRELOAD_JS__: readFileSync(join(work, "preload.js"), "utf8"),
+  };
+  const defineArgs = Object.entries(defines).flatMap(([name, value]) => ["--define", `${name}=${JSON.stringify(value)}`]);
+
+  mkdirSync(outDir, { recursive: true });
+  for (const target of targets) {
+    const name = `loopx-${target}`;
+    const temp = join(work, name);
+    run(["build", "src/bin.ts", "--compile", "--minify", `--target=bun-${target}`, ...defineArgs, "--outfile", temp]);
+    renameSync(temp, join(outDir, name));
+    console.log(`built dist/bin/${name}`);
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+// Checksums for every binary present, in `sha256sum -c` format.
+const sums = ALL.map((target) => `loopx-${target}`)
+  .filter((name) => {
+    try {
+      readFileSync(join(outDir, name), { flag: "r" }).length;
+      return true;
+    } catch {
+      return false;
+    }
+  })
+  .map((name) => `${createHash("sha256").update(readFileSync(join(outDir, name))).digest("hex")}  ${name}`);
+writeFileSync(join(outDir, "SHA256SUMS"), sums.join("\n") + "\n");
+console.log("wrote dist/bin/SHA256SUMS");

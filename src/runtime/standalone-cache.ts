@@ -1,0 +1,85 @@
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { VERSION } from "../version.js";
+
+/** Embedded at compile time (`bun build --define`) into standalone binaries only. */
+declare const __LOOPX_HELPERS_JS__: string | undefined;
+declare const __LOOPX_PRELOAD_JS__: string | undefined;
+
+export interface HelperCache {
+  /** Directory for NODE_PATH: holds `loopx/` (package.json + index.js with output/input). */
+  nodePath: string;
+  /** The Bun preload that keeps scripts ESM-only. */
+  preload: string;
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** The files of the helper package, relative to the cache entry, with their exact contents. */
+function helperFiles(): Record<string, string> {
+  if (typeof __LOOPX_HELPERS_JS__ !== "string" || typeof __LOOPX_PRELOAD_JS__ !== "string") {
+    throw new Error("this loopx binary was built without its embedded script helpers");
+  }
+  const manifest = { name: "loopx", version: VERSION, private: true, type: "module", main: "./index.js", exports: { ".": "./index.js" } };
+  return {
+    "node-path/loopx/package.json": JSON.stringify(manifest, null, 2) + "\n",
+    "node-path/loopx/index.js": __LOOPX_HELPERS_JS__,
+    "preload.js": __LOOPX_PRELOAD_JS__,
+  };
+}
+
+function cacheRoot(): string {
+  const base = process.env.XDG_CACHE_HOME ? process.env.XDG_CACHE_HOME : join(process.env.HOME || homedir(), ".cache");
+  return join(base, "loopx");
+}
+
+/** True if every file exists with exactly the expected bytes (a torn or edited cache is not). */
+function intact(dir: string, files: Record<string, string>): boolean {
+  try {
+    return Object.entries(files).every(([relative, content]) => readFileSync(join(dir, relative), "utf8") === content);
+  } catch {
+    return false;
+  }
+}
+
+let cached: HelperCache | undefined;
+
+/**
+ * The standalone binary's on-disk helper package (spec §3.3 via NODE_PATH), materialized once per
+ * binary build under `$XDG_CACHE_HOME/loopx/<version>-<content hash>/`: two binaries of different
+ * versions (or builds) never share an entry. It is written into a temp directory and renamed into
+ * place, so a crash never leaves a half-written entry under the final name; an entry whose files
+ * do not match byte for byte is replaced.
+ */
+export function helperCache(): HelperCache {
+  if (cached) return cached;
+  const files = helperFiles();
+  const key = `${VERSION}-${sha256(Object.values(files).join("\0")).slice(0, 16)}`;
+  const root = cacheRoot();
+  const dir = join(root, key);
+  if (!intact(dir, files)) {
+    mkdirSync(root, { recursive: true });
+    const temp = join(root, `.tmp-${key}-${process.pid}-${randomBytes(4).toString("hex")}`);
+    try {
+      for (const [relative, content] of Object.entries(files)) {
+        mkdirSync(join(temp, relative, ".."), { recursive: true });
+        writeFileSync(join(temp, relative), content);
+      }
+      rmSync(dir, { recursive: true, force: true }); // a corrupted entry, if any
+      try {
+        renameSync(temp, dir);
+      } catch (error) {
+        // Another loopx won the race; its entry is as good as ours if intact.
+        if (!intact(dir, files)) throw error;
+      }
+    } finally {
+      rmSync(temp, { recursive: true, force: true });
+    }
+  }
+  cached = { nodePath: join(dir, "node-path"), preload: join(dir, "preload.js") };
+  return cached;
+}
