@@ -4,7 +4,7 @@
 // Cross-compiling works: Bun fetches each target's runtime from the npm registry.
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -50,14 +50,7 @@ try {
 
 // Checksums for every binary present, in `sha256sum -c` format.
 const sums = ALL.map((target) => `loopx-${target}`)
-  .filter((name) => {
-    try {
-      readFileSync(join(outDir, name), { flag: "r" }).length;
-      return true;
-    } catch {
-      return false;
-    }
-  })
+  .filter((name) => existsSync(join(outDir, name)))
   .map((name) => `${createHash("sha256").update(readFileSync(join(outDir, name))).digest("hex")}  ${name}`);
 writeFileSync(join(outDir, "SHA256SUMS"), sums.join("\n") + "\n");
 console.log("wrote dist/bin/SHA256SUMS");
