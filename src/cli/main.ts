@@ -1,13 +1,22 @@
-import { Cli } from "clipanion";
+import { Cli, type CommandClass } from "clipanion";
 import { LoopxError, UsageError } from "../core/errors.js";
-import { EnvListCommand, EnvRemoveCommand, EnvSetCommand } from "./commands/env.js";
-import { InstallCommand } from "./commands/install.js";
-import { OutputCommand } from "./commands/output.js";
-import { RunCommand } from "./commands/run.js";
-import { VersionCommand } from "./commands/version.js";
-import { COMMAND_USAGE, INSTALL_HELP, TOP_LEVEL_HELP, runHelp } from "./help.js";
+import { COMMAND_USAGE, INSTALL_HELP, TOP_LEVEL_HELP } from "./help-text.js";
 
-const SUBCOMMANDS = ["run", "version", "output", "env", "install"];
+/**
+ * Each subcommand's clipanion command classes, loaded only when that subcommand runs: start-up
+ * of `loopx version` / `loopx output` must not pay for discovery, the engine or install code.
+ */
+const COMMANDS: Record<string, () => Promise<CommandClass[]>> = {
+  run: async () => [(await import("./commands/run.js")).RunCommand],
+  version: async () => [(await import("./commands/version.js")).VersionCommand],
+  output: async () => [(await import("./commands/output.js")).OutputCommand],
+  env: async () => {
+    const env = await import("./commands/env.js");
+    return [env.EnvSetCommand, env.EnvRemoveCommand, env.EnvListCommand];
+  },
+  install: async () => [(await import("./commands/install.js")).InstallCommand],
+};
+const SUBCOMMANDS = Object.keys(COMMANDS);
 
 /** The options each subcommand accepts; anything else that looks like an option is an error. */
 const OPTIONS: Record<string, { value: string[]; flag: string[] }> = {
@@ -114,11 +123,9 @@ function envArguments(args: string[]): string[] {
   return [sub, "--", ...positionals];
 }
 
-function createCli(): Cli {
+function createCli(commands: CommandClass[]): Cli {
   const cli = new Cli({ binaryLabel: "loopx", binaryName: "loopx", enableCapture: false, enableColors: false });
-  for (const command of [RunCommand, VersionCommand, OutputCommand, EnvSetCommand, EnvRemoveCommand, EnvListCommand, InstallCommand]) {
-    cli.register(command);
-  }
+  for (const command of commands) cli.register(command);
   return cli;
 }
 
@@ -142,6 +149,7 @@ export async function main(argv: string[]): Promise<number> {
     throw new UsageError(`unknown command ${JSON.stringify(command)} (commands: ${SUBCOMMANDS.join(", ")}; to run a workflow: loopx run <workflow>)`);
   }
   if (command === "run" && hasHelpFlag(args)) {
+    const { runHelp } = await import("./help.js");
     stdout.write(runHelp(process.cwd(), (message) => process.stderr.write(`loopx: warning: ${message}\n`)));
     return 0;
   }
@@ -158,9 +166,10 @@ export async function main(argv: string[]): Promise<number> {
   }
   checkOptions(command, rest);
 
+  const cli = createCli(await COMMANDS[command]!());
   let parsed;
   try {
-    parsed = createCli().process([command, ...rest]);
+    parsed = cli.process([command, ...rest]);
   } catch (error) {
     throw usageErrorFrom(error as Error, command);
   }

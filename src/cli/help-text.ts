@@ -1,0 +1,57 @@
+/** Static help texts (spec §11): no imports, so printing help loads nothing else. */
+
+export const TOP_LEVEL_HELP = `loopx — run loops of scripts with structured output, goto and stop
+
+Usage:
+  loopx <command> [options]
+  loopx -h | --help
+
+Commands:
+  run [options] <workflow>[:<script>]   Run a workflow's script in a loop
+  version                               Print the loopx version
+  output [--result <v>] [--goto <t>] [--stop]
+                                        Print structured output (for bash scripts)
+  env set <name> <value>                Set a global environment variable
+  env remove <name>                     Remove a global environment variable
+  env list                              List global environment variables
+  install [options] <source>            Install workflows from git or a tarball
+
+Run 'loopx run -h' to list the workflows in .loopx/, 'loopx install -h' for sources.
+`;
+
+export const INSTALL_HELP = `Usage: loopx install [options] <source>
+
+Installs workflows into .loopx/ (created if missing).
+
+Sources:
+  org/repo                              GitHub shorthand: https://github.com/org/repo.git
+  https://github.com/org/repo[.git]     git (also gitlab.com, bitbucket.org)
+  <any URL ending in .git>              git, cloned with --depth 1
+  <URL whose path ends in .tar.gz/.tgz> tarball, downloaded and extracted
+Single-file URLs are not supported: scripts must be part of a workflow.
+
+Options:
+  -w, --workflow <name>   Install only this workflow from a multi-workflow source
+  -y                      Replace an existing workflow / ignore a loopx version mismatch
+  -h, --help              Show this help
+`;
+
+export const COMMAND_USAGE: Record<string, string> = {
+  version: "Usage: loopx version\n\nPrints the loopx version.\n",
+  output:
+    "Usage: loopx output [--result <value>] [--goto <target>] [--stop]\n\nPrints structured output JSON for the loop to read; at least one flag is required.\n",
+  env: "Usage:\n  loopx env set <name> <value>\n  loopx env remove <name>\n  loopx env list\n\nManages global variables in $XDG_CONFIG_HOME/loopx/env (default ~/.config/loopx/env).\n",
+};
+
+export const RUN_USAGE = `Usage: loopx run [options] <workflow>[:<script>]
+
+Runs <workflow>:<script> (default script: index) in a loop: each script's stdout is read as
+{"result", "goto", "stop"}; goto moves to another script, no goto restarts from the target,
+stop ends the loop.
+
+Options:
+  -n <count>   Stop after <count> script executions (goto hops count); 0 only validates
+  -e <path>    Env file merged over the global env ($XDG_CONFIG_HOME/loopx/env)
+  -h, --help   Show this help
+`;
+
