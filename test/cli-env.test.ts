@@ -2,40 +2,10 @@
  * `loopx env set|remove|list` and the global env file (spec §4.3, §8.1). Black-box: spawns the
  * built CLI with its own HOME / XDG_CONFIG_HOME per test.
  */
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, isolatedEnv, runLoopx, tempDir, type RunResult } from "./helpers.js";
-
-/** Every entry under `root` (relative path → kind + mode + content); bun's own `.bun/` cache is skipped. */
-function snapshot(root: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (dir: string, rel: string): void => {
-    if (!existsSync(dir)) return;
-    for (const name of readdirSync(dir).sort()) {
-      if (rel === "" && name === ".bun") continue;
-      const path = join(dir, name);
-      const relative = rel === "" ? name : `${rel}/${name}`;
-      const stat = lstatSync(path);
-      if (stat.isSymbolicLink()) out[relative] = `link:${readlinkSync(path)}`;
-      else if (stat.isDirectory()) {
-        out[relative] = `dir:${(stat.mode & 0o7777).toString(8)}`;
-        walk(path, relative);
-      } else out[relative] = `file:${(stat.mode & 0o7777).toString(8)}:${readFileSync(path, "utf8")}`;
-    }
-  };
-  walk(root, "");
-  return out;
-}
-
-/** Exit 1, nothing on stdout, exactly one `loopx:` line on stderr, no stack trace. */
-function expectOneLineError(result: RunResult, pattern?: RegExp): void {
-  expect(result.stdout).toBe("");
-  expect(result.stderr).toMatch(/^loopx:[^\n]*\n$/);
-  expect(result.stderr).not.toContain("    at ");
-  if (pattern) expect(result.stderr).toMatch(pattern);
-  expect(result.code).toBe(1);
-}
+import { RUNTIMES, expectOneLineError, isolatedEnv, runLoopx, snapshotTree, tempDir, type RunResult } from "./helpers.js";
 
 function expectSuccess(result: RunResult, stdout = ""): void {
   expect(result.stderr).toBe("");
@@ -177,9 +147,9 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
   ])("set rejects a name with %s (exit 1, nothing written)", async (_label, name) => {
     const s = setup();
     writeEnvFile(s.file, '# keep\nA="1"\n');
-    const before = snapshot(s.env.HOME!);
+    const before = snapshotTree(s.env.HOME!);
     expectOneLineError(await loopx(["env", "set", name, "v"], s));
-    expect(snapshot(s.env.HOME!)).toEqual(before);
+    expect(snapshotTree(s.env.HOME!)).toEqual(before);
     const fresh = setup();
     expectOneLineError(await loopx(["env", "set", name, "v"], fresh));
     expect(existsSync(fresh.dir)).toBe(false);
@@ -194,9 +164,9 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
   ])("set rejects a value containing %s (exit 1, file unchanged)", async (_label, value) => {
     const s = setup();
     writeEnvFile(s.file, '# keep\nA="1"\n');
-    const before = snapshot(s.env.HOME!);
+    const before = snapshotTree(s.env.HOME!);
     expectOneLineError(await loopx(["env", "set", "K", value], s));
-    expect(snapshot(s.env.HOME!)).toEqual(before);
+    expect(snapshotTree(s.env.HOME!)).toEqual(before);
     expectSuccess(await loopx(["env", "list"], s), "A=1\n");
   });
 
@@ -238,18 +208,18 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     expectSuccess(await loopx(["env", "remove", "K"], s));
     expect(readFileSync(s.file, "utf8")).toBe('# comment\nA="1"\nB="2"\n');
     expectSuccess(await loopx(["env", "list"], s), "A=1\nB=2\n");
-    const before = snapshot(s.env.HOME!);
+    const before = snapshotTree(s.env.HOME!);
     expectSuccess(await loopx(["env", "remove", "NOPE"], s));
-    expect(snapshot(s.env.HOME!)).toEqual(before);
+    expect(snapshotTree(s.env.HOME!)).toEqual(before);
   });
 
   // Judgement call beyond "does not create the file": no directory is created either.
   it("remove with no env file exits 0 and creates nothing", async () => {
     const s = setup();
-    const before = snapshot(s.env.HOME!);
+    const before = snapshotTree(s.env.HOME!);
     expectSuccess(await loopx(["env", "remove", "K"], s));
     expect(existsSync(s.file)).toBe(false);
-    expect(snapshot(s.env.HOME!)).toEqual(before);
+    expect(snapshotTree(s.env.HOME!)).toEqual(before);
   });
 
   it("honours XDG_CONFIG_HOME, creating the directory on first set", async () => {
@@ -298,20 +268,20 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     const s = setup();
     mkdirSync(s.file, { recursive: true });
     writeFileSync(join(s.file, "inside"), "x\n");
-    const before = snapshot(s.env.HOME!);
+    const before = snapshotTree(s.env.HOME!);
     for (const args of [["env", "list"], ["env", "set", "K", "v"], ["env", "remove", "K"]]) {
       const result = await loopx(args, s);
       expectOneLineError(result);
-      expect(snapshot(s.env.HOME!), args.join(" ")).toEqual(before);
+      expect(snapshotTree(s.env.HOME!), args.join(" ")).toEqual(before);
     }
   });
 
   it("a config dir path that is a file: set fails with one line, nothing changes", async () => {
     const s = setup();
     writeEnvFile(s.dir, "i am a file, not the loopx dir\n");
-    const before = snapshot(s.env.HOME!);
+    const before = snapshotTree(s.env.HOME!);
     expectOneLineError(await loopx(["env", "set", "K", "v"], s));
-    expect(snapshot(s.env.HOME!)).toEqual(before);
+    expect(snapshotTree(s.env.HOME!)).toEqual(before);
   });
 
   it.each<[string, string[]]>([
@@ -326,8 +296,8 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     ["list with an argument", ["env", "list", "extra"]],
   ])("%s → exit 1 with a one-line error, nothing written", async (_label, args) => {
     const s = setup();
-    const before = snapshot(s.env.HOME!);
+    const before = snapshotTree(s.env.HOME!);
     expectOneLineError(await loopx(args, s));
-    expect(snapshot(s.env.HOME!)).toEqual(before);
+    expect(snapshotTree(s.env.HOME!)).toEqual(before);
   });
 });

@@ -2,43 +2,10 @@
  * CLI grammar (spec §4.1, §4.2, §12): subcommand dispatch, top-level flags, run/install option
  * parsing, usage errors, and options/target in any order. Black-box: spawns the built CLI.
  */
-import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, isolatedEnv, makeProject, runLoopx, tempDir, type RunResult, type Runtime } from "./helpers.js";
-
-/**
- * Every file, directory and symlink under `root` (relative path → kind + mode + content).
- * `.bun/` (bun's own transpiler cache in $HOME, written by the runtime, not by loopx) is skipped.
- */
-function snapshot(root: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (dir: string, rel: string): void => {
-    if (!existsSync(dir)) return;
-    for (const name of readdirSync(dir).sort()) {
-      if (rel === "" && name === ".bun") continue;
-      const path = join(dir, name);
-      const relative = rel === "" ? name : `${rel}/${name}`;
-      const stat = lstatSync(path);
-      if (stat.isSymbolicLink()) out[relative] = `link:${readlinkSync(path)}`;
-      else if (stat.isDirectory()) {
-        out[relative] = `dir:${(stat.mode & 0o7777).toString(8)}`;
-        walk(path, relative);
-      } else out[relative] = `file:${(stat.mode & 0o7777).toString(8)}:${readFileSync(path, "utf8")}`;
-    }
-  };
-  walk(root, "");
-  return out;
-}
-
-/** Exit 1, nothing on stdout, exactly one `loopx:` line on stderr, no stack trace. */
-function expectOneLineError(result: RunResult, pattern?: RegExp): void {
-  expect(result.stdout).toBe("");
-  expect(result.stderr).toMatch(/^loopx:[^\n]*\n$/);
-  expect(result.stderr).not.toContain("    at ");
-  if (pattern) expect(result.stderr).toMatch(pattern);
-  expect(result.code).toBe(1);
-}
+import { RUNTIMES, expectOneLineError, isolatedEnv, makeProject, runLoopx, snapshotTree, tempDir, type Runtime } from "./helpers.js";
 
 /**
  * A valid project: `ralph` (index + check-ready) and workflows named after subcommands. Every
@@ -92,14 +59,14 @@ function brokenProject(): string {
 async function expectUsageError(runtime: Runtime, args: string[], pattern: RegExp): Promise<void> {
   for (const cwd of [markingProject(), tempDir()]) {
     const env = isolatedEnv();
-    const beforeProject = snapshot(cwd);
-    const beforeHome = snapshot(env.HOME!);
+    const beforeProject = snapshotTree(cwd);
+    const beforeHome = snapshotTree(env.HOME!);
     const result = await runLoopx(runtime, args, { cwd, env, timeoutMs: 15_000 });
     expectOneLineError(result, pattern);
     // Usage errors are found before discovery: never a complaint about .loopx/ itself.
     expect(result.stderr).not.toMatch(/\.loopx\/? (directory )?(not found|does not exist|missing)|no \.loopx/i);
-    expect(snapshot(cwd)).toEqual(beforeProject);
-    expect(snapshot(env.HOME!)).toEqual(beforeHome);
+    expect(snapshotTree(cwd)).toEqual(beforeProject);
+    expect(snapshotTree(env.HOME!)).toEqual(beforeHome);
   }
 }
 
@@ -157,11 +124,11 @@ describe.concurrent.each(RUNTIMES)("CLI grammar ($name)", (runtime) => {
     it("run with no target does not inspect .loopx/ (broken .loopx/ still gives the usage error)", async () => {
       for (const args of [["run"], ["run", "-n", "5"], ["run", "-e", "missing.env"]]) {
         const cwd = brokenProject();
-        const before = snapshot(cwd);
+        const before = snapshotTree(cwd);
         const result = await runLoopx(runtime, args, { cwd, env: isolatedEnv() });
         expectOneLineError(result, /target/i);
         expect(result.stderr).not.toMatch(/bad\.name|index\.ts|collid|conflict|missing\.env/i);
-        expect(snapshot(cwd)).toEqual(before);
+        expect(snapshotTree(cwd)).toEqual(before);
       }
     });
   });

@@ -2,31 +2,10 @@
  * Help forms (spec §4.2, §11): top-level help, the run -h short-circuit and run help's
  * non-fatal discovery, install help. Black-box: spawns the built CLI.
  */
-import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, isolatedEnv, makeProject, runLoopx, tempDir, type RunResult, type Runtime } from "./helpers.js";
-
-/** Every entry under `root` (relative path → kind + mode + content); bun's own `.bun/` cache is skipped. */
-function snapshot(root: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (dir: string, rel: string): void => {
-    if (!existsSync(dir)) return;
-    for (const name of readdirSync(dir).sort()) {
-      if (rel === "" && name === ".bun") continue;
-      const path = join(dir, name);
-      const relative = rel === "" ? name : `${rel}/${name}`;
-      const stat = lstatSync(path);
-      if (stat.isSymbolicLink()) out[relative] = `link:${readlinkSync(path)}`;
-      else if (stat.isDirectory()) {
-        out[relative] = `dir:${(stat.mode & 0o7777).toString(8)}`;
-        walk(path, relative);
-      } else out[relative] = `file:${(stat.mode & 0o7777).toString(8)}:${readFileSync(path, "utf8")}`;
-    }
-  };
-  walk(root, "");
-  return out;
-}
+import { RUNTIMES, isolatedEnv, makeProject, runLoopx, snapshotTree, tempDir, type RunResult, type Runtime } from "./helpers.js";
 
 const MARK = '#!/bin/bash\necho ran >> "$LOOPX_PROJECT_ROOT/ran.log"\necho \'{"stop": true}\'\n';
 
@@ -66,9 +45,9 @@ interface Observed {
 
 async function observe(runtime: Runtime, args: string[], cwd: string): Promise<Observed> {
   const env = isolatedEnv();
-  const before = [snapshot(cwd), snapshot(env.HOME!)];
+  const before = [snapshotTree(cwd), snapshotTree(env.HOME!)];
   const result = await runLoopx(runtime, args, { cwd, env, timeoutMs: 15_000 });
-  const after = [snapshot(cwd), snapshot(env.HOME!)];
+  const after = [snapshotTree(cwd), snapshotTree(env.HOME!)];
   return { result, unchanged: JSON.stringify(before) === JSON.stringify(after) };
 }
 

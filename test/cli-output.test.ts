@@ -4,18 +4,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, RUNTIMES, isolatedEnv, makeProject, runLoopx, tempDir, type RunResult } from "./helpers.js";
+import { ROOT, RUNTIMES, expectOneLineError, isolatedEnv, makeProject, runLoopx, tempDir } from "./helpers.js";
 
 const PACKAGE_VERSION: string = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
-
-/** Exit 1, nothing on stdout, exactly one `loopx:` line on stderr, no stack trace. */
-function expectOneLineError(result: RunResult, pattern?: RegExp): void {
-  expect(result.stdout).toBe("");
-  expect(result.stderr).toMatch(/^loopx:[^\n]*\n$/);
-  expect(result.stderr).not.toContain("    at ");
-  if (pattern) expect(result.stderr).toMatch(pattern);
-  expect(result.code).toBe(1);
-}
 
 /** A `.loopx/` that run <target> would reject: version/output must not care. */
 function brokenProject(): string {

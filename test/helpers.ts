@@ -3,10 +3,23 @@
  * under node and under bun. Every test gets its own directories; nothing touches the real HOME.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The built CLI entry (`npm test` runs the build first). */
@@ -144,4 +157,78 @@ export async function waitFor(predicate: () => boolean, timeoutMs: number, inter
     await sleep(intervalMs);
   }
   return true;
+}
+
+/** Runs `<runtime> dist/bin.js ...args` in `cwd` with a fresh isolatedEnv() (and `input` on stdin, if given). */
+export function runIsolated(runtime: Runtime, cwd: string, args: string[], input?: string): Promise<RunResult> {
+  return runLoopx(runtime, args, { cwd, env: isolatedEnv(), input });
+}
+
+/** A bash script: shebang line, then `body`. */
+export const sh = (body: string): string => `#!/bin/bash\n${body}\n`;
+
+/** The lines of `<root>/trace.log` (the file scripts append to); [] if it is missing or empty. */
+export function readTrace(root: string): string[] {
+  const path = join(root, "trace.log");
+  if (!existsSync(path)) return [];
+  const text = readFileSync(path, "utf8");
+  return text === "" ? [] : text.replace(/\n$/, "").split("\n");
+}
+
+/**
+ * Every file, directory and symlink under `root` (relative path → kind + mode + content).
+ * `.bun/` at the top level (bun's own transpiler cache in $HOME, written by the runtime, not by
+ * loopx) is skipped. Not the same format as `snapshot` in fixtures/install/support.ts.
+ */
+export function snapshotTree(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string, rel: string): void => {
+    if (!existsSync(dir)) return;
+    for (const name of readdirSync(dir).sort()) {
+      if (rel === "" && name === ".bun") continue;
+      const path = join(dir, name);
+      const relative = rel === "" ? name : `${rel}/${name}`;
+      const stat = lstatSync(path);
+      if (stat.isSymbolicLink()) out[relative] = `link:${readlinkSync(path)}`;
+      else if (stat.isDirectory()) {
+        out[relative] = `dir:${(stat.mode & 0o7777).toString(8)}`;
+        walk(path, relative);
+      } else out[relative] = `file:${(stat.mode & 0o7777).toString(8)}:${readFileSync(path, "utf8")}`;
+    }
+  };
+  walk(root, "");
+  return out;
+}
+
+/** Exit 0, empty stdout, no stack trace on stderr (stderr may otherwise hold anything). */
+export function expectClean(result: RunResult): void {
+  expect(result.stderr).not.toContain("    at ");
+  expect(result.stdout).toBe("");
+  expect(result.code).toBe(0);
+}
+
+/**
+ * Exit 1, nothing on stdout, stderr is exactly one `loopx:` line (nothing else), no stack trace;
+ * `pattern`, if given, must match stderr.
+ */
+export function expectOneLineError(result: RunResult, pattern?: RegExp): void {
+  expect(result.stdout).toBe("");
+  expect(result.stderr).toMatch(/^loopx:[^\n]*\n$/);
+  expect(result.stderr).not.toContain("    at ");
+  if (pattern) expect(result.stderr).toMatch(pattern);
+  expect(result.code).toBe(1);
+}
+
+/**
+ * Exit 1, empty stdout, exactly one `loopx:` line on stderr containing every needle, no stack trace
+ * (other, non-`loopx:` stderr lines are allowed). Returns that line.
+ */
+export function expectLoopxError(result: RunResult, ...needles: string[]): string {
+  expect(result.stdout).toBe("");
+  expect(result.stderr).not.toContain("    at ");
+  const lines = result.stderr.split("\n").filter((line) => line.startsWith("loopx:"));
+  expect(lines, result.stderr).toHaveLength(1);
+  for (const needle of needles) expect(lines[0]).toContain(needle);
+  expect(result.code).toBe(1);
+  return lines[0]!;
 }

@@ -3,12 +3,21 @@
  * warnings). `run -n 0 <target>` is used as a cheap probe of "the target resolves and discovery
  * validates" (§7.1 step 4); real runs check that what was discovered actually executes.
  */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, isolatedEnv, makeProject, makeSymlink, runLoopx, tempDir, type RunResult, type Runtime } from "./helpers.js";
-
-const sh = (body: string): string => `#!/bin/bash\n${body}\n`;
+import {
+  RUNTIMES,
+  expectClean,
+  expectLoopxError,
+  makeProject,
+  makeSymlink,
+  readTrace,
+  runIsolated as run,
+  sh,
+  tempDir,
+  type RunResult,
+} from "./helpers.js";
 
 /** A bash script that appends `label` to trace.log and stops the loop. */
 const mark = (label: string): string => sh(`echo "${label}" >> "$LOOPX_PROJECT_ROOT/trace.log"\necho '{"stop":true}'`);
@@ -21,34 +30,6 @@ const jsMark = (label: string): string =>
     'process.stdout.write(JSON.stringify({ stop: true }));',
     "",
   ].join("\n");
-
-function readTrace(root: string): string[] {
-  const path = join(root, "trace.log");
-  if (!existsSync(path)) return [];
-  const text = readFileSync(path, "utf8");
-  return text === "" ? [] : text.replace(/\n$/, "").split("\n");
-}
-
-function run(runtime: Runtime, cwd: string, args: string[]): Promise<RunResult> {
-  return runLoopx(runtime, args, { cwd, env: isolatedEnv() });
-}
-
-function expectClean(result: RunResult): void {
-  expect(result.stderr).not.toContain("    at ");
-  expect(result.stdout).toBe("");
-  expect(result.code).toBe(0);
-}
-
-/** Exit 1, empty stdout, exactly one `loopx:` line on stderr containing every needle, no stack trace. */
-function expectLoopxError(result: RunResult, ...needles: string[]): string {
-  expect(result.stdout).toBe("");
-  expect(result.stderr).not.toContain("    at ");
-  const lines = result.stderr.split("\n").filter((line) => line.startsWith("loopx:"));
-  expect(lines, result.stderr).toHaveLength(1);
-  for (const needle of needles) expect(lines[0]).toContain(needle);
-  expect(result.code).toBe(1);
-  return lines[0]!;
-}
 
 /** `run -h` succeeded: help on stdout, exit 0, and every needle named on stderr (the warnings). */
 function expectHelpWithWarnings(result: RunResult, ...needles: string[]): void {

@@ -6,9 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, isolatedEnv, makeProject, runLoopx, type RunResult, type Runtime } from "./helpers.js";
-
-const sh = (body: string): string => `#!/bin/bash\n${body}\n`;
+import { RUNTIMES, expectClean, expectLoopxError, makeProject, readTrace, runIsolated as run, sh } from "./helpers.js";
 
 /** A bash script that records its workflow, its name and its stdin, then runs `then`. */
 const traced = (name: string, then = ""): string =>
@@ -16,34 +14,6 @@ const traced = (name: string, then = ""): string =>
 
 /** A bash command printing `value` as JSON on stdout (value must not contain single quotes). */
 const emit = (value: unknown): string => `echo '${JSON.stringify(value)}'`;
-
-function readTrace(root: string): string[] {
-  const path = join(root, "trace.log");
-  if (!existsSync(path)) return [];
-  const text = readFileSync(path, "utf8");
-  return text === "" ? [] : text.replace(/\n$/, "").split("\n");
-}
-
-function run(runtime: Runtime, cwd: string, args: string[], input?: string): Promise<RunResult> {
-  return runLoopx(runtime, args, { cwd, env: isolatedEnv(), input });
-}
-
-function expectClean(result: RunResult): void {
-  expect(result.stderr).not.toContain("    at ");
-  expect(result.stdout).toBe("");
-  expect(result.code).toBe(0);
-}
-
-/** Exit 1, empty stdout, exactly one `loopx:` line on stderr containing every needle, no stack trace. */
-function expectLoopxError(result: RunResult, ...needles: string[]): string {
-  expect(result.stdout).toBe("");
-  expect(result.stderr).not.toContain("    at ");
-  const lines = result.stderr.split("\n").filter((line) => line.startsWith("loopx:"));
-  expect(lines, result.stderr).toHaveLength(1);
-  for (const needle of needles) expect(lines[0]).toContain(needle);
-  expect(result.code).toBe(1);
-  return lines[0]!;
-}
 
 describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
   describe("starting target", () => {

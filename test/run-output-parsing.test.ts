@@ -6,30 +6,21 @@
  * ralph:b records its stdin. Running `-n 3` then tells the three outcomes apart:
  *   reset → index, index, index      goto b → index, b, index      stop → index
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, isolatedEnv, makeProject, runLoopx, type RunResult, type Runtime } from "./helpers.js";
-
-const sh = (body: string): string => `#!/bin/bash\n${body}\n`;
-
-function readTrace(root: string): string[] {
-  const path = join(root, "trace.log");
-  if (!existsSync(path)) return [];
-  const text = readFileSync(path, "utf8");
-  return text === "" ? [] : text.replace(/\n$/, "").split("\n");
-}
-
-/** Exit 1, empty stdout, exactly one `loopx:` line on stderr containing every needle, no stack trace. */
-function expectLoopxError(result: RunResult, ...needles: string[]): string {
-  expect(result.stdout).toBe("");
-  expect(result.stderr).not.toContain("    at ");
-  const lines = result.stderr.split("\n").filter((line) => line.startsWith("loopx:"));
-  expect(lines, result.stderr).toHaveLength(1);
-  for (const needle of needles) expect(lines[0]).toContain(needle);
-  expect(result.code).toBe(1);
-  return lines[0]!;
-}
+import {
+  RUNTIMES,
+  expectClean,
+  expectLoopxError,
+  isolatedEnv,
+  makeProject,
+  readTrace,
+  runLoopx,
+  sh,
+  type RunResult,
+  type Runtime,
+} from "./helpers.js";
 
 /** A project whose ralph:index prints `payload` verbatim; `extra` adds more files. */
 function fixture(payload: string, extra: Record<string, string> = {}): string {
@@ -43,12 +34,6 @@ function fixture(payload: string, extra: Record<string, string> = {}): string {
 
 async function runFixture(runtime: Runtime, cwd: string, n = 3): Promise<RunResult> {
   return runLoopx(runtime, ["run", "-n", String(n), "ralph"], { cwd, env: isolatedEnv() });
-}
-
-function expectClean(result: RunResult): void {
-  expect(result.stderr).not.toContain("    at ");
-  expect(result.stdout).toBe("");
-  expect(result.code).toBe(0);
 }
 
 const RESET = ["index", "index", "index"];

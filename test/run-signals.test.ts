@@ -62,6 +62,32 @@ function statFields(pid: number | "self"): string[] {
   return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 }
 
+/** Paths a background-job script reports through: its ready marker, its background child's pid, its own pid. */
+interface ReportFiles {
+  ready: string;
+  bgPidFile: string;
+  pidFile: string;
+}
+
+/**
+ * Runs `loopx run w` where `w/index.sh` is `script(files)`: a script that starts a background child,
+ * writes that child's pid to `bgPidFile` and its own to `pidFile`, then touches `ready`. Returns once
+ * `ready` exists, with both pids read.
+ */
+async function startBackgroundJobScript(
+  runtime: Runtime,
+  script: (files: ReportFiles) => string,
+): Promise<{ started: Started; bgPid: number; scriptPid: number }> {
+  const cwd = tempDir();
+  const files: ReportFiles = { ready: join(cwd, "ready"), bgPidFile: join(cwd, "bg.pid"), pidFile: join(cwd, "script.pid") };
+  makeProject({ ".loopx/w/index.sh": script(files) }, cwd);
+  const started = startLoopx(runtime, ["run", "w"], cwd);
+  await waitForFile(files.ready);
+  const bgPid = readPid(files.bgPidFile);
+  const scriptPid = readPid(files.pidFile);
+  return { started, bgPid, scriptPid };
+}
+
 describe.each(RUNTIMES)("run: signals ($name)", (runtime) => {
   it.each([
     [".sh", `read -r -a f < <(sed 's/.*) //' /proc/$$/stat)\necho "$$ \${f[1]} \${f[2]} \${f[3]}" > '%TRACE%'\n`],
@@ -148,22 +174,12 @@ describe.each(RUNTIMES)("run: signals ($name)", (runtime) => {
     ["SIGINT", 130],
     ["SIGTERM", 143],
   ] as const)("%s leaves no orphaned grandchild (script runs `sleep 1000 &` and waits)", async ([signal, code], { expect }) => {
-    const cwd = tempDir();
-    const ready = join(cwd, "ready");
-    const bgPidFile = join(cwd, "bg.pid");
-    const pidFile = join(cwd, "script.pid");
-    makeProject(
-      {
-        // Bash starts background jobs with SIGINT ignored, so for SIGINT only the SIGKILL after
-        // the grace period can end the sleep: loopx must wait for the whole group, not the script.
-        ".loopx/w/index.sh": `sleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\ntouch '${ready}'\nwait\n`,
-      },
-      cwd,
+    // Bash starts background jobs with SIGINT ignored, so for SIGINT only the SIGKILL after
+    // the grace period can end the sleep: loopx must wait for the whole group, not the script.
+    const { started, bgPid, scriptPid } = await startBackgroundJobScript(
+      runtime,
+      ({ ready, bgPidFile, pidFile }) => `sleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\ntouch '${ready}'\nwait\n`,
     );
-    const started = startLoopx(runtime, ["run", "w"], cwd);
-    await waitForFile(ready);
-    const bgPid = readPid(bgPidFile);
-    const scriptPid = readPid(pidFile);
     expect(processAlive(bgPid)).toBe(true);
     const sentAt = Date.now();
     started.child.kill(signal);
@@ -175,21 +191,12 @@ describe.each(RUNTIMES)("run: signals ($name)", (runtime) => {
   });
 
   it.concurrent("a script that ignores SIGTERM (and its background child) is SIGKILLed after the 5 s grace; loopx exits 143", async ({ expect }) => {
-    const cwd = tempDir();
-    const ready = join(cwd, "ready");
-    const bgPidFile = join(cwd, "bg.pid");
-    const pidFile = join(cwd, "script.pid");
-    makeProject(
-      {
-        // An ignored signal stays ignored in children: the background sleep ignores SIGTERM too.
-        ".loopx/w/index.sh": `trap '' TERM\nsleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\ntouch '${ready}'\nwait\nwait\n`,
-      },
-      cwd,
+    // An ignored signal stays ignored in children: the background sleep ignores SIGTERM too.
+    const { started, bgPid, scriptPid } = await startBackgroundJobScript(
+      runtime,
+      ({ ready, bgPidFile, pidFile }) =>
+        `trap '' TERM\nsleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\ntouch '${ready}'\nwait\nwait\n`,
     );
-    const started = startLoopx(runtime, ["run", "w"], cwd);
-    await waitForFile(ready);
-    const bgPid = readPid(bgPidFile);
-    const scriptPid = readPid(pidFile);
     const sentAt = Date.now();
     started.child.kill("SIGTERM");
     // Still running well inside the grace period.
@@ -230,20 +237,11 @@ describe.each(RUNTIMES)("run: signals ($name)", (runtime) => {
   });
 
   it.concurrent("a second SIGINT during the grace period still ends with exit 130 and no orphans", async ({ expect }) => {
-    const cwd = tempDir();
-    const ready = join(cwd, "ready");
-    const bgPidFile = join(cwd, "bg.pid");
-    const pidFile = join(cwd, "script.pid");
-    makeProject(
-      {
-        ".loopx/w/index.sh": `trap '' INT\nsleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\ntouch '${ready}'\nwait\nwait\n`,
-      },
-      cwd,
+    const { started, bgPid, scriptPid } = await startBackgroundJobScript(
+      runtime,
+      ({ ready, bgPidFile, pidFile }) =>
+        `trap '' INT\nsleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\ntouch '${ready}'\nwait\nwait\n`,
     );
-    const started = startLoopx(runtime, ["run", "w"], cwd);
-    await waitForFile(ready);
-    const bgPid = readPid(bgPidFile);
-    const scriptPid = readPid(pidFile);
     const sentAt = Date.now();
     started.child.kill("SIGINT");
     await sleep(1000);

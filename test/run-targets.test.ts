@@ -2,44 +2,12 @@
  * `loopx run <target>` — target grammar and validation (spec §4.1, §7.1 step 3, §12 "invalid target
  * strings ... are not usage errors — they are rejected after discovery").
  */
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, isolatedEnv, makeProject, runLoopx, tempDir, type RunResult, type Runtime } from "./helpers.js";
-
-const sh = (body: string): string => `#!/bin/bash\n${body}\n`;
+import { RUNTIMES, expectClean, expectLoopxError, makeProject, readTrace, runIsolated as run, sh, tempDir } from "./helpers.js";
 
 /** Records "<workflow>:<label>" and stops. */
 const mark = (label: string): string =>
   sh(`echo "$LOOPX_WORKFLOW:${label}" >> "$LOOPX_PROJECT_ROOT/trace.log"\necho '{"stop":true}'`);
-
-function readTrace(root: string): string[] {
-  const path = join(root, "trace.log");
-  if (!existsSync(path)) return [];
-  const text = readFileSync(path, "utf8");
-  return text === "" ? [] : text.replace(/\n$/, "").split("\n");
-}
-
-function run(runtime: Runtime, cwd: string, args: string[]): Promise<RunResult> {
-  return runLoopx(runtime, args, { cwd, env: isolatedEnv() });
-}
-
-function expectClean(result: RunResult): void {
-  expect(result.stderr).not.toContain("    at ");
-  expect(result.stdout).toBe("");
-  expect(result.code).toBe(0);
-}
-
-/** Exit 1, empty stdout, exactly one `loopx:` line on stderr containing every needle, no stack trace. */
-function expectLoopxError(result: RunResult, ...needles: string[]): string {
-  expect(result.stdout).toBe("");
-  expect(result.stderr).not.toContain("    at ");
-  const lines = result.stderr.split("\n").filter((line) => line.startsWith("loopx:"));
-  expect(lines, result.stderr).toHaveLength(1);
-  for (const needle of needles) expect(lines[0]).toContain(needle);
-  expect(result.code).toBe(1);
-  return lines[0]!;
-}
 
 /**
  * A project in which every invalid target below has a plausible "lenient" interpretation that exists
