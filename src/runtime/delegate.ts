@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
@@ -49,7 +48,8 @@ export function findLocalLoopx(projectRoot: string): string | undefined {
  * SIGINT/SIGTERM to it, and resolves with the exit code to exit with (its own, or 128+N if it died
  * by signal N). A JS entry runs under the current runtime, so `bun loopx` stays on Bun.
  */
-export function delegate(localBin: string, argv: string[]): Promise<number> {
+export async function delegate(localBin: string, argv: string[]): Promise<number> {
+  const { spawn } = await import("node:child_process"); // only when delegating: keeps start-up lean
   const target = realpathSync(localBin);
   const isScript = /\.(?:c|m)?js$/.test(target);
   const [command, args] = isScript ? [process.execPath, [target, ...argv]] : [target, argv];
@@ -66,7 +66,7 @@ export function delegate(localBin: string, argv: string[]): Promise<number> {
   };
   process.on("SIGINT", forward);
   process.on("SIGTERM", forward);
-  return new Promise((resolve) => {
+  return new Promise<number>((resolve) => {
     child.on("error", (error) => {
       process.stderr.write(`loopx: cannot start the project-local loopx ${target}: ${error.message}\n`);
       resolve(1);
