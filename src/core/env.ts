@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -74,7 +74,14 @@ export function loadRunEnv(localEnvFile: string | undefined, warn: (message: str
  * A crash at any moment leaves either the old file or the new one, never a half-written file.
  * New files are created 0600 because env files usually hold secrets.
  */
-function writeFileAtomic(path: string, text: string): void {
+function writeFileAtomic(linkOrPath: string, text: string): void {
+  // A symlinked env file (say, into a dotfiles repo) is updated at its target; the link stays.
+  let path = linkOrPath;
+  try {
+    if (lstatSync(linkOrPath).isSymbolicLink()) path = realpathSync(linkOrPath);
+  } catch {
+    /* missing, or a dangling link: write the path itself */
+  }
   const dir = dirname(path);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   let mode = 0o600;

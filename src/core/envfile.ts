@@ -37,7 +37,10 @@ function parseEnvLine(raw: string, line: number): EnvFileLine {
   if (eq < 0) return { line, raw, problem: "no '=' (expected KEY=VALUE)" };
   const key = raw.slice(0, eq);
   if (!isValidEnvKey(key)) return { line, raw, problem: `invalid key ${JSON.stringify(key)} (keys match [A-Za-z_][A-Za-z0-9_]*, no spaces around '=')` };
-  return { line, raw, key, value: unquote(raw.slice(eq + 1).trimEnd()) };
+  const value = unquote(raw.slice(eq + 1).trimEnd());
+  // No process environment can carry a NUL byte: report it against the file, not the script.
+  if (value.includes("\0")) return { line, raw, problem: `the value of ${key} contains a NUL byte` };
+  return { line, raw, key, value };
 }
 
 /** Strips one pair of matching surrounding quotes; no escape processing (spec §8.1). */
@@ -72,6 +75,7 @@ export function parseEnvFile(text: string, fileLabel: string): ParsedEnvFile {
 /** Why a value cannot be stored by `env set`, or undefined if it can (spec §4.3). */
 export function envValueProblem(value: string): string | undefined {
   if (value.includes("\n") || value.includes("\r")) return "values cannot contain newlines (\\n or \\r)";
+  if (value.includes("\0")) return "values cannot contain NUL bytes";
   return undefined;
 }
 

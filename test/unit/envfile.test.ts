@@ -40,7 +40,7 @@ const valueChar = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(" ", "\t", "#", "=", '"', "'", "\\", "n", "a", "Z", "0", "$", "`", "\u00a0", "é", "✓", "😀", "\u2028", "\v", "\f", "\0") },
   { weight: 2, arbitrary: fc.string({ unit: "binary", minLength: 1, maxLength: 1 }) },
 );
-/** Any value `env set` accepts: no \n or \r (spec §4.3). */
+/** Any value `env set` accepts: no \n or \r (spec §4.3), and no NUL (no environment can hold one). */
 const settableValue = fc.oneof(
   fc.string({ unit: valueChar, maxLength: 20 }),
   fc.string({ unit: "binary" }),
@@ -68,7 +68,7 @@ const settableValue = fc.oneof(
     "日本語",
   ),
   fc.tuple(fc.constantFrom('"', "'"), fc.string({ unit: valueChar, maxLength: 8 })).map(([q, s]) => `${q}${s}${q}`),
-).filter((v) => !v.includes("\n") && !v.includes("\r"));
+).filter((v) => !v.includes("\n") && !v.includes("\r") && !v.includes("\0"));
 
 /** One line of a plausible (possibly messy) env file, without its newline. */
 const envLine = fc.oneof(
@@ -283,10 +283,10 @@ describe("envValueProblem — values containing \\n or \\r are rejected (spec §
   it.each(["", "plain", "with space", "#", "=", '"', "'", "\t", "\\n", "\u2028", "😀"])("accepts %j", (v) => {
     expect(envValueProblem(v)).toBeUndefined();
   });
-  it("accepts exactly the strings without \\n and \\r", () => {
+  it("accepts exactly the strings without \\n, \\r and NUL", () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: fc.constantFrom("a", "\n", "\r", " ") })), (v) => {
-        expect(envValueProblem(v) === undefined).toBe(!v.includes("\n") && !v.includes("\r"));
+      fc.property(fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: fc.constantFrom("a", "\n", "\r", "\0", " ") })), (v) => {
+        expect(envValueProblem(v) === undefined).toBe(!v.includes("\n") && !v.includes("\r") && !v.includes("\0"));
       }),
       RUNS,
     );

@@ -1,0 +1,417 @@
+/**
+ * Hardening — hostile or odd script I/O (issue "faults, hostile input and long runs", item 3).
+ * Extends run-loop / run-runtime / run-output-parsing with the sizes and byte patterns a real
+ * agent run can throw at loopx:
+ *
+ * - 100 MB on stdout (captured by design: a 100 MB `result` reaches the goto target byte-exact,
+ *   a 100 MB raw stdout becomes a 100 MB `result` for the API) and 100 MB on stderr (streamed
+ *   straight through: loopx's peak RSS does not move, the test counts bytes instead of storing them);
+ * - invalid UTF-8 and NUL bytes on stdout (decoded, never crashing) and on stderr (passed through
+ *   byte-exact); no trailing newline; stdout closed early, or held open by a grandchild;
+ * - a script reading stdin when there is none (even when loopx's own stdin is a pipe nobody closes);
+ * - a goto target that never reads its 10 MB piped `result` (exits at once, closes stdin, reads 10
+ *   bytes, or stalls while writing megabytes of its own): no deadlock, no EPIPE crash.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "vitest";
+import { BIN, ROOT, RUNTIMES, isolatedEnv, makeProject, makeSymlink, runCommand, waitFor, type Runtime } from "./helpers.js";
+
+// ---------------------------------------------------------------------------------------------
+// Local helpers
+// ---------------------------------------------------------------------------------------------
+
+const KEEP = 64 * 1024;
+
+interface Captured {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: Buffer;
+  /** Total bytes loopx wrote to stderr (scripts' stderr included); only head and tail are kept. */
+  stderrBytes: number;
+  stderrHead: Buffer;
+  stderrTail: Buffer;
+  ms: number;
+}
+
+/**
+ * Spawns `<runtime> dist/bin.js ...args` with stderr going to a counting stream (so 100 MB never
+ * sits in the test process). stdin is /dev/null, or — with `openStdin` — a pipe the test never
+ * writes to nor closes until loopx has exited.
+ */
+function runCounting(
+  runtime: Runtime,
+  args: string[],
+  options: { cwd: string; env?: Record<string, string>; openStdin?: boolean; timeoutMs?: number; onSpawn?: (child: ChildProcess) => void },
+): Promise<Captured> {
+  return new Promise((resolve, reject) => {
+    const startedAt = Date.now();
+    const child = spawn(runtime.exe, [BIN, ...args], {
+      cwd: options.cwd,
+      env: options.env ?? isolatedEnv(),
+      stdio: [options.openStdin ? "pipe" : "ignore", "pipe", "pipe"],
+    });
+    const stdout: Buffer[] = [];
+    let stderrBytes = 0;
+    let head = Buffer.alloc(0);
+    let tail = Buffer.alloc(0);
+    child.stdout!.on("data", (chunk: Buffer) => stdout.push(chunk));
+    child.stderr!.on("data", (chunk: Buffer) => {
+      stderrBytes += chunk.length;
+      if (head.length < KEEP) head = Buffer.concat([head, chunk.subarray(0, KEEP - head.length)]);
+      tail = Buffer.concat([tail, chunk]);
+      if (tail.length > KEEP) tail = tail.subarray(tail.length - KEEP);
+    });
+    child.stdin?.on("error", () => {});
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`timed out after ${options.timeoutMs ?? 60_000} ms: loopx ${args.join(" ")}\nstderr tail: ${tail.toString("utf8").slice(-2000)}`));
+    }, options.timeoutMs ?? 60_000);
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      child.stdin?.destroy();
+      resolve({ code, signal, stdout: Buffer.concat(stdout), stderrBytes, stderrHead: head, stderrTail: tail, ms: Date.now() - startedAt });
+    });
+    options.onSpawn?.(child);
+  });
+}
+
+function vm(pid: number, field: "VmHWM" | "VmRSS"): number {
+  const match = readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m"));
+  if (!match) throw new Error(`no ${field} for ${pid}`);
+  return Number(match[1]);
+}
+
+function lines(file: string): string[] {
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
+}
+
+const R = '"$LOOPX_PROJECT_ROOT"';
+
+/** bash that prints `{"result":"<n bytes of c>","goto":"<goto>"}` without holding it in memory. */
+const bigJson = (bytes: number, char: string, goto: string) =>
+  `printf '{"result":"'\nhead -c ${bytes} /dev/zero | tr '\\0' '${char}'\nprintf '","goto":"${goto}"}'\n`;
+
+/** A consumer project importing the built package as `loopx`. */
+function consumer(source: string, files: Record<string, string>): string {
+  const dir = makeProject({ "consumer.mjs": source, ...files });
+  makeSymlink(ROOT, join(dir, "node_modules", "loopx"));
+  return dir;
+}
+
+async function runConsumer(runtime: Runtime, dir: string, timeoutMs = 60_000) {
+  const result = await runCommand(runtime.exe, ["consumer.mjs"], { cwd: dir, env: isolatedEnv(), timeoutMs });
+  const last = result.stdout.trim().split("\n").pop() ?? "";
+  let json: any;
+  try {
+    json = JSON.parse(last);
+  } catch {
+    throw new Error(`consumer printed no JSON (code ${result.code}):\n${result.stdout.slice(0, 2000)}\n${result.stderr.slice(0, 2000)}`);
+  }
+  return { ...result, json };
+}
+
+/** Bytes in a bash script: `printf` with octal escapes, so the script file itself stays ASCII. */
+const printfBytes = (bytes: number[]) => `printf '${bytes.map((b) => `\\${b.toString(8).padStart(3, "0")}`).join("")}'`;
+
+// ---------------------------------------------------------------------------------------------
+
+describe.concurrent.each(RUNTIMES)("hardening: hostile script I/O ($name)", (runtime) => {
+  describe("100 MB on stdout and on stderr", () => {
+    const HUNDRED_MB = 100_000_000;
+
+    it("a 100 MB result is captured and piped whole to the goto target; the loop goes on", { timeout: 120_000 }, async ({ expect }) => {
+      const cwd = makeProject({
+        ".loopx/w/index.sh": bigJson(HUNDRED_MB, "o", "b"),
+        // b counts what it got, checks both ends, and reports loopx's peak RSS (its parent).
+        ".loopx/w/b.sh":
+          `cat > ${R}/b.stdin\nwc -c < ${R}/b.stdin > ${R}/b.count\nhead -c 3 ${R}/b.stdin > ${R}/b.head\ntail -c 3 ${R}/b.stdin > ${R}/b.tail\nrm ${R}/b.stdin\n` +
+          `sleep 0.2\ngrep VmHWM /proc/$PPID/status > ${R}/loopx.hwm\n` +
+          `echo b >> ${R}/trace\necho '{"goto":"c"}'\n`,
+        ".loopx/w/c.sh": `echo c >> ${R}/trace\necho '{"stop":true}'\n`,
+      });
+      const result = await runCounting(runtime, ["run", "w"], { cwd, timeoutMs: 110_000 });
+      expect(result.stderrTail.toString("utf8")).toBe("");
+      expect(result.code).toBe(0);
+      expect(readFileSync(join(cwd, "b.count"), "utf8").trim()).toBe(String(HUNDRED_MB));
+      expect(readFileSync(join(cwd, "b.head"), "utf8")).toBe("ooo");
+      expect(readFileSync(join(cwd, "b.tail"), "utf8")).toBe("ooo");
+      expect(lines(join(cwd, "trace"))).toEqual(["b", "c"]);
+      console.log(`[${runtime.name}] 100 MB result via goto in ${result.ms} ms; loopx ${readFileSync(join(cwd, "loopx.hwm"), "utf8").trim()}`);
+    });
+
+    it("a 100 MB raw (non-JSON) stdout becomes a 100 MB result (API) and the loop resets and continues", { timeout: 120_000 }, async ({ expect }) => {
+      const dir = consumer(
+        `import { runPromise } from "loopx";
+         const outputs = await runPromise("w");
+         console.log(JSON.stringify(outputs.map((o) => ({ len: o.result.length, head: o.result.slice(0, 4), tail: o.result.slice(-4), goto: o.goto, stop: o.stop }))));`,
+        {
+          ".loopx/w/index.sh":
+            `if [ ! -e ${R}/once ]; then touch ${R}/once; head -c ${HUNDRED_MB - 8} /dev/zero | tr '\\0' 'r'; printf 'tail\\nEND'; ` +
+            `else echo '{"result":"small","stop":true}'; fi\n`,
+        },
+      );
+      const result = await runConsumer(runtime, dir, 110_000);
+      expect(result.code).toBe(0);
+      expect(result.json).toEqual([
+        { len: HUNDRED_MB, head: "rrrr", tail: "\nEND" },
+        { len: 5, head: "smal", tail: "mall", stop: true },
+      ]);
+    });
+
+    it("100 MB on stderr streams straight through: byte count exact, loopx's peak RSS unchanged, its own error line last", { timeout: 120_000 }, async ({ expect }) => {
+      const cwd = makeProject({
+        ".loopx/w/index.sh":
+          `touch ${R}/ready0; while [ ! -e ${R}/go0 ]; do sleep 0.02; done\n` +
+          `head -c ${HUNDRED_MB} /dev/zero | tr '\\0' 'e' >&2\n` +
+          `touch ${R}/ready1; while [ ! -e ${R}/go1 ]; do sleep 0.02; done\n` +
+          `exit 3\n`,
+      });
+      let pid = 0;
+      const running = runCounting(runtime, ["run", "w"], { cwd, timeoutMs: 110_000, onSpawn: (c) => (pid = c.pid!) });
+      expect(await waitFor(() => existsSync(join(cwd, "ready0")), 20_000)).toBe(true);
+      const before = vm(pid, "VmHWM");
+      writeFileSync(join(cwd, "go0"), "");
+      expect(await waitFor(() => existsSync(join(cwd, "ready1")), 100_000)).toBe(true);
+      const after = vm(pid, "VmHWM");
+      writeFileSync(join(cwd, "go1"), "");
+      const result = await running;
+      const errorLine = "loopx: script w:index exited with code 3\n";
+      expect(result.code).toBe(1);
+      expect(result.stdout.length).toBe(0);
+      expect(result.stderrBytes).toBe(HUNDRED_MB + Buffer.byteLength(errorLine));
+      expect(result.stderrHead.subarray(0, 16).toString()).toBe("e".repeat(16));
+      expect(result.stderrTail.toString("latin1").endsWith(`eeee${errorLine}`)).toBe(true);
+      console.log(`[${runtime.name}] 100 MB stderr: loopx VmHWM ${(before / 1024).toFixed(1)} MB before, ${(after / 1024).toFixed(1)} MB after`);
+      expect(after - before).toBeLessThan(20 * 1024);
+      expect(after).toBeLessThan(100 * 1024);
+    });
+  });
+
+  describe("invalid UTF-8 and NUL bytes", () => {
+    // "\xff", "é" cut after its first byte, "(", a lone continuation byte, a 4-byte emoji cut short.
+    const INVALID = [0x61, 0xff, 0x62, 0xc3, 0x28, 0x80, 0x63, 0xf0, 0x9f, 0x98, 0x7a];
+    const decoded = new TextDecoder("utf-8").decode(Buffer.from(INVALID));
+
+    it("invalid UTF-8 inside a JSON result: decoded with U+FFFD replacement, piped on, loop continues", async ({ expect }) => {
+      const cwd = makeProject({
+        ".loopx/w/index.sh": `printf '{"result":"'\n${printfBytes(INVALID)}\nprintf '","goto":"b"}'\n`,
+        ".loopx/w/b.sh": `cat > ${R}/b.stdin\necho '{"stop":true}'\n`,
+      });
+      const result = await runCounting(runtime, ["run", "w"], { cwd });
+      expect(result.stderrHead.toString()).toBe("");
+      expect(result.code).toBe(0);
+      expect(decoded).toContain("\ufffd");
+      expect(readFileSync(join(cwd, "b.stdin")).equals(Buffer.from(decoded, "utf8"))).toBe(true);
+    });
+
+    it("invalid UTF-8 and NUL bytes as raw stdout: the API result is the decoded text, NULs kept", async ({ expect }) => {
+      const dir = consumer(
+        `import { runPromise } from "loopx";
+         console.log(JSON.stringify(await runPromise("w", { maxIterations: 2 })));`,
+        {
+          ".loopx/w/index.sh": `echo '{"goto":"bad"}'\n`,
+          // Invalid bytes before the JSON make the whole stdout raw: its goto is not followed.
+          ".loopx/w/bad.sh": `${printfBytes(INVALID)}\necho '{"goto":"index"}'\n`,
+        },
+      );
+      const result = await runConsumer(runtime, dir);
+      expect(result.code).toBe(0);
+      expect(result.json).toEqual([{ goto: "bad" }, { result: `${decoded}{"goto":"index"}\n` }]);
+      const dir2 = consumer(
+        `import { runPromise } from "loopx";
+         console.log(JSON.stringify(await runPromise("w", { maxIterations: 1 })));`,
+        { ".loopx/w/index.sh": `printf 'a\\0b\\0\\0c\\n'\n` },
+      );
+      const nul = await runConsumer(runtime, dir2);
+      expect(nul.json).toEqual([{ result: "a\0b\0\0c\n" }]);
+    });
+
+    it("an escaped NUL in a JSON result reaches the goto target as a real NUL byte", async ({ expect }) => {
+      const cwd = makeProject({
+        ".loopx/w/index.sh": `printf '%s' '{"result":"x\\u0000y\\u0000","goto":"b"}'\n`,
+        ".loopx/w/b.sh": `cat > ${R}/b.stdin\necho '{"stop":true}'\n`,
+      });
+      const result = await runCounting(runtime, ["run", "w"], { cwd });
+      expect(result.code).toBe(0);
+      expect([...readFileSync(join(cwd, "b.stdin"))]).toEqual([0x78, 0x00, 0x79, 0x00]);
+    });
+
+    it("a raw (unescaped) NUL inside a JSON string makes it raw output, not a crash", async ({ expect }) => {
+      const dir = consumer(
+        `import { runPromise } from "loopx";
+         console.log(JSON.stringify(await runPromise("w", { maxIterations: 1 })));`,
+        { ".loopx/w/index.sh": `printf '{"result":"a\\0b","stop":true}'\n` },
+      );
+      const result = await runConsumer(runtime, dir);
+      expect(result.json).toEqual([{ result: '{"result":"a\0b","stop":true}' }]);
+    });
+
+    it.for([
+      ["invalid UTF-8", `printf '{"goto":"b'\n${printfBytes([0xff, 0xfe])}\nprintf '"}'`],
+      ["an escaped NUL", `printf '%s' '{"goto":"b\\u0000"}'`],
+    ] as const)("a goto containing %s is an invalid target: exit 1, one readable error line", async ([, emitGoto], { expect }) => {
+      const cwd = makeProject({ ".loopx/w/index.sh": `${emitGoto}\n`, ".loopx/w/b.sh": `echo ran >> ${R}/trace\n` });
+      const result = await runCounting(runtime, ["run", "w"], { cwd });
+      const stderr = result.stderrHead.toString("utf8");
+      expect(result.code).toBe(1);
+      expect(stderr).toMatch(/^loopx: [^\n]*goto[^\n]*\n$/);
+      expect(stderr).not.toContain("\0"); // the NUL is shown escaped, not written raw to the terminal
+      expect(existsSync(join(cwd, "trace"))).toBe(false);
+    });
+
+    it("invalid UTF-8, NUL and control bytes on stderr pass through byte-exact", async ({ expect }) => {
+      const bytes = [...INVALID, 0x00, 0x01, 0x1b, 0x5b, 0x32, 0x4a, 0x0d, 0x00, 0xfe];
+      const cwd = makeProject({ ".loopx/w/index.sh": `${printfBytes(bytes)} >&2\necho '{"stop":true}'\n` });
+      const result = await runCounting(runtime, ["run", "w"], { cwd });
+      expect(result.code).toBe(0);
+      expect([...result.stderrHead]).toEqual(bytes);
+      expect(result.stdout.length).toBe(0);
+    });
+  });
+
+  describe("no trailing newline, stdout closed early or held open", () => {
+    it("JSON without a trailing newline (bash printf and TS write): goto, result and stop all honoured", async ({ expect }) => {
+      const cwd = makeProject({
+        ".loopx/w/index.sh": `printf '%s' '{"result":"no newline","goto":"t"}'\n`,
+        ".loopx/w/t.ts":
+          'import { readFileSync, writeFileSync } from "node:fs";\n' +
+          "writeFileSync(`${process.env.LOOPX_PROJECT_ROOT}/t.stdin`, readFileSync(0));\n" +
+          'process.stdout.write(\'{"stop":true}\');\n',
+      });
+      const result = await runCounting(runtime, ["run", "w"], { cwd });
+      expect(result.stderrHead.toString()).toBe("");
+      expect(result.code).toBe(0);
+      expect(readFileSync(join(cwd, "t.stdin"), "utf8")).toBe("no newline");
+    });
+
+    it("raw output is kept exactly: no newline added, trailing newlines and spaces not trimmed", async ({ expect }) => {
+      const dir = consumer(
+        `import { runPromise } from "loopx";
+         console.log(JSON.stringify(await runPromise("w", { maxIterations: 3 })));`,
+        {
+          ".loopx/w/index.sh": `n=$(cat ${R}/n 2>/dev/null || echo 0); echo $((n+1)) > ${R}/n\n` +
+            `case $n in 0) printf 'abc';; 1) printf 'abc\\n\\n';; *) printf '  \\t\\n';; esac\n`,
+        },
+      );
+      const result = await runConsumer(runtime, dir);
+      expect(result.json).toEqual([{ result: "abc" }, { result: "abc\n\n" }, { result: "  \t\n" }]);
+    });
+
+    it.for([
+      ["after a partial write (raw result is the partial text)", `printf '{"result":"partial'\nexec >&-`, { result: '{"result":"partial' }],
+      ["before writing anything (empty result)", "exec >&-", { result: "" }],
+      ["after complete JSON (its goto is honoured)", `printf '{"result":"r","goto":"index"}'\nexec >&-`, { result: "r", goto: "index" }],
+    ] as const)("stdout closed early %s; the script keeps running and the loop waits for it", async ([, body, expected], { expect }) => {
+      const dir = consumer(
+        `import { run } from "loopx";
+         import { appendFileSync } from "node:fs";
+         const outputs = [];
+         for await (const o of run("w", { maxIterations: 2 })) { outputs.push(o); appendFileSync("trace", "yield\\n"); }
+         console.log(JSON.stringify(outputs));`,
+        {
+          ".loopx/w/index.sh":
+            `echo start >> ${R}/trace\n${body}\n` +
+            // Writing to the closed stdout fails quietly; the script goes on and exits 0.
+            `echo "stdout is closed" >&2\n{ echo more; } 2>/dev/null\nsleep 0.3\necho end >> ${R}/trace\nexit 0\n`,
+        },
+      );
+      const result = await runConsumer(runtime, dir);
+      expect(result.code).toBe(0);
+      expect(result.json).toEqual([expected, expected]);
+      expect(lines(join(dir, "trace"))).toEqual(["start", "end", "yield", "start", "end", "yield"]);
+    });
+
+    it("a TS script that closes fd 1 after writing JSON, then keeps working: output honoured", async ({ expect }) => {
+      const cwd = makeProject({
+        ".loopx/w/index.ts":
+          'import { closeSync, writeSync, appendFileSync } from "node:fs";\n' +
+          'writeSync(1, \'{"result":"closed","goto":"b"}\');\n' +
+          "closeSync(1);\n" +
+          "await new Promise((r) => setTimeout(r, 300));\n" +
+          'appendFileSync(`${process.env.LOOPX_PROJECT_ROOT}/trace`, "index done\\n");\n',
+        ".loopx/w/b.sh": `echo "b got $(cat)" >> ${R}/trace\necho '{"stop":true}'\n`,
+      });
+      const result = await runCounting(runtime, ["run", "w"], { cwd });
+      expect(result.stderrHead.toString()).toBe("");
+      expect(result.code).toBe(0);
+      expect(lines(join(cwd, "trace"))).toEqual(["index done", "b got closed"]);
+    });
+
+    it("stdout held open by a grandchild after the script exits: read to EOF, nothing lost", async ({ expect }) => {
+      const cwd = makeProject({
+        // The script prints half the JSON and exits; a background child prints the rest later.
+        ".loopx/w/index.sh": `(sleep 0.5; printf '"goto":"b"}') &\nprintf '{"result":"half",'\nexit 0\n`,
+        ".loopx/w/b.sh": `echo "b got $(cat)" >> ${R}/trace\necho '{"stop":true}'\n`,
+      });
+      const result = await runCounting(runtime, ["run", "w"], { cwd });
+      expect(result.stderrHead.toString()).toBe("");
+      expect(result.code).toBe(0);
+      expect(lines(join(cwd, "trace"))).toEqual(["b got half"]);
+    });
+  });
+
+  describe("a script that reads stdin when there is none", () => {
+    const READERS = {
+      // First iteration: reads everything with cat, then with read (fails at EOF), then goes on.
+      ".loopx/w/index.sh":
+        `n=$(cat ${R}/n 2>/dev/null || echo 0); echo $((n+1)) > ${R}/n\n` +
+        `all=$(cat); read -r line; rc=$?\necho "index n=$n cat=[\${all}] read_rc=$rc" >> ${R}/trace\n` +
+        `if [ $n -eq 0 ]; then echo '{"goto":"ts"}'; elif [ $n -eq 1 ]; then echo '{"result":"reset-me"}'; else echo '{"stop":true}'; fi\n`,
+      // A goto without result: the TS target reads stdin twice through input() and once raw.
+      ".loopx/w/ts.ts":
+        'import { input, output } from "loopx";\n' +
+        'import { appendFileSync } from "node:fs";\n' +
+        "const a = await input();\nconst b = await input();\n" +
+        "appendFileSync(`${process.env.LOOPX_PROJECT_ROOT}/trace`, `ts input=[${a}][${b}]\\n`);\n" +
+        'output({ result: "ignored-by-reset" });\n',
+    };
+    const EXPECTED = ["index n=0 cat=[] read_rc=1", "ts input=[][]", "index n=1 cat=[] read_rc=1", "index n=2 cat=[] read_rc=1"];
+
+    it("stdin is empty at the first iteration, after a goto without result and after a reset", async ({ expect }) => {
+      const cwd = makeProject(READERS);
+      const result = await runCounting(runtime, ["run", "w"], { cwd, timeoutMs: 30_000 });
+      expect(result.stderrHead.toString()).toBe("");
+      expect(result.code).toBe(0);
+      expect(lines(join(cwd, "trace"))).toEqual(EXPECTED);
+    });
+
+    it("…even when loopx's own stdin is a pipe that is never written to nor closed (no hang)", async ({ expect }) => {
+      const cwd = makeProject(READERS);
+      const result = await runCounting(runtime, ["run", "w"], { cwd, openStdin: true, timeoutMs: 30_000 });
+      expect(result.stderrHead.toString()).toBe("");
+      expect(result.code).toBe(0);
+      expect(lines(join(cwd, "trace"))).toEqual(EXPECTED);
+      expect(result.ms).toBeLessThan(20_000);
+    });
+  });
+
+  describe("a goto target that never reads its 10 MB piped result", () => {
+    const TEN_MB = 10_000_000;
+    it.for([
+      ["exits at once (bash)", `echo b >> ${R}/trace\n`],
+      ["exits at once (TS, process.exit)", null],
+      ["closes its stdin first, then answers", `exec <&-\necho b >> ${R}/trace\necho '{"result":"x"}'\n`],
+      ["reads only 10 bytes", `head -c 10 > ${R}/b.head\necho b >> ${R}/trace\n`],
+      ["stalls for a second while writing 2 MB of its own stdout", `sleep 1\nhead -c 2000000 /dev/zero | tr '\\0' 'z'\necho b >> ${R}/trace\n`],
+    ] as const)("target %s: no deadlock, no EPIPE crash, the loop goes on", { timeout: 60_000 }, async ([name, body], { expect }) => {
+      const files: Record<string, string> = { ".loopx/w/index.sh": `echo index >> ${R}/trace\n${bigJson(TEN_MB, "p", "b")}` };
+      if (body === null) {
+        files[".loopx/w/b.ts"] = 'import { appendFileSync } from "node:fs";\nappendFileSync(`${process.env.LOOPX_PROJECT_ROOT}/trace`, "b\\n");\nprocess.exit(0);\n';
+      } else {
+        files[".loopx/w/b.sh"] = body;
+      }
+      const cwd = makeProject(files);
+      const result = await runCounting(runtime, ["run", "-n", "6", "w"], { cwd, timeoutMs: 50_000 });
+      const stderr = result.stderrHead.toString();
+      expect(stderr).not.toMatch(/EPIPE|internal error|^\s+at /m);
+      expect(stderr).toBe("");
+      expect(result.code).toBe(0);
+      expect(result.signal).toBe(null);
+      expect(lines(join(cwd, "trace"))).toEqual(["index", "b", "index", "b", "index", "b"]);
+      if (name === "reads only 10 bytes") expect(readFileSync(join(cwd, "b.head"), "utf8")).toBe("p".repeat(10));
+    });
+  });
+});
