@@ -100,6 +100,14 @@ async function waitForFile(file: string, timeoutMs = 15_000): Promise<void> {
 }
 
 /** Reads the pid files l1.pid, l2.pid, l3.pid (one per tree level) from `dir`. */
+function readProcComm(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return "";
+  }
+}
+
 async function treePids(dir: string, levels = 3): Promise<number[]> {
   const pids: number[] = [];
   for (let level = 1; level <= levels; level++) {
@@ -187,6 +195,9 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       await waitForFile(join(cwd, "ready"));
       const pids = await treePids(cwd);
       for (const pid of pids) expect(processAlive(pid)).toBe(true);
+      // "ready" is touched just before `exec sleep`; a signal in that window is taken by bash's
+      // own handler and lost across the exec (a bash race, not loopx's), so wait for the exec.
+      await waitFor(() => readProcComm(pids[2]!) === "sleep", 5000);
       const sentAt = Date.now();
       started.child.kill(signal);
       const result = await started.result;
