@@ -1,10 +1,9 @@
 import { isAbsolute, resolve } from "node:path";
 import { LoopxError } from "../core/errors.js";
-import { runLoop, type LoopRequest } from "../core/loop.js";
+import type { LoopRequest } from "../core/loop.js";
 import type { Output } from "../core/output.js";
 import { loopxBin } from "../runtime/detect.js";
 import { ScriptSupervisor } from "../runtime/supervisor.js";
-import { createLoopHost } from "./loop-host.js";
 
 export type { Output } from "../core/output.js";
 
@@ -61,6 +60,15 @@ export async function runPromise(target: string, options?: RunOptions): Promise<
  * and abort terminate the active process group (SIGTERM, grace, SIGKILL) even while a `next()` is
  * pending, which a plain `async function*` cannot do.
  */
+/**
+ * The engine, loaded when iteration begins: scripts import this module (for output/input) on every
+ * iteration, and must not pay for discovery, env files, semver and the script runner.
+ */
+async function* lazyLoop(request: LoopRequest, supervisor: ScriptSupervisor): AsyncGenerator<Output, void, undefined> {
+  const [{ runLoop }, { createLoopHost }] = await Promise.all([import("../core/loop.js"), import("./loop-host.js")]);
+  yield* runLoop(request, createLoopHost(supervisor));
+}
+
 class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
   private readonly supervisor = new ScriptSupervisor();
   private readonly inner: AsyncGenerator<Output, void, undefined> | undefined;
@@ -76,7 +84,7 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
     private readonly signal: AbortSignal | undefined,
     private setupError: unknown,
   ) {
-    if (request) this.inner = runLoop(request, createLoopHost(this.supervisor));
+    if (request) this.inner = lazyLoop(request, this.supervisor);
     if (signal?.aborted) this.aborted = true;
     else signal?.addEventListener("abort", this.onAbort, { once: true });
   }

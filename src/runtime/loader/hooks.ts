@@ -7,6 +7,8 @@
  *   `require` is then simply undefined; `module`/`exports` need the load hook below, because tsx
  *   quietly wraps a file that uses them in an esbuild CommonJS shim.
  */
+import { initialize as tsxInitialize, load as tsxLoad, resolve as tsxResolve } from "tsx/esm";
+
 const ownEntry = new URL("../../index.js", import.meta.url).href;
 const SCRIPT_FILE = /\.(?:js|jsx|ts|tsx)$/;
 
@@ -21,7 +23,11 @@ function isScriptFile(url: string): boolean {
   return url.startsWith("file:") && SCRIPT_FILE.test(new URL(url).pathname) && !url.includes("/node_modules/");
 }
 
-export async function resolve(specifier: string, context: unknown, nextResolve: NextResolve): Promise<ResolveResult> {
+/** tsx's hooks need its initialize() (given the `data` passed to module.register). */
+export const initialize = tsxInitialize;
+
+export async function resolve(specifier: string, context: unknown, nodeResolve: NextResolve): Promise<ResolveResult> {
+  const nextResolve: NextResolve = (next, nextContext) => tsxResolve(next, nextContext, nodeResolve);
   if (specifier === "loopx" || specifier.startsWith("loopx/")) {
     try {
       return await nextResolve(specifier, context);
@@ -47,7 +53,8 @@ type NextLoad = (url: string, context: unknown) => Promise<LoadResult>;
 /** esbuild's marker for a module body it had to wrap because the file uses module/exports. */
 const COMMONJS_SHIM = "__commonJS(";
 
-export async function load(url: string, context: unknown, nextLoad: NextLoad): Promise<LoadResult> {
+export async function load(url: string, context: unknown, nodeLoad: NextLoad): Promise<LoadResult> {
+  const nextLoad: NextLoad = (next, nextContext) => tsxLoad(next, nextContext, nodeLoad);
   const loaded = await nextLoad(url, context);
   if (loaded.format === "module" && loaded.source != null && isScriptFile(url)) {
     const source = loaded.source;
