@@ -40,7 +40,8 @@ try {
   for (const target of targets) {
     const name = `loopx-${target}`;
     const temp = join(work, name);
-    run(["build", "src/bin.ts", "--compile", "--minify", `--target=bun-${target}`, ...defineArgs, "--outfile", temp]);
+    // --bytecode: precompiled JS, ~20 ms less start-up for every `loopx` and `$LOOPX_BIN output`.
+    run(["build", "src/bin.ts", "--compile", "--minify", "--bytecode", "--format=esm", `--target=bun-${target}`, ...defineArgs, "--outfile", temp]);
     renameSync(temp, join(outDir, name));
     console.log(`built dist/bin/${name}`);
   }
