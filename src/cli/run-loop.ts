@@ -4,6 +4,7 @@ import { LoopxError } from "../core/errors.js";
 import { runLoop } from "../core/loop.js";
 import { createLoopHost } from "../api/loop-host.js";
 import { loopxBin } from "../runtime/detect.js";
+import { createHeapKeeper } from "../runtime/heap.js";
 import { ScriptSupervisor } from "../runtime/supervisor.js";
 
 /**
@@ -34,8 +35,10 @@ export async function runFromCli(options: { target: string; maxIterations?: numb
       },
       createLoopHost(supervisor),
     );
+    const keepHeapCompact = createHeapKeeper();
     for await (const _output of loop) {
       // The CLI never prints results; scripts' stderr has already streamed through.
+      keepHeapCompact();
     }
     return 0;
   } catch (error) {
