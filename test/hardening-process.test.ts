@@ -20,7 +20,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -33,6 +33,7 @@ import {
   runCommand,
   runLoopx,
   sleep,
+  taggedSurvivors,
   waitFor,
   type RunResult,
   type Runtime,
@@ -42,22 +43,6 @@ import {
 // Local helpers
 // ---------------------------------------------------------------------------------------------
 
-/** Live (non-zombie) processes whose environment holds HARDENING_TAG=<tag>. */
-function survivors(tag: string): number[] {
-  const needle = `\0HARDENING_TAG=${tag}\0`;
-  const found: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    let environ: string;
-    try {
-      environ = `\0${readFileSync(`/proc/${name}/environ`, "latin1")}`;
-    } catch {
-      continue;
-    }
-    if (environ.includes(needle) && processAlive(Number(name))) found.push(Number(name));
-  }
-  return found;
-}
 
 function describeProcs(pids: number[]): string {
   return pids
@@ -207,7 +192,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       // The tree dies of the forwarded signal: no need to wait for the 5 s grace period.
       expect(elapsed).toBeLessThan(4500);
       for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false);
-      expect(describeProcs(survivors(started.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
       // l1 must not have carried on after its child died (it died of the signal too).
       expect(result.stderr).not.toContain("l1 continued");
       expect(result.stdout).toBe("");
@@ -224,7 +209,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       expect(result.code).toBe(143);
       expect(started.exitedAt() - sentAt).toBeLessThan(4500);
       for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false);
-      expect(describeProcs(survivors(started.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
     });
 
     it.concurrent("SIGINT, TS → bash → background sleep (SIGINT-immune orphan): SIGKILL at 5 s, exit 130, every level gone", async ({ expect }) => {
@@ -244,7 +229,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       expect(elapsed).toBeGreaterThanOrEqual(4500);
       expect(elapsed).toBeLessThan(9000);
       expect(processAlive(l3!)).toBe(false);
-      expect(describeProcs(survivors(started.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
       console.log(`[${runtime.name}] SIGINT with a SIGINT-immune grandchild: loopx exited ${elapsed} ms after the signal`);
     });
   });
@@ -266,7 +251,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       expect(elapsed).toBeGreaterThanOrEqual(4500);
       expect(elapsed).toBeLessThan(9000);
       for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false);
-      expect(describeProcs(survivors(started.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
       expect(result.stderr).toContain("l1 ignores SIGTERM"); // the handler did see the forwarded signal
       console.log(`[${runtime.name}] SIGTERM-ignoring three-level tree: loopx exited ${elapsed} ms after SIGTERM`);
     });
@@ -294,7 +279,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       expect(elapsed).toBeGreaterThanOrEqual(4500);
       expect(elapsed).toBeLessThan(9000);
       for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false);
-      expect(describeProcs(survivors(started.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
     });
 
     it.concurrent("Ctrl-C then SIGTERM: the SIGTERM is forwarded too and ends a tree that only ignores SIGINT", async ({ expect }) => {
@@ -313,7 +298,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       expect(elapsed).toBeLessThan(4500);
       expect([130, 143]).toContain(result.code);
       for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false);
-      expect(describeProcs(survivors(started.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
       console.log(`[${runtime.name}] SIGINT then SIGTERM: exit ${result.code} after ${elapsed} ms`);
     });
 
@@ -334,7 +319,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       expect(elapsed).toBeGreaterThanOrEqual(4500);
       expect(elapsed).toBeLessThan(9000);
       for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false);
-      expect(describeProcs(survivors(started.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
     });
   });
 
@@ -355,7 +340,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       const line = expectOneLoopxError(result, label);
       expect(line).toMatch(/no longer exists|cannot be started/);
       expect(traceLines(join(cwd, "trace"))).toEqual(["index"]);
-      expect(describeProcs(survivors(started.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
     });
 
     it.concurrent("goto target replaced by a directory of the same name → exit 1 naming it", async ({ expect }) => {
@@ -390,7 +375,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       expect(started.exitedAt() - deletedAt).toBeLessThan(3000);
       expectOneLoopxError(result, "w:index");
       for (const pid of traceLines(trace).map(Number)) expect(processAlive(pid)).toBe(false);
-      expect(describeProcs(survivors(started.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
     });
   });
 
@@ -428,7 +413,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
         process.kill(-pid!, signal);
         const result = await started.result;
         expectOneLoopxError(result, "w:index");
-        expect(describeProcs(survivors(started.tag))).toBe("");
+        expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
       },
     );
 
@@ -504,7 +489,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       expect(result.json.unhandled).toEqual([]);
       // Nothing loopx left behind (timer, child, handle) keeps the consumer alive after the loop.
       expect(result.exitedAt - result.json.breakAt).toBeLessThan(500 + 2000);
-      expect(describeProcs(survivors(result.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(result.tag))).toBe("");
     });
 
     it.concurrent("return() while a three-level tree runs: the whole tree is gone when return() resolves", async ({ expect }) => {
@@ -531,7 +516,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       expect(result.json.p).toBe('resolved:{"done":true}');
       expect(result.json.ms).toBeLessThan(4500);
       expect(result.json.unhandled).toEqual([]);
-      expect(describeProcs(survivors(result.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(result.tag))).toBe("");
     });
 
     it.concurrent("return() on a tree that ignores SIGTERM: SIGKILL after 5 s, nothing survives return()", async ({ expect }) => {
@@ -558,7 +543,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       expect(result.json.ms).toBeGreaterThanOrEqual(4500);
       expect(result.json.ms).toBeLessThan(9000);
       expect(result.json.unhandled).toEqual([]);
-      expect(describeProcs(survivors(result.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(result.tag))).toBe("");
     });
 
     it.concurrent("abort while a three-level tree runs: AbortError only once every level is gone", async ({ expect }) => {
@@ -585,7 +570,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       expect(result.json.ms).toBeLessThan(4500); // SIGTERM ends this tree; no grace period needed
       expect(result.json.next).toBe('{"done":true}');
       expect(result.json.unhandled).toEqual([]);
-      expect(describeProcs(survivors(result.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(result.tag))).toBe("");
     });
 
     it.concurrent("abort on a tree that ignores SIGTERM: AbortError after the 5 s SIGKILL, every level gone by then", async ({ expect }) => {
@@ -610,7 +595,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       expect(result.json.ms).toBeGreaterThanOrEqual(4500);
       expect(result.json.ms).toBeLessThan(9000);
       expect(result.json.unhandled).toEqual([]);
-      expect(describeProcs(survivors(result.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(result.tag))).toBe("");
     });
 
     it.concurrent("runPromise aborted mid-run rejects with AbortError after the tree is gone", async ({ expect }) => {
@@ -631,7 +616,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       expect(result.json.outcome).toBe("AbortError");
       expect(result.json.atRejection).toEqual([false, false, false]);
       expect(result.json.unhandled).toEqual([]);
-      expect(describeProcs(survivors(result.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(result.tag))).toBe("");
     });
 
     it.concurrent("abort and return() racing each other: no unhandled rejection, no survivor", async ({ expect }) => {
@@ -656,7 +641,7 @@ describe.concurrent.each(RUNTIMES)("hardening: process faults ($name)", (runtime
       expect(["rejected:AbortError", 'resolved:{"done":true}']).toContain(result.json.p);
       expect(result.json.after).toEqual([false, false, false]);
       expect(result.json.unhandled).toEqual([]);
-      expect(describeProcs(survivors(result.tag))).toBe("");
+      expect(describeProcs(taggedSurvivors(result.tag))).toBe("");
     });
   });
 });

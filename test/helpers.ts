@@ -232,3 +232,23 @@ export function expectLoopxError(result: RunResult, ...needles: string[]): strin
   expect(result.code).toBe(1);
   return lines[0]!;
 }
+
+/**
+ * Live (non-zombie) processes whose environment holds HARDENING_TAG=<tag>: a test puts a unique tag
+ * in loopx's environment, and every descendant inherits it, known to the test or not.
+ */
+export function taggedSurvivors(tag: string): number[] {
+  const needle = `\0HARDENING_TAG=${tag}\0`;
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    let environ: string;
+    try {
+      environ = `\0${readFileSync(`/proc/${name}/environ`, "latin1")}`;
+    } catch {
+      continue;
+    }
+    if (environ.includes(needle) && processAlive(Number(name))) found.push(Number(name));
+  }
+  return found;
+}

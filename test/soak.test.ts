@@ -19,7 +19,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, isolatedEnv, makeProject, processAlive, runLoopx, tempDir, waitFor } from "./helpers.js";
+import { RUNTIMES, isolatedEnv, makeProject, runLoopx, taggedSurvivors, tempDir, waitFor } from "./helpers.js";
 
 const ITERATIONS = 10_000;
 /** Every 500 iterations from 1,000 on (the first 1,000 are warm-up: JIT, heap growth). */
@@ -97,21 +97,6 @@ async function sample(pid: number, iteration: number): Promise<Sample> {
   return { iteration, rssKb, ...openFds(pid), ...children(pid) };
 }
 
-function survivors(tag: string): number[] {
-  const needle = `\0HARDENING_TAG=${tag}\0`;
-  const found: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    let environ: string;
-    try {
-      environ = `\0${readFileSync(`/proc/${name}/environ`, "latin1")}`;
-    } catch {
-      continue;
-    }
-    if (environ.includes(needle) && processAlive(Number(name))) found.push(Number(name));
-  }
-  return found;
-}
 
 /** ping/pong: read the counter from stdin (empty at the very first iteration), add one, pass it on. */
 function pingPong(self: string, other: string, root: string): string {
@@ -173,6 +158,6 @@ describe.each(RUNTIMES)("soak: 10,000-iteration goto ping-pong ($name)", (runtim
     expect(maxOf(samples, "rssKb")).toBeLessThan(MAX_RSS_KB);
     for (const s of samples) expect(s.fds, `open fds at ${s.iteration} (vs ${samples[0]!.fds} at ${samples[0]!.iteration})`).toBe(samples[0]!.fds);
     expect(Math.max(...samples.map((s) => s.memfds)), "bun stdin memfds awaiting GC").toBeLessThanOrEqual(MAX_LAZY_MEMFDS);
-    expect(survivors(tag)).toEqual([]);
+    expect(taggedSurvivors(tag)).toEqual([]);
   });
 });
