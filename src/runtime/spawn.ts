@@ -1,4 +1,8 @@
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { closeSync, openSync, unlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { isBun } from "./detect.js";
 
 /** What a script process needs: nothing about loops, only how to start it. */
@@ -41,17 +45,36 @@ function failed(error: unknown): ScriptProcess {
   return { pid: undefined, done: Promise.resolve({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError }) };
 }
 
+/**
+ * A read-only fd of an already-unlinked temp file holding `data`, for a child's stdin. Node's
+ * "pipe" stdio is a socketpair, on which `cat /dev/stdin` fails (ENXIO); a file also never blocks
+ * loopx on a script that does not read its input, and leaves nothing on disk.
+ */
+function stdinFile(data: string): number {
+  const path = join(tmpdir(), `loopx-stdin-${process.pid}-${randomBytes(6).toString("hex")}`);
+  writeFileSync(path, data, { mode: 0o600, flag: "wx" });
+  try {
+    return openSync(path, "r");
+  } finally {
+    unlinkSync(path);
+  }
+}
+
 function spawnWithNode(spec: SpawnSpec): ScriptProcess {
   let child;
+  let stdinFd: number | undefined;
   try {
+    stdinFd = spec.stdin === undefined ? undefined : stdinFile(spec.stdin);
     child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
       env: spec.env,
       detached: true, // new session and process group: signals can reach the whole tree
-      stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "inherit"],
+      stdio: [stdinFd ?? "ignore", "pipe", "inherit"],
     });
   } catch (error) {
     return failed(error);
+  } finally {
+    if (stdinFd !== undefined) closeSync(stdinFd); // the child holds its own copy
   }
   const done = new Promise<ScriptExit>((resolve) => {
     const chunks: Buffer[] = [];
@@ -64,11 +87,6 @@ function spawnWithNode(spec: SpawnSpec): ScriptProcess {
     child.on("close", (code, signal) => {
       resolve({ code, signal, stdout: Buffer.concat(chunks), spawnError });
     });
-    if (spec.stdin !== undefined && child.stdin) {
-      // A script that never reads its stdin must not crash loopx with EPIPE.
-      child.stdin.on("error", () => {});
-      child.stdin.end(spec.stdin);
-    }
   });
   return { pid: child.pid, done };
 }
