@@ -331,7 +331,7 @@ describe.concurrent.each(RUNTIMES)("black-box properties ($name)", (runtime) => 
   it("output() in a real script process → the Output the API yields round-trips every valid Output", { timeout: 180_000 }, async ({ expect }) => {
     const count = runtime.name === "node" ? 10 : 30; // a TS script under node+tsx costs ~0.5-1 s
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.oneof({ arbitrary: validOutput, weight: 4 }, { arbitrary: fc.oneof(utf16(), fc.integer(), fc.boolean(), fc.double()), weight: 1 }), { minLength: count, maxLength: count }), async (cases) => {
+      fc.asyncProperty(fc.array(fc.oneof({ arbitrary: validOutput, weight: 4 }, { arbitrary: fc.oneof(utf16(), fc.integer(), fc.boolean(), fc.double({ noNaN: true, noDefaultInfinity: true }) /* must survive cases.json */), weight: 1 }), { minLength: count, maxLength: count }), async (cases) => {
         const dir = consumer(
           `import { runPromise } from "loopx";
            const cases = ${JSON.stringify(cases.length)};
