@@ -1,5 +1,6 @@
 import { open } from "node:fs/promises";
 import { LoopxError } from "../core/errors.js";
+import { MAX_ARCHIVE_BYTES, TOO_LARGE_DOWNLOAD } from "./limits.js";
 import { displayUrl } from "./source.js";
 
 /** A download fails when the server sends nothing (no headers, no body bytes) for this long. */
@@ -19,12 +20,17 @@ function networkReason(error: unknown): string {
     current = (current as { cause?: unknown }).cause;
   }
   if (parts.length === 0) parts.push(String(error));
-  return parts.join(": ").replace(/\s*[\r\n]+\s*/g, " ");
+  return parts
+    .join(": ")
+    .replace(/\s*For more information, pass `verbose: true` in the second argument to fetch\(\)\.?/g, "") // Bun's advice
+    .replace(/\s*[\r\n]+\s*/g, " ");
 }
 
 /**
  * Downloads `url` to `file` with `fetch`, following redirects. A non-2xx final status, a network
- * error, a body cut short, or a server that goes silent for {@link STALL_TIMEOUT_MS} is an error.
+ * error, a body cut short, or a server that goes silent for {@link STALL_TIMEOUT_MS} is an error,
+ * and so is a body (as decoded, if the server compresses it) past {@link MAX_ARCHIVE_BYTES}: refused
+ * from its Content-Length before any of it is read, or as soon as the running total passes it.
  */
 export async function downloadToFile(url: string, file: string): Promise<void> {
   const shown = displayUrl(url);
@@ -50,11 +56,20 @@ export async function downloadToFile(url: string, file: string): Promise<void> {
       const final = response.url && response.url !== url ? ` (redirected to ${displayUrl(response.url)})` : "";
       throw new LoopxError(`cannot download ${shown}: HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}${final}`);
     }
+    const tooLarge = new LoopxError(`cannot download ${shown}: ${TOO_LARGE_DOWNLOAD}`);
+    const announced = Number(response.headers.get("content-length") ?? Number.NaN);
+    if (announced > MAX_ARCHIVE_BYTES) {
+      await response.body?.cancel().catch(() => undefined);
+      throw tooLarge;
+    }
     arm();
+    let received = 0;
     try {
       if (response.body) {
         for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
           arm();
+          received += chunk.byteLength;
+          if (received > MAX_ARCHIVE_BYTES) throw tooLarge; // leaving the loop cancels the body
           try {
             await output.write(chunk);
           } catch (error) {

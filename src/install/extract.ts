@@ -1,7 +1,10 @@
-import { lstatSync, readdirSync } from "node:fs";
+import { closeSync, createReadStream, lstatSync, openSync, readSync, readdirSync } from "node:fs";
 import { join, posix } from "node:path";
+import type { Readable } from "node:stream";
+import { createGunzip } from "node:zlib";
 import * as tar from "tar";
 import { LoopxError } from "../core/errors.js";
+import { MAX_ARCHIVE_BYTES, MAX_ARCHIVE_ENTRIES, TOO_LARGE_EXPANDED, TOO_MANY_ENTRIES } from "./limits.js";
 import { unsafeEntries } from "./tree.js";
 
 const ALLOWED_TYPES = new Set(["File", "OldFile", "ContiguousFile", "Directory", "GNUDumpDir", "SymbolicLink", "Link"]);
@@ -68,41 +71,167 @@ function archiveError(error: unknown): string {
   return message.replace(/^TAR_BAD_ARCHIVE:\s*/, "").replace(/\s*[\r\n]+\s*/g, " ");
 }
 
+/** Why the stream is not a valid .tar.gz at the gzip level: a corrupt gzip stream, or one compressed twice. */
+class BadArchive extends Error {}
+
+function startsWithGzipMagic(file: string): boolean {
+  const fd = openSync(file, "r");
+  try {
+    const magic = Buffer.alloc(2);
+    return readSync(fd, magic, 0, 2, 0) === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Ends a pump early with a refusal (a limit or an entry check). */
+type Refuse = (reason: string) => void;
+
+/**
+ * Streams the archive `file` into `sink` (a node-tar Parser or UnpackSync), gunzipping it here when it
+ * is gzipped so that every expanded byte is counted, with backpressure, so nothing is held in
+ * memory. Resolves with the refusal passed to `refuse` (which stops reading at once), with
+ * {@link TOO_LARGE_EXPANDED} as soon as the expanded stream passes {@link MAX_ARCHIVE_BYTES}, or with
+ * undefined once `sink` has closed. Nothing after the tar end-of-archive blocks is given to `sink`
+ * (node-tar would keep all of it in memory); with `countTrailing` those bytes are still expanded
+ * and counted, so the limit covers the whole stream. Rejects with {@link BadArchive} for a corrupt
+ * gzip stream or an archive compressed twice (node-tar would expand the inner layer uncounted), and
+ * with `sink`'s own error otherwise.
+ */
+function pumpArchive(file: string, countTrailing: boolean, makeSink: (refuse: Refuse) => tar.Parser): Promise<string | undefined> {
+  const gzipped = startsWithGzipMagic(file);
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let expanded = 0;
+    let head = Buffer.alloc(0); // the first two expanded bytes
+    let sawEnd = false;
+    let sinkClosed = false;
+    let sourceEnded = false;
+    const input = createReadStream(file);
+    const gunzip = gzipped ? createGunzip() : undefined;
+    const source: Readable = gunzip ? input.pipe(gunzip) : input;
+    const finish = (error: Error | undefined, refusal?: string): void => {
+      if (settled) return;
+      settled = true;
+      input.destroy();
+      gunzip?.destroy();
+      if (error) reject(error);
+      else resolve(refusal);
+    };
+    const maybeDone = (): void => {
+      if (sinkClosed && (sourceEnded || !countTrailing)) finish(undefined);
+    };
+    const sink = makeSink((reason) => finish(undefined, reason));
+    sink.on("error", (error: Error) => finish(error));
+    sink.on("close", () => {
+      sinkClosed = true;
+      maybeDone();
+    });
+    sink.on("eof", () => {
+      if (sawEnd) return;
+      sawEnd = true;
+      process.nextTick(() => {
+        try {
+          sink.end();
+        } catch (error) {
+          finish(error as Error);
+        }
+      });
+      if (countTrailing) source.resume();
+      else {
+        input.destroy();
+        gunzip?.destroy();
+      }
+    });
+    input.on("error", (error) => finish(error));
+    gunzip?.on("error", (error) => finish(new BadArchive(`zlib: ${archiveError(error)}`)));
+    source.on("data", (chunk: Buffer) => {
+      if (settled) return;
+      if (gzipped && head.length < 2) {
+        head = Buffer.concat([head, chunk.subarray(0, 2 - head.length)]);
+        if (head.length === 2 && head[0] === 0x1f && head[1] === 0x8b) return finish(new BadArchive("it is compressed twice"));
+      }
+      expanded += chunk.length;
+      if (expanded > MAX_ARCHIVE_BYTES) return finish(undefined, TOO_LARGE_EXPANDED);
+      if (sawEnd) return; // after the end-of-archive blocks: counted, never parsed
+      let flowing: boolean;
+      try {
+        flowing = sink.write(chunk);
+      } catch (error) {
+        return finish(error as Error);
+      }
+      if (!flowing) {
+        source.pause();
+        sink.once("drain", () => source.resume());
+      }
+    });
+    source.on("end", () => {
+      sourceEnded = true;
+      try {
+        if (!sawEnd) sink.end();
+      } catch (error) {
+        return finish(error as Error);
+      }
+      maybeDone();
+    });
+  });
+}
+
 /**
  * Extracts the gzipped tarball `file` into `dest` (an empty directory) with node-tar. The whole
- * archive is validated by a listing pass first, so a hostile archive writes nothing at all; the
- * extraction pass applies the same checks again and runs in strict mode (any tar warning is an
- * error). Finally the extracted tree is checked for symlinks that escape through other links.
+ * archive is validated by a listing pass first — the entry checks, and the limits: at most
+ * {@link MAX_ARCHIVE_ENTRIES} entries, and at most {@link MAX_ARCHIVE_BYTES} expanded (anticipated
+ * from each entry's declared size, and counted as the stream is decompressed) — so a hostile
+ * archive writes nothing at all; the extraction pass applies the same entry checks again and runs
+ * in strict mode (any tar warning is an error). Finally the extracted tree is checked for symlinks
+ * that escape through other links.
  */
 export async function extractTarball(file: string, dest: string, shown: string): Promise<void> {
+  // zstd/brotli detection off (gzip is decompressed by pumpArchive itself).
+  const formats = { strict: true, zstd: false, brotli: false } as const;
   let refused: string | undefined;
   const listChecker = new EntryChecker();
   try {
-    await tar.t({
-      file,
-      strict: true,
-      onReadEntry: (entry) => {
-        refused ??= listChecker.check(entry.path, entry.type, entry.linkpath);
-      },
+    refused = await pumpArchive(file, true, (refuse) => {
+      let entries = 0;
+      let declared = 0;
+      return new tar.Parser({
+        ...formats,
+        onReadEntry: (entry) => {
+          entry.resume();
+          entries += 1;
+          declared += entry.size ?? 0;
+          if (entries > MAX_ARCHIVE_ENTRIES) return refuse(TOO_MANY_ENTRIES);
+          if (declared > MAX_ARCHIVE_BYTES) return refuse(TOO_LARGE_EXPANDED);
+          const reason = listChecker.check(entry.path, entry.type, entry.linkpath);
+          if (reason !== undefined) refuse(reason);
+        },
+      });
     });
   } catch (error) {
     throw new LoopxError(`cannot extract ${shown}: not a valid .tar.gz archive (${archiveError(error)})`);
   }
   if (refused) throw new LoopxError(`refusing to install ${shown}: ${refused}`);
 
+  // UnpackSync does each chunk's file writes synchronously (several times faster than Unpack for
+  // many small files); the event loop still turns between chunks, so a signal is handled at once.
   const extractChecker = new EntryChecker();
   try {
-    await tar.x({
+    await pumpArchive(
       file,
-      cwd: dest,
-      strict: true,
-      preserveOwner: false,
-      filter: (path, entry) => {
-        const reason = extractChecker.check(path, (entry as tar.ReadEntry).type, (entry as tar.ReadEntry).linkpath);
-        refused ??= reason;
-        return reason === undefined;
-      },
-    });
+      false,
+      () =>
+        new tar.UnpackSync({
+          ...formats,
+          cwd: dest,
+          preserveOwner: false,
+          filter: (path, entry) => {
+            const reason = extractChecker.check(path, (entry as tar.ReadEntry).type, (entry as tar.ReadEntry).linkpath);
+            refused ??= reason;
+            return reason === undefined;
+          },
+        }),
+    );
   } catch (error) {
     throw new LoopxError(`cannot extract ${shown}: ${archiveError(error)}`);
   }
