@@ -26,6 +26,7 @@ import { RUNTIMES, isolatedEnv, makeProject, runLoopx, tempDir, type Runtime } f
 import {
   installEnv,
   listDir,
+  listenOnLoopback,
   makeBareRepo,
   rawTarGz,
   snapshot,
@@ -128,17 +129,7 @@ async function startRawServer(respond: (socket: Socket, path: string) => void): 
       respond(socket, path);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    requests,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
+  return listenOnLoopback(server, sockets, requests);
 }
 
 function responseHead(contentLength: number): string {
