@@ -6,7 +6,6 @@ import { warnToStderr } from "../runtime/stderr.js";
 import type { ScriptSupervisor } from "../runtime/supervisor.js";
 import { VERSION } from "../version.js";
 
-export { warnToStderr };
 
 /**
  * The workflow-level version check (spec §3.2), run by the engine once per workflow on its first

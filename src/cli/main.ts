@@ -1,5 +1,6 @@
 import { Cli, type CommandClass } from "clipanion";
 import { LoopxError, UsageError } from "../core/errors.js";
+import { warnToStderr } from "../runtime/stderr.js";
 import { COMMAND_USAGE, INSTALL_HELP, TOP_LEVEL_HELP } from "./help-text.js";
 
 /**
@@ -150,7 +151,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (command === "run" && hasHelpFlag(args)) {
     const { runHelp } = await import("./help.js");
-    stdout.write(runHelp(process.cwd(), (message) => process.stderr.write(`loopx: warning: ${message}\n`)));
+    stdout.write(runHelp(process.cwd(), warnToStderr));
     return 0;
   }
   if (command === "install" && hasHelpFlag(args)) {

@@ -7,6 +7,7 @@ import { lstatSync, mkdirSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LoopxError } from "../core/errors.js";
+import { warnToStderr } from "../runtime/stderr.js";
 import { VERSION } from "../version.js";
 import { classifySource, selectWorkflows } from "./classify.js";
 import { Cleanup } from "./cleanup.js";
@@ -31,7 +32,7 @@ export interface InstallIO {
 
 const defaultIO: InstallIO = {
   stdout: (line) => process.stdout.write(`${line}\n`),
-  warn: (message) => process.stderr.write(`loopx: warning: ${message}\n`),
+  warn: warnToStderr,
 };
 
 /** Whether `.loopx/` exists; an error if something that is not a directory is in the way. */

@@ -2,12 +2,10 @@ import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
 import { isStandalone } from "./detect.js";
+import { warnToStderr as warn } from "./stderr.js";
 
 const DEPENDENCY_FIELDS = ["dependencies", "devDependencies", "optionalDependencies"] as const;
 
-function warn(message: string): void {
-  process.stderr.write(`loopx: warning: ${message}\n`);
-}
 
 /**
  * The project-local loopx to delegate to (spec §3.2), or undefined to run this one. The project
