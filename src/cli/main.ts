@@ -19,14 +19,30 @@ const COMMANDS: Record<string, () => Promise<CommandClass[]>> = {
 };
 const SUBCOMMANDS = Object.keys(COMMANDS);
 
-/** The options each subcommand accepts; anything else that looks like an option is an error. */
-const OPTIONS: Record<string, { value: string[]; flag: string[] }> = {
-  run: { value: ["-n", "-e"], flag: [] },
-  output: { value: ["--result", "--goto"], flag: ["--stop"] },
-  install: { value: ["-w", "--workflow"], flag: ["-y"] },
-  version: { value: [], flag: [] },
-  env: { value: [], flag: [] },
-};
+/** An option a subcommand accepts, as its clipanion command class declares it. */
+export interface OptionGrammar {
+  /** Value options: each takes the next token verbatim (`-n 5`, `--result -x`). */
+  value: string[];
+  /** Options that take no value (counters, booleans). */
+  flag: string[];
+}
+
+/**
+ * The options `commands` declare, read from clipanion's own definitions of the registered classes:
+ * every option is declared once, in its command class (with a description; clipanion lists
+ * described options only). Adding an option to a command class is all the dispatcher needs.
+ */
+export function optionGrammar(commands: CommandClass[]): OptionGrammar {
+  const grammar: OptionGrammar = { value: [], flag: [] };
+  for (const definition of createCli(commands).definitions()) {
+    for (const option of definition.options) {
+      // "-w,--workflow #0": the names, then one "#<n>" per value the option takes.
+      const [names, ...values] = option.definition.split(" ");
+      (values.length > 0 ? grammar.value : grammar.flag).push(...names!.split(","));
+    }
+  }
+  return grammar;
+}
 
 const ENV_USAGE: Record<string, string> = {
   set: "loopx env set <name> <value>",
@@ -73,8 +89,7 @@ function attachOptionValues(args: string[], valueOptions: string[]): string[] {
  * Rejects unknown options and value options missing their value, naming the token, wherever it
  * stands on the line (clipanion reports some of these only as "command not found").
  */
-function checkOptions(command: string, args: string[]): void {
-  const { value, flag } = OPTIONS[command]!;
+function checkOptions(command: string, args: string[], { value, flag }: OptionGrammar): void {
   const hint = command === "run" || command === "install" ? ` (see 'loopx ${command} -h')` : "";
   for (const token of args) {
     if (token === "--") return;
@@ -158,16 +173,18 @@ export async function main(argv: string[]): Promise<number> {
     stdout.write(INSTALL_HELP);
     return 0;
   }
-  let rest = attachOptionValues(args, OPTIONS[command]!.value);
+  const commands = await COMMANDS[command]!();
+  const grammar = optionGrammar(commands);
+  let rest = attachOptionValues(args, grammar.value);
   if (command === "env" && !isHelpFlag(rest[0] ?? "")) {
     rest = envArguments(rest);
   } else if (hasHelpFlag(rest)) {
     stdout.write(COMMAND_USAGE[command] ?? TOP_LEVEL_HELP);
     return 0;
   }
-  checkOptions(command, rest);
+  checkOptions(command, rest, grammar);
 
-  const cli = createCli(await COMMANDS[command]!());
+  const cli = createCli(commands);
   let parsed;
   try {
     parsed = cli.process([command, ...rest]);

@@ -7,9 +7,10 @@ import { single } from "../options.js";
  */
 export class InstallCommand extends Command {
   static override paths = [["install"]];
+  static override usage = Command.Usage({ description: "Install workflows from git or a tarball" });
 
-  workflow = Option.Array("-w,--workflow");
-  yes = Option.Counter("-y", 0);
+  workflow = Option.Array("-w,--workflow", { description: "Install only this workflow" });
+  yes = Option.Counter("-y", 0, { description: "Replace an existing workflow / ignore a version mismatch" });
   sources = Option.Rest();
 
   async execute(): Promise<number> {

@@ -6,10 +6,11 @@ import { single } from "../options.js";
 /** `loopx output`: serializes flags to structured output JSON; no goto validation (spec §4.3). */
 export class OutputCommand extends Command {
   static override paths = [["output"]];
+  static override usage = Command.Usage({ description: "Print structured output (for bash scripts)" });
 
-  result = Option.Array("--result");
-  goto = Option.Array("--goto");
-  stop = Option.Counter("--stop", 0);
+  result = Option.Array("--result", { description: "The result passed on" });
+  goto = Option.Array("--goto", { description: "The next target" });
+  stop = Option.Counter("--stop", 0, { description: "End the loop" });
 
   async execute(): Promise<number> {
     const result = single(this.result, "--result");

@@ -8,9 +8,11 @@ import { parseCount, single } from "../options.js";
  */
 export class RunCommand extends Command {
   static override paths = [["run"]];
+  static override usage = Command.Usage({ description: "Run a workflow's script in a loop" });
 
-  maxIterations = Option.Array("-n");
-  envFile = Option.Array("-e");
+  // Every option is declared here once: the dispatcher reads them from this class (main.ts).
+  maxIterations = Option.Array("-n", { description: "Stop after <count> script executions" });
+  envFile = Option.Array("-e", { description: "Env file merged over the global env" });
   targets = Option.Rest();
 
   async execute(): Promise<number> {
