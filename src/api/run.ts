@@ -17,6 +17,19 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** The project root (where `.loopx/` is); defaults to process.cwd() at call time. */
   cwd?: string;
+  /**
+   * Time limit for each script execution, in milliseconds (loopx's own addition). On expiry the
+   * script's process group is terminated and the loop rejects with an error named "TimeoutError".
+   */
+  timeout?: number;
+  /** Time limit for the whole run, in milliseconds (loopx's own addition); as `timeout` on expiry. */
+  maxTime?: number;
+}
+
+/** What the run's parts are asked for; validated with the engine, before the first script. */
+interface Limits {
+  timeout: unknown;
+  maxTime: unknown;
 }
 
 function abortError(signal: AbortSignal): unknown {
@@ -29,12 +42,14 @@ function abortError(signal: AbortSignal): unknown {
  */
 export function run(target: string, options?: RunOptions): AsyncGenerator<Output, void, undefined> {
   let request: LoopRequest | undefined;
+  let limits: Limits = { timeout: undefined, maxTime: undefined };
   let signal: AbortSignal | undefined;
   let setupError: unknown;
   try {
     const cwd = options?.cwd ?? process.cwd();
     const envFile = options?.envFile;
     signal = options?.signal;
+    limits = { timeout: options?.timeout, maxTime: options?.maxTime };
     request = {
       target,
       maxIterations: options?.maxIterations,
@@ -46,7 +61,7 @@ export function run(target: string, options?: RunOptions): AsyncGenerator<Output
   } catch (error) {
     setupError = error instanceof Error ? error : new LoopxError(String(error));
   }
-  return new LoopGenerator(request, signal, setupError);
+  return new LoopGenerator(request, limits, signal, setupError);
 }
 
 /** Runs a loop to its end and resolves with every Output (spec §9.2); rejects on any error. */
@@ -60,14 +75,16 @@ export async function runPromise(target: string, options?: RunOptions): Promise<
  * The engine, loaded when iteration begins: scripts import this module (for output/input) on every
  * iteration, and must not pay for discovery, env files, semver, the script runner or run parts.
  */
-async function* lazyLoop(request: LoopRequest, owner: LoopGenerator): AsyncGenerator<Output, void, undefined> {
-  const [{ runLoop }, { createLoopHost }, { createRunSession }, { runParts }] = await Promise.all([
+async function* lazyLoop(request: LoopRequest, limits: Limits, owner: LoopGenerator): AsyncGenerator<Output, void, undefined> {
+  const [{ runLoop }, { createLoopHost }, { createRunSession }, { runParts }, { checkLimit }] = await Promise.all([
     import("../core/loop.js"),
     import("./loop-host.js"),
     import("../runtime/run-session-factory.js"),
     import("../runtime/parts/index.js"),
+    import("../core/duration.js"),
   ]);
-  const session = createRunSession(owner.supervisor, { parts: runParts({}) });
+  const features = { timeout: checkLimit(limits.timeout, "timeout"), maxTime: checkLimit(limits.maxTime, "maxTime") };
+  const session = createRunSession(owner.supervisor, { parts: runParts(features) });
   owner.attach(session);
   yield* runLoop(request, createLoopHost(owner.supervisor), session);
 }
@@ -93,10 +110,11 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
 
   constructor(
     request: LoopRequest | undefined,
+    limits: Limits,
     private readonly signal: AbortSignal | undefined,
     private setupError: unknown,
   ) {
-    if (request) this.inner = lazyLoop(request, this);
+    if (request) this.inner = lazyLoop(request, limits, this);
     if (signal?.aborted) this.aborted = true;
     else signal?.addEventListener("abort", this.onAbort, { once: true });
   }
@@ -143,6 +161,10 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
     } catch (error) {
       if (this.aborted) return this.fail(await this.abortedError());
       if (this.returned) return { done: true, value: undefined };
+      // A time limit ended the run: the script it killed (or the one it kept from starting) is
+      // not the error, the TimeoutError is.
+      const cancelled = this.session?.cancellation;
+      if (cancelled?.reason === "timed-out") return this.fail(cancelled.error);
       return this.fail(error);
     } finally {
       this.driving = false;

@@ -1,3 +1,4 @@
+import { parseDuration } from "../core/duration.js";
 import { UsageError } from "../core/errors.js";
 
 /** The one value of a flag that may appear at most once (the spec rejects repeats). */
@@ -14,4 +15,11 @@ export function parseCount(value: string, flag: string): number {
     throw new UsageError(`${flag} needs a non-negative integer, got ${JSON.stringify(value)}`);
   }
   return count;
+}
+
+/** Parses a time limit (`--timeout 20m`): milliseconds, or a usage error naming the option. */
+export function parseDurationOption(value: string, flag: string): number {
+  const parsed = parseDuration(value);
+  if (!parsed.ok) throw new UsageError(`${flag}: ${parsed.error}`);
+  return parsed.ms;
 }

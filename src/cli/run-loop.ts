@@ -5,7 +5,7 @@ import { runLoop } from "../core/loop.js";
 import { createLoopHost } from "../api/loop-host.js";
 import { loopxBin } from "../runtime/detect.js";
 import { createHeapKeeper } from "../runtime/heap.js";
-import { runParts } from "../runtime/parts/index.js";
+import { runParts, type RunFeatures } from "../runtime/parts/index.js";
 import { createRunSession } from "../runtime/run-session-factory.js";
 import { ScriptSupervisor } from "../runtime/supervisor.js";
 
@@ -14,10 +14,10 @@ import { ScriptSupervisor } from "../runtime/supervisor.js";
  * turns SIGINT/SIGTERM into a cancellation of the run — forward to the group, grace, SIGKILL, then
  * the run's parts end, then exit 128+N (spec §7.3).
  */
-export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; argv?: string[] }): Promise<number> {
+export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; argv?: string[]; features?: Omit<RunFeatures, "argv"> }): Promise<number> {
   const projectRoot = process.cwd();
   const supervisor = new ScriptSupervisor();
-  const session = createRunSession(supervisor, { argv: options.argv, parts: runParts({ argv: options.argv }) });
+  const session = createRunSession(supervisor, { argv: options.argv, parts: runParts({ ...options.features, argv: options.argv }) });
 
   const onSignal = (signal: NodeJS.Signals) => {
     void session.cancel({ reason: "interrupted", signal, exitCode: 128 + constants.signals[signal], message: `interrupted by ${signal}` });

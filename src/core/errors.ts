@@ -3,11 +3,15 @@
  * (`loopx: <message>`) and an exit code; none of them should ever surface as a stack trace.
  */
 export class LoopxError extends Error {
-  /** Process exit code the CLI uses for this error (spec §12: 1 for every error). */
-  readonly exitCode: number = 1;
-  constructor(message: string) {
+  /**
+   * Process exit code the CLI uses for this error (spec §12: 1 for every error; loopx's own
+   * additions may choose another, as TimeoutError's 124).
+   */
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 1) {
     super(message);
     this.name = "LoopxError";
+    this.exitCode = exitCode;
   }
 }
 
@@ -28,5 +32,16 @@ export class ScriptFailedError extends LoopxError {
   ) {
     super(message);
     this.name = "ScriptFailedError";
+  }
+}
+
+/**
+ * A time limit expired (`--timeout` / `--max-time`, RunOptions.timeout / maxTime): loopx's own
+ * addition. Exit code 124, the convention of timeout(1).
+ */
+export class TimeoutError extends LoopxError {
+  constructor(message: string) {
+    super(message, 124);
+    this.name = "TimeoutError";
   }
 }
