@@ -29,6 +29,12 @@ export interface RunEnd {
   signal?: NodeJS.Signals;
   /** The error the run ends with, when there is one (rethrown by the driver). */
   error?: unknown;
+  /**
+   * For parts: when the grace period of the cancellation's termination ends (ms since 1970), if a
+   * script's group was being terminated. Parts that end processes too share it (a Ctrl-C still
+   * ends the run within one grace period).
+   */
+  graceEndsAt?: number;
 }
 
 /** A cancellation requested from outside the engine. The first one decides how the run ends. */
@@ -75,6 +81,8 @@ export interface RunPart {
 export interface RunSessionOptions {
   /** Terminates the running script's process group: forward, grace, SIGKILL. Resolves when gone. */
   terminate(signal: NodeJS.Signals): Promise<void>;
+  /** When the grace period of that termination ends (ms since 1970), if one is running. */
+  graceEndsAt?(): number | undefined;
   warn(message: string): void;
   parts?: RunPart[];
   /** Facts for `run.start` that only the driver knows. */
@@ -262,9 +270,11 @@ export class RunSession implements RunControls {
         }
       : seen;
     if (this.termination) await this.termination;
+    const graceEndsAt = this.options.graceEndsAt?.();
+    const partEnd: RunEnd = graceEndsAt === undefined ? end : { ...end, graceEndsAt };
     for (const part of this.began.reverse()) {
       try {
-        await part.end?.(end);
+        await part.end?.(partEnd);
       } catch (error) {
         this.warn(error instanceof Error ? error.message : String(error));
       }

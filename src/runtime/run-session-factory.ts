@@ -8,6 +8,7 @@ import type { ScriptSupervisor } from "./supervisor.js";
 export function createRunSession(supervisor: ScriptSupervisor, options: { argv?: string[]; parts?: RunPart[] } = {}): RunSession {
   return new RunSession({
     terminate: (signal) => supervisor.terminate(signal),
+    graceEndsAt: () => supervisor.graceEndsAt,
     warn: warnToStderr,
     runtime: isStandalone ? "binary" : isBun ? "bun" : "node",
     version: VERSION,

@@ -30,6 +30,11 @@ export interface ScriptProcess {
   pid: number | undefined;
   /** Resolves when the child has exited and its stdout has been read to the end. Never rejects. */
   done: Promise<ScriptExit>;
+  /**
+   * Stops reading stdout: `done` then resolves once the child has exited, without waiting for an
+   * end of stdout that a process outside the group (a stray holding the pipe) may delay forever.
+   */
+  stopReading(): void;
 }
 
 /**
@@ -42,7 +47,7 @@ export function spawnScript(spec: SpawnSpec): ScriptProcess {
 
 function failed(error: unknown): ScriptProcess {
   const spawnError = error instanceof Error ? error : new Error(String(error));
-  return { pid: undefined, done: Promise.resolve({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError }) };
+  return { pid: undefined, done: Promise.resolve({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError }), stopReading() {} };
 }
 
 /**
@@ -88,7 +93,7 @@ function spawnWithNode(spec: SpawnSpec): ScriptProcess {
       resolve({ code, signal, stdout: Buffer.concat(chunks), spawnError });
     });
   });
-  return { pid: child.pid, done };
+  return { pid: child.pid, done, stopReading: () => child.stdout!.destroy() };
 }
 
 interface BunSubprocess {
@@ -118,9 +123,20 @@ function spawnWithBun(spec: SpawnSpec): ScriptProcess {
   } catch (error) {
     return failed(error);
   }
+  // Read chunk by chunk (not `new Response(stdout)`) so that stopReading() can cancel the read
+  // and close loopx's end of the pipe: a pending read would keep the process alive.
+  const reader = proc.stdout.getReader();
+  const chunks: Uint8Array[] = [];
+  const readAll = async (): Promise<void> => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      chunks.push(value);
+    }
+  };
   const done = (async (): Promise<ScriptExit> => {
-    const [stdout] = await Promise.all([new Response(proc.stdout).arrayBuffer(), proc.exited]);
-    return { code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode, stdout: Buffer.from(stdout) };
+    await Promise.all([readAll(), proc.exited]);
+    return { code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode, stdout: Buffer.concat(chunks) };
   })().catch((error: unknown) => ({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError: error as Error }));
-  return { pid: proc.pid, done };
+  return { pid: proc.pid, done, stopReading: () => void reader.cancel().catch(() => undefined) };
 }

@@ -20,6 +20,15 @@ export class SupervisorStoppedError extends Error {
 export class ScriptSupervisor {
   private active: ScriptProcess | undefined;
   private termination: Promise<void> | undefined;
+  private killAt: number | undefined;
+
+  /**
+   * When the running termination's grace period ends (ms since 1970; the group is SIGKILLed then),
+   * undefined if no group was being terminated. Whatever else must end with the run shares it.
+   */
+  get graceEndsAt(): number | undefined {
+    return this.killAt;
+  }
 
   /** True once `terminate` has been called. */
   get stopped(): boolean {
@@ -59,9 +68,12 @@ export class ScriptSupervisor {
       return this.termination;
     }
     signalGroup(pgid, signal);
+    this.killAt = Date.now() + graceMs;
     this.termination = (async () => {
       const exitedInTime = await waitForGroupExit(pgid, graceMs);
       if (!exitedInTime) signalGroup(pgid, "SIGKILL");
+      // The group is gone; a process that left it may still hold stdout (the strays part ends it).
+      proc!.stopReading();
       await proc!.done;
       // SIGKILL cannot be ignored; wait briefly for the kernel to finish tearing the group down.
       if (groupAlive(pgid)) await waitForGroupExit(pgid, 1000);

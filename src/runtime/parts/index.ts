@@ -1,4 +1,5 @@
 import type { RunPart } from "../../core/run-session.js";
+import { strays } from "./strays.js";
 import { timeLimits } from "./time-limits.js";
 
 /**
@@ -23,5 +24,7 @@ export function runParts(features: RunFeatures): RunPart[] {
   if (features.timeout !== undefined || features.maxTime !== undefined) {
     parts.push(timeLimits({ timeout: features.timeout, maxTime: features.maxTime }));
   }
+  // Every run: it scans once, when the run ends, and never per iteration.
+  parts.push(strays());
   return parts;
 }
