@@ -4,6 +4,27 @@ import { closeSync, openSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isBun } from "./detect.js";
+import { groupAlive } from "./process-group.js";
+
+/**
+ * Called once the script itself has exited while its stdout is still open: as long as a process
+ * of its group lives, the spec's "read stdout to the end" holds; once the whole group is gone,
+ * whatever still holds the pipe has left the group (a setsid child, a daemon) and may hold it for
+ * ever, so reading stops with what was written so far (once nothing more arrives: `chunks` has
+ * not grown for one interval). Returns a cancel for when stdout ends.
+ */
+function stopReadingOnceGroupGone(pgid: number, chunks: unknown[], stopReading: () => void): () => void {
+  let seen = chunks.length;
+  const timer = setInterval(() => {
+    const quiet = chunks.length === seen;
+    seen = chunks.length;
+    if (quiet && !groupAlive(pgid)) {
+      clearInterval(timer);
+      stopReading();
+    }
+  }, 50);
+  return () => clearInterval(timer);
+}
 
 /** What a script process needs: nothing about loops, only how to start it. */
 export interface SpawnSpec {
@@ -84,12 +105,17 @@ function spawnWithNode(spec: SpawnSpec): ScriptProcess {
   const done = new Promise<ScriptExit>((resolve) => {
     const chunks: Buffer[] = [];
     let spawnError: Error | undefined;
+    let stopWatching: (() => void) | undefined;
     child.stdout!.on("data", (chunk: Buffer) => chunks.push(chunk));
     child.on("error", (error) => {
       spawnError = error;
     });
-    // 'close' fires after exit and after stdout has ended.
+    child.on("exit", () => {
+      if (!child.stdout!.readableEnded && child.pid !== undefined) stopWatching = stopReadingOnceGroupGone(child.pid, chunks, () => child.stdout!.destroy());
+    });
+    // 'close' fires after exit and after stdout has ended (or was destroyed).
     child.on("close", (code, signal) => {
+      stopWatching?.();
       resolve({ code, signal, stdout: Buffer.concat(chunks), spawnError });
     });
   });
@@ -127,16 +153,25 @@ function spawnWithBun(spec: SpawnSpec): ScriptProcess {
   // and close loopx's end of the pipe: a pending read would keep the process alive.
   const reader = proc.stdout.getReader();
   const chunks: Uint8Array[] = [];
+  let ended = false;
   const readAll = async (): Promise<void> => {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) return;
+      if (done) break;
       chunks.push(value);
     }
+    ended = true;
   };
+  const stopReading = () => void reader.cancel().catch(() => undefined);
   const done = (async (): Promise<ScriptExit> => {
-    await Promise.all([readAll(), proc.exited]);
+    const reading = readAll();
+    await proc.exited;
+    if (!ended) {
+      const stopWatching = stopReadingOnceGroupGone(proc.pid, chunks, stopReading);
+      await reading.finally(stopWatching);
+    }
+    await reading;
     return { code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode, stdout: Buffer.concat(chunks) };
   })().catch((error: unknown) => ({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError: error as Error }));
-  return { pid: proc.pid, done, stopReading: () => void reader.cancel().catch(() => undefined) };
+  return { pid: proc.pid, done, stopReading };
 }
