@@ -17,6 +17,23 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** The project root (where `.loopx/` is); defaults to process.cwd() at call time. */
   cwd?: string;
+  /**
+   * Variables for every script of this run (loopx's own addition, not in the spec). Copied when
+   * `run()` / `runPromise()` is called: changing the object afterwards has no effect. Merged over
+   * the inherited environment, the global env file and `envFile`; loopx's own variables
+   * (`LOOPX_BIN`, `LOOPX_PROJECT_ROOT`, `LOOPX_WORKFLOW`, `LOOPX_TMPDIR`, `LOOPX_RUN_ID`,
+   * `LOOPX_ITERATION`) still win. Anything but a plain object of strings (an array, `null`, a
+   * non-string value) makes `run()` throw on its first `next()` and `runPromise()` reject, naming
+   * the bad key. Use it instead of mutating `process.env`, which concurrent runs would share.
+   */
+  env?: Record<string, string>;
+}
+
+/** RunOptions.env copied now (own enumerable keys); anything else is kept for the engine to reject. */
+function snapshotEnv(env: unknown): unknown {
+  if (env === null || typeof env !== "object" || Array.isArray(env)) return env;
+  const proto = Object.getPrototypeOf(env);
+  return proto === Object.prototype || proto === null ? { ...env } : env;
 }
 
 function abortError(signal: AbortSignal): unknown {
@@ -38,6 +55,7 @@ export function run(target: string, options?: RunOptions): AsyncGenerator<Output
     request = {
       target,
       maxIterations: options?.maxIterations,
+      env: snapshotEnv(options?.env),
       envFile: envFile === undefined ? undefined : isAbsolute(envFile) ? envFile : resolve(cwd, envFile),
       projectRoot: resolve(cwd),
       baseEnv: { ...process.env },

@@ -1,4 +1,5 @@
 import type { RunPart } from "../../core/run-session.js";
+import { TmpdirPart } from "./tmpdir.js";
 
 /**
  * The run features a run asks for, from the CLI's options or the API's RunOptions. Both drivers
@@ -14,6 +15,7 @@ export interface RunFeatures {
  * asked for adds no part, and so costs nothing.
  */
 export function runParts(_features: RunFeatures): RunPart[] {
-  const parts: RunPart[] = [];
+  // Always on: every run that starts a script has its own LOOPX_TMPDIR.
+  const parts: RunPart[] = [new TmpdirPart()];
   return parts;
 }
