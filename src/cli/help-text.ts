@@ -53,5 +53,9 @@ Options:
   -n <count>   Stop after <count> script executions (goto hops count); 0 only validates
   -e <path>    Env file merged over the global env ($XDG_CONFIG_HOME/loopx/env)
   -h, --help   Show this help
+
+Scripts get LOOPX_BIN, LOOPX_PROJECT_ROOT and LOOPX_WORKFLOW, and (loopx's own additions)
+LOOPX_TMPDIR (the run's private scratch directory, removed when the run ends), LOOPX_RUN_ID
+(the run's id) and LOOPX_ITERATION (this script execution's number, counted as -n counts).
 `;
 

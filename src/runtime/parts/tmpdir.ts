@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, unlinkSync, type Stats } from "node:fs";
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, unlinkSync, type BigIntStats } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { LoopxError } from "../../core/errors.js";
@@ -20,7 +20,7 @@ function osReason(error: unknown): string {
   return code && !message.includes(code) ? `${code}: ${message}` : message;
 }
 
-function kindOf(stat: Stats): string {
+function kindOf(stat: BigIntStats): string {
   if (stat.isFile()) return "a file";
   if (stat.isFIFO()) return "a FIFO";
   if (stat.isSocket()) return "a socket";
@@ -68,7 +68,8 @@ function removeTree(root: string): void {
 
 export class TmpdirPart implements RunPart {
   private path: string | undefined;
-  private identity: { dev: number; ino: number } | undefined;
+  /** Device, inode and (where the filesystem records it) birth time: inodes are reused at once. */
+  private identity: { dev: bigint; ino: bigint; birth: bigint } | undefined;
   private controls: RunControls | undefined;
 
   begin(controls: RunControls): Record<string, string> {
@@ -82,8 +83,8 @@ export class TmpdirPart implements RunPart {
     }
     try {
       chmodSync(path, 0o700);
-      const stat = lstatSync(path);
-      this.identity = { dev: stat.dev, ino: stat.ino };
+      const stat = lstatSync(path, { bigint: true });
+      this.identity = { dev: stat.dev, ino: stat.ino, birth: stat.birthtimeNs };
     } catch (error) {
       try {
         rmdirSync(path);
@@ -102,9 +103,9 @@ export class TmpdirPart implements RunPart {
     if (path === undefined || identity === undefined) return;
     this.path = undefined;
     const warn = (message: string) => this.controls?.warn(message);
-    let stat: Stats;
+    let stat: BigIntStats;
     try {
-      stat = lstatSync(path);
+      stat = lstatSync(path, { bigint: true });
     } catch (error) {
       // Already gone (a script removed it): nothing to clean up.
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") warn(`could not remove LOOPX_TMPDIR ${path}: ${osReason(error)}`);
@@ -123,7 +124,7 @@ export class TmpdirPart implements RunPart {
       warn(`LOOPX_TMPDIR ${path} was replaced during the run by ${kindOf(stat)}: left it in place`);
       return;
     }
-    if (stat.dev !== identity.dev || stat.ino !== identity.ino) {
+    if (stat.dev !== identity.dev || stat.ino !== identity.ino || (identity.birth !== 0n && stat.birthtimeNs !== identity.birth)) {
       warn(`LOOPX_TMPDIR ${path} was replaced during the run by another directory: left it in place`);
       return;
     }
