@@ -56,11 +56,11 @@ export function validateMaxIterations(value: unknown): number | undefined {
 }
 
 function shapeOf(value: unknown): string {
-  if (value === null) return "null";
+  if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return "an array";
   if (typeof value === "object" || typeof value === "function") {
     const name = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-    return typeof value === "function" ? "a function" : typeof name === "string" && name !== "" ? `a ${name}` : "an object";
+    return typeof value === "function" ? "a function" : typeof name === "string" && name !== "" && name !== "Object" ? `a ${name}` : "an object";
   }
   return `${typeof value} ${describe(value)}`;
 }
