@@ -391,6 +391,20 @@ describe("LOOPX_TMPDIR removal details (node CLI)", () => {
   });
 });
 
+describe("LOOPX_TMPDIR removal as an unprivileged user (node CLI)", () => {
+  it.concurrent("directories a script made read-only or unreadable inside it are still removed, silently", async ({ expect }) => {
+    const cwd = makeProject({
+      ".loopx/w/index.sh": traced('cd "$LOOPX_TMPDIR" && mkdir -p ro/sub none && touch ro/f ro/sub/g none/h && chmod 500 ro/sub ro && chmod 000 none\n$LOOPX_BIN output --stop'),
+    });
+    const { env, tmp } = scratchEnv();
+    chownToNobody(cwd, env.HOME!, tmp);
+    const result = await loopxAsNobody(CLIS[0]!, ["run", "w"], cwd, env);
+    expect([result.code, result.stderr]).toEqual([0, ""]);
+    expect(records(cwd)).toHaveLength(1);
+    expect(leftovers(tmp)).toEqual([]);
+  });
+});
+
 describe("examples/todo-loop (npm run demo)", () => {
   it("runs to the end under node: hand-off files stay in LOOPX_TMPDIR, nothing left in the project or TMPDIR", async () => {
     const cwd = tempDir();
