@@ -272,6 +272,9 @@ export interface RunAgentOptions {
   display?: (text: string) => void;
 }
 
+/** How long to wait for stdout to close after the agent exited. */
+const STDOUT_GRACE_MS = 1000;
+
 /** The agent currently running (so a signal handler can wait for it). */
 export let activeAgent: Promise<unknown> | undefined;
 
@@ -323,7 +326,21 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
         pending = pending.slice(newline + 1);
       }
     });
-    child.on("close", (code, signal) => resolveExit({ code, signal }));
+    // Normally stdout closes as the agent exits. A process the agent left behind may hold the
+    // pipe open (a tool's background job): give it a moment, then stop waiting for it.
+    let settled = false;
+    const settle = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (settled) return;
+      settled = true;
+      resolveExit({ code, signal });
+    };
+    child.on("exit", (code, signal) => {
+      setTimeout(() => {
+        child.stdout!.destroy();
+        settle(code, signal);
+      }, STDOUT_GRACE_MS).unref();
+    });
+    child.on("close", (code, signal) => settle(code, signal));
   });
   activeAgent = exit;
   const { code, signal, error } = await exit;
