@@ -107,7 +107,12 @@ function initialize(mode: Mode, s: Settings, tmp: string): State {
   }
   const logs = join(s.ralphDir, "logs");
   mkdirSync(logs, { recursive: true });
-  const state: State = { sessionLog: join(logs, `session-${compactTimestamp()}.log`), startedAt: Date.now(), iteration: 0, successful: 0, failed: 0 };
+  // session-YYYYMMDD-HHMMSS.log; a second session started within the same second gets a suffix.
+  const stamp = compactTimestamp();
+  let sessionLog = join(logs, `session-${stamp}.log`);
+  for (let n = 2; existsSync(sessionLog); n++) sessionLog = join(logs, `session-${stamp}-${n}.log`);
+  appendFileSync(sessionLog, "");
+  const state: State = { sessionLog, startedAt: Date.now(), iteration: 0, successful: 0, failed: 0 };
   writeState(tmp, STATE, state);
   say(NAME, `${mode} mode, agent ${s.agent.type} (${[s.agent.cli, ...s.agent.args].join(" ")}), session log ${relative(s.projectRoot, state.sessionLog)}`);
   return state;
