@@ -2,7 +2,7 @@
  * Shared black-box harness: temp projects, an isolated environment, and the built CLI spawned
  * under node and under bun. Every test gets its own directories; nothing touches the real HOME.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -135,6 +135,11 @@ export function processAlive(pid: number): boolean {
     process.kill(pid, 0);
   } catch {
     return false;
+  }
+  if (process.platform !== "linux") {
+    // No /proc (macOS): ps prints the state, "Z" for a zombie, nothing once the pid is gone.
+    const state = spawnSync("ps", ["-o", "stat=", "-p", String(pid)], { encoding: "utf8" }).stdout.trim();
+    return state !== "" && !state.startsWith("Z");
   }
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
