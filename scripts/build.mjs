@@ -1,6 +1,7 @@
 // Builds the npm package into dist/: ESM JavaScript and .d.ts from src/ via tsc, plus the
-// NODE_PATH shim, plus dist/workflows.tar.gz (the example workflows as an installable source). Builds into a fresh directory and swaps it in, so a test run that is reading
-// dist/ at the same moment never sees a half-written tree.
+// NODE_PATH shim, plus dist/workflows.tar.gz (the example workflows as an installable source).
+// Builds into a fresh directory and swaps it in, so a test run that is reading dist/ at the same
+// moment never sees a half-written tree.
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
