@@ -21,7 +21,11 @@ export class UsageError extends LoopxError {
 
 /** A script exited non-zero, was killed, or could not be started (spec §7.2). */
 export class ScriptFailedError extends LoopxError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** How the script ended: its exit code, or the signal that killed it (both null: never started). */
+    readonly script: { exitCode: number | null; signal: string | null; stdoutBytes: number } = { exitCode: null, signal: null, stdoutBytes: 0 },
+  ) {
     super(message);
     this.name = "ScriptFailedError";
   }

@@ -101,13 +101,14 @@ export async function runScript(
   cwd: string,
   env: Env,
   stdin: string | undefined,
-): Promise<string> {
+): Promise<{ stdout: string; stdoutBytes: number }> {
   // Discovery is cached for the whole loop; a file removed since then fails here, clearly.
   if (!existsSync(script.path)) throw new ScriptFailedError(`script ${label} cannot be started: ${script.path} no longer exists`);
   const invocation = scriptInvocation(script, env);
   const exit = await supervisor.run({ ...invocation, cwd, stdin });
   if (exit.spawnError) throw new ScriptFailedError(`script ${label} cannot be started: ${exit.spawnError.message}`);
-  if (exit.signal) throw new ScriptFailedError(`script ${label} was killed by ${exit.signal}`);
-  if (exit.code !== 0) throw new ScriptFailedError(`script ${label} exited with code ${exit.code}`);
-  return exit.stdout.toString("utf8");
+  const ended = { exitCode: exit.code, signal: exit.signal, stdoutBytes: exit.stdout.length };
+  if (exit.signal) throw new ScriptFailedError(`script ${label} was killed by ${exit.signal}`, ended);
+  if (exit.code !== 0) throw new ScriptFailedError(`script ${label} exited with code ${exit.code}`, ended);
+  return { stdout: exit.stdout.toString("utf8"), stdoutBytes: exit.stdout.length };
 }

@@ -117,7 +117,8 @@ function fakeHost(replies: Record<string, Reply | Reply[]>) {
       } else {
         reply = r;
       }
-      return typeof reply === "function" ? reply(call, calls.length - 1) : reply;
+      const stdout = typeof reply === "function" ? await reply(call, calls.length - 1) : reply;
+      return { stdout, stdoutBytes: Buffer.byteLength(stdout) };
     },
     warn: (message) => {
       warnings.push(message);
@@ -711,7 +712,14 @@ describe("environment (spec §8)", () => {
   it("no global env file → only inherited + injected variables", async () => {
     const { host, calls } = fakeHost({ "ralph:index": STOP });
     await collect(runLoop(request("ralph", { baseEnv: { ONLY: "base" } }), host));
-    expect(calls[0]!.env).toStrictEqual({ ONLY: "base", LOOPX_BIN: "/x", LOOPX_PROJECT_ROOT: standardRoot, LOOPX_WORKFLOW: "ralph" });
+    expect(calls[0]!.env).toStrictEqual({
+      ONLY: "base",
+      LOOPX_BIN: "/x",
+      LOOPX_PROJECT_ROOT: standardRoot,
+      LOOPX_WORKFLOW: "ralph",
+      LOOPX_RUN_ID: expect.stringMatching(/^[0-9a-z]{15}$/),
+      LOOPX_ITERATION: "1",
+    });
   });
 
   it("env keys like __proto__ and constructor are passed as ordinary variables", async () => {
