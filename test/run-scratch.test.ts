@@ -4,11 +4,11 @@
  * safely), LOOPX_RUN_ID and LOOPX_ITERATION. Each test gives loopx its own TMPDIR, so "what loopx
  * left behind" is exactly the `loopx-XXXXXX` entries in it.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, BUN, NODE, ROOT, isolatedEnv, makeProject, processAlive, runCommand, sh, sleep, tempDir, waitFor, type RunResult } from "./helpers.js";
+import { BIN, BUN, NODE, ROOT, giveToUnprivileged, isolatedEnv, makeProject, processAlive, runCommand, sh, sleep, tempDir, unprivileged, waitFor, type RunResult } from "./helpers.js";
 
 const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
 
@@ -38,27 +38,12 @@ function loopx(cli: Cli, args: string[], cwd: string, env: Record<string, string
   return runCommand(cli.exe, [...cli.prefix, ...args], { cwd, env, onSpawn, timeoutMs });
 }
 
-/** Unprivileged runs (permission cases must fail even though the tests run as root). */
-const NOBODY = 65534;
+/** `loopx args` as the unprivileged user (permission cases fail even though CI runs as root). */
 function loopxAsNobody(cli: Cli, args: string[], cwd: string, env: Record<string, string>): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cli.exe, [...cli.prefix, ...args], { cwd, env, uid: NOBODY, gid: NOBODY, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
-    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`timed out: ${args.join(" ")}\n${stderr}`));
-    }, 30_000);
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
+  const [exe, argv] = unprivileged(cli.exe, [...cli.prefix, ...args], cwd);
+  return runCommand(exe, argv, { cwd, env });
 }
-const chownToNobody = (...paths: string[]) => execFileSync("chown", ["-R", `${NOBODY}:${NOBODY}`, ...paths]);
+const chownToNobody = giveToUnprivileged;
 
 /** Lines `key=value ...` a script appended to <root>/trace.log, as records. */
 function records(root: string): Record<string, string>[] {
