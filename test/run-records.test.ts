@@ -228,6 +228,11 @@ describe("run records: pruning, ids, formats (node)", () => {
     expect(await loopx(node, ["runs", "show", "000000"], cwd, env)).toMatchObject({ code: 1, stdout: "", stderr: expect.stringMatching(/^loopx: run id "000000" is ambiguous: it starts 199 runs \(.*\)\n$/) });
     expect(await loopx(node, ["runs", "show"], cwd, env)).toMatchObject({ code: 1, stdout: "", stderr: expect.stringMatching(/^loopx: [^\n]*\n$/) });
     expect(await loopx(node, ["runs", "--bogus"], cwd, env)).toMatchObject({ code: 1, stdout: "", stderr: expect.stringMatching(/^loopx: unknown option "--bogus" for 'loopx runs'\n$/) });
+    const help = await loopx(node, ["runs", "-h"], cwd, env);
+    expect(help).toMatchObject({ code: 0, stderr: "", stdout: expect.stringContaining("loopx runs tail [<id>] [--json]") });
+    expect(help.stdout).toContain("LOOPX_RECORD=0");
+    expect((await loopx(node, ["-h"], cwd, env)).stdout).toMatch(/^ {2}runs \[show <id> \| tail \[<id>\]\] \[--json\]$/m);
+    expect((await loopx(node, ["run", "-h"], cwd, env)).stdout).toMatch(/--log <file>[\s\S]*LOOPX_PROGRESS=0[\s\S]*NO_COLOR/);
     const empty = isolatedEnv();
     expect(await loopx(node, ["runs"], cwd, empty)).toMatchObject({ code: 0, stdout: `no runs recorded in ${runsDir(empty)}\n`, stderr: "" });
     expect(await loopx(node, ["runs", "--json"], cwd, empty)).toMatchObject({ code: 0, stdout: "", stderr: "" });
