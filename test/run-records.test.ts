@@ -6,10 +6,25 @@
  * finished and live runs, two runs in parallel.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, BUN, NODE, ROOT, isolatedEnv, makeProject, processAlive, runCommand, sh, waitFor, type RunResult } from "./helpers.js";
+import {
+  BIN,
+  BUN,
+  NODE,
+  ROOT,
+  RUNTIMES,
+  giveToUnprivileged,
+  isolatedEnv,
+  makeProject,
+  processAlive,
+  runCommand,
+  runLoopxUnprivileged,
+  sh,
+  waitFor,
+  type RunResult,
+} from "./helpers.js";
 
 const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
 
@@ -192,6 +207,20 @@ describe.each(CHANNELS)("run records: settings and failures ($name)", (channel) 
     expect(warned.code).toBe(0);
     expect(warned.stdout).toBe("");
     expect(warned.stderr).toMatch(/^loopx: warning: cannot write the run record .*state-is-a-file\/loopx\/runs\/\w+\.jsonl: ENOTDIR \(mkdir\); the run goes on without it\n$/);
+  });
+});
+
+describe.each(RUNTIMES)("run records: a read-only state directory ($name, unprivileged when root)", (runtime) => {
+  it("costs one warning; the loop runs to its end", async () => {
+    const cwd = makeProject(WORKFLOWS);
+    const env = isolatedEnv();
+    mkdirSync(runsDir(env), { recursive: true });
+    giveToUnprivileged(cwd, env.HOME!);
+    chmodSync(runsDir(env), 0o555);
+    const result = await runLoopxUnprivileged(runtime, ["run", "-n", "3", "s:loop"], { cwd, env });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(/^loopx: warning: cannot write the run record .*\/loopx\/runs\/\w+\.jsonl: EACCES \(open\); the run goes on without it\n$/);
   });
 });
 
