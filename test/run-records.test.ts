@@ -180,6 +180,10 @@ describe.each(CHANNELS)("run records and progress ($name)", (channel) => {
     // A finished run's tail prints its events and returns at once.
     const tail = await loopx(channel, ["runs", "tail", ids[0]!], cwd, env);
     expect(tail.stdout.trim().split("\n").at(-1)).toMatch(/^stopped by s:index · 1 iteration · /);
+    const tailJson = await loopx(channel, ["runs", "tail", "--json", ids[3]!], cwd, env);
+    expect(tailJson.stdout).toBe(readFileSync(join(runsDir(env), `${ids[3]}.jsonl`), "utf8"));
+    const showJson = await loopx(channel, ["runs", "show", "--json", ids[3]!], cwd, env);
+    expect(showJson.stdout).toBe(tailJson.stdout);
     const tailCrashed = await loopx(channel, ["runs", "tail", ids[4]!], cwd, env);
     expect(tailCrashed.stdout).toContain(`crashed: process ${killedPid} is gone without run.end`);
   });
@@ -226,6 +230,32 @@ describe.each(RUNTIMES)("run records: a read-only state directory ($name, unpriv
 
 describe("run records: pruning, ids, formats (node)", () => {
   const node = CHANNELS[0]!;
+
+  it("lists long records from their ends: run.start, and run.end or the last iteration", async () => {
+    const env = isolatedEnv();
+    const dir = runsDir(env);
+    mkdirSync(dir, { recursive: true });
+    const result = "r".repeat(1000);
+    const fake = (id: string, iterations: number, ended: boolean) => {
+      const event = (type: string, extra: object) => JSON.stringify({ v: 1, type, time: "2020-01-01T00:00:00.000Z", run: id, ...extra });
+      const lines = [event("run.start", { pid: 999999999, projectRoot: "/big", target: "w:index", version: "0.0.1", runtime: "bun", maxIterations: null })];
+      for (let n = 1; n <= iterations; n++) {
+        lines.push(event("iteration.start", { n, target: "w:index" }));
+        lines.push(event("iteration.end", { n, target: "w:index", durationMs: 5, exitCode: 0, signal: null, stdoutBytes: 1020, output: { result, resultBytes: 1000 } }));
+      }
+      if (ended) lines.push(event("run.end", { reason: "stopped", exitCode: 0, iterations, durationMs: 1234, target: "w:index" }));
+      writeFileSync(join(dir, `${id}.jsonl`), `${lines.join("\n")}\n`);
+    };
+    fake("0zzzzzzzzbig001", 300, true);
+    fake("0zzzzzzzzbig002", 301, false);
+    const rows = (await loopx(node, ["runs", "--json"], ROOT, env)).stdout.trim().split("\n").map((line) => JSON.parse(line));
+    expect(rows.map((row) => [row.id, row.state, row.iterations, row.project])).toEqual([
+      ["0zzzzzzzzbig002", "crashed", 301, "/big"],
+      ["0zzzzzzzzbig001", "stopped", 300, "/big"],
+    ]);
+    const show = await loopx(node, ["runs", "show", "0zzzzzzzzbig002"], ROOT, env);
+    expect(show.stdout.match(/^\d+ +w:index +5ms /gm)).toHaveLength(301);
+  });
 
   it("keeps the newest 200 records; unknown ids, ambiguous prefixes and newer formats are one line", async () => {
     const cwd = makeProject(WORKFLOWS);

@@ -134,7 +134,7 @@ export function lastIterationEnd(events: LoopEvent[]): IterationEndEvent | undef
 }
 
 /**
- * What a record says about its run. `alive` tells whether the run's process still exists (asked
+ * What a record says about its run (`events`: all of them, or its first and last ones). `alive` tells whether the run's process still exists (asked
  * only for records without `run.end`); `now` is used for the duration of a running run.
  */
 export function summarizeRun(id: string, events: LoopEvent[], alive: (start: RunStartEvent) => boolean, now: number): RunSummary | undefined {
@@ -147,7 +147,8 @@ export function summarizeRun(id: string, events: LoopEvent[], alive: (start: Run
     state: "running",
     start: start.time,
     durationMs: 0,
-    iterations: events.filter((event) => event.type === "iteration.start").length,
+    // The highest iteration seen: `events` may be a record's first line and its last lines only.
+    iterations: events.reduce((max, event) => (event.type === "iteration.start" || event.type === "iteration.end" ? Math.max(max, event.n) : max), 0),
     target: start.target,
     project: start.projectRoot,
     pid: start.pid,

@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync, unlinkSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { RunStartEvent } from "../core/run-events.js";
@@ -49,6 +49,29 @@ export function pruneRecords(dir: string, keep = KEEP_RECORDS): void {
 
 export function readRecordText(dir: string, id: string): string {
   return readFileSync(join(dir, `${id}.jsonl`), "utf8");
+}
+
+const ENDS_BYTES = 64 * 1024;
+
+/**
+ * What `loopx runs` needs of a record without reading all of it (a long run's record can hold
+ * megabytes of results): its first line (`run.start`) and its last complete lines (`run.end`, or
+ * the last iterations of a run that is going or crashed). Small records are read whole.
+ */
+export function readRecordEnds(dir: string, id: string): string {
+  const fd = openSync(join(dir, `${id}.jsonl`), "r");
+  try {
+    const size = fstatSync(fd).size;
+    if (size <= 2 * ENDS_BYTES) return readFileSync(fd, "utf8");
+    const buffer = Buffer.alloc(ENDS_BYTES);
+    const head = buffer.toString("utf8", 0, readSync(fd, buffer, 0, ENDS_BYTES, 0));
+    const firstNewline = head.indexOf("\n");
+    if (firstNewline < 0) return readFileSync(join(dir, `${id}.jsonl`), "utf8");
+    const tail = buffer.toString("utf8", 0, readSync(fd, buffer, 0, ENDS_BYTES, size - ENDS_BYTES));
+    return `${head.slice(0, firstNewline + 1)}${tail.slice(tail.indexOf("\n") + 1)}`;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 let bootTimeMs: number | undefined | null;

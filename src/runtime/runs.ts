@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { LoopxError } from "../core/errors.js";
 import { EVENT_VERSION, type IterationEndEvent, type LoopEvent, type RunStartEvent } from "../core/run-events.js";
 import { formatRunDetail, formatRunList, formatTailEvent, parseRecord, startEvent, summarizeRun, type RunSummary } from "../core/run-report.js";
-import { listRecordIds, readRecordText, recordsDir, runProcessAlive } from "./run-records.js";
+import { listRecordIds, readRecordEnds, readRecordText, recordsDir, runProcessAlive } from "./run-records.js";
 
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */
 
@@ -24,7 +24,7 @@ export function listRuns(env: Env, json: boolean, write: Write): void {
   for (const id of listRecordIds(dir)) {
     let text: string;
     try {
-      text = readRecordText(dir, id);
+      text = readRecordEnds(dir, id);
     } catch {
       continue; // pruned while we read
     }
@@ -92,7 +92,7 @@ function latestRunOf(dir: string, cwd: string): string {
   }
   for (const id of listRecordIds(dir)) {
     try {
-      const start = startEvent(parseRecord(readRecordText(dir, id)).events);
+      const start = startEvent(parseRecord(readRecordEnds(dir, id)).events);
       if (start && (start.projectRoot === cwd || start.projectRoot === project)) return id;
     } catch {
       continue;
