@@ -23,6 +23,9 @@
  * CPU time (user + system of every process involved, from rusage of reaped children) is reported
  * next to wall time: it is far less sensitive to other load on the machine.
  *
+ * Run records (scripts/bench/records.ts): the bash loop under bun with records on vs off, and the
+ * record part's own cost per iteration.
+ *
  * Also measured: start-up of `loopx version` / `loopx output` per channel; what
  * `import { output } from "loopx"` adds to a TS script; loopx's RSS and open fds (from
  * /proc/<pid>) at bash iteration 100 and 10,000 (the channels' long loops run concurrently);
@@ -37,6 +40,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpath
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { benchRecords, formatRecords, type RecordsResult } from "./bench/records.js";
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -954,12 +958,18 @@ async function main(): Promise<void> {
       ]),
     ),
   );
+  // Run records (issue 13): records on vs off, same machine, same time (scripts/bench/records.ts).
+  let records: RecordsResult | undefined;
+  if (CHANNEL_FILTER.has("bun")) {
+    records = await benchRecords({ quick: QUICK });
+    console.log(`\n${formatRecords(records)}`);
+  }
   for (const note of notes) console.log(`note: ${note}`);
   console.log(`\nbench took ${fmt((performance.now() - startedAt) / 1000, 0)} s (${phases.join(", ")}); load now ${loadAverage()}`);
 
   if (JSON_OUT) {
     const runStartup = Object.fromEntries(loop.startupTimes);
-    writeFileSync(JSON_OUT, JSON.stringify({ quick: QUICK, rounds: ROUNDS, loop: loop.results, runStartup, startup, helper, ping, rss, notes }, null, 2) + "\n");
+    writeFileSync(JSON_OUT, JSON.stringify({ quick: QUICK, rounds: ROUNDS, loop: loop.results, runStartup, startup, helper, ping, rss, records, notes }, null, 2) + "\n");
     console.log(`wrote ${JSON_OUT}`);
   }
 }

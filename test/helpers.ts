@@ -64,8 +64,9 @@ export function makeSymlink(target: string, path: string): void {
 }
 
 /**
- * An environment isolated from the machine: own HOME and XDG_CONFIG_HOME (so the global env file
- * is per test), PATH that still finds bash/node/bun, and no inherited LOOPX_* variables.
+ * An environment isolated from the machine: own HOME, XDG_CONFIG_HOME (so the global env file is
+ * per test) and XDG_STATE_HOME (so run records are per test), PATH that still finds bash/node/bun,
+ * and no inherited LOOPX_* variables.
  */
 export function isolatedEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   const home = tempDir("loopx-home-");
@@ -73,6 +74,7 @@ export function isolatedEnv(extra: Record<string, string | undefined> = {}): Rec
     PATH: `${dirname(NODE)}:${dirname(BUN)}:/usr/local/bin:/usr/bin:/bin`,
     HOME: home,
     XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_STATE_HOME: join(home, ".local", "state"),
     LANG: "C.UTF-8",
   };
   for (const [key, value] of Object.entries(extra)) {

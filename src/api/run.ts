@@ -4,6 +4,7 @@ import type { LoopRequest } from "../core/loop.js";
 import type { Output } from "../core/output.js";
 import { loopxBin } from "../runtime/detect.js";
 import type { RunCancel, RunSession } from "../core/run-session.js";
+import type { LoopEvent } from "../core/run-events.js";
 import { ScriptSupervisor } from "../runtime/supervisor.js";
 
 export type { Output } from "../core/output.js";
@@ -27,6 +28,17 @@ export interface RunOptions {
    * the bad key. Use it instead of mutating `process.env`, which concurrent runs would share.
    */
   env?: Record<string, string>;
+  /**
+   * loopx's own extension: receives every event of the run (run.start, iteration.start,
+   * iteration.end, run.end) synchronously, in order — the same objects a run record holds. A
+   * callback that throws is reported once as a warning and never breaks the loop.
+   */
+  onEvent?: (event: LoopEvent) => void;
+  /**
+   * loopx's own extension: write a run record under $XDG_STATE_HOME/loopx/runs/ (see
+   * `loopx runs`), as every CLI run does. Default false; LOOPX_RECORD=0 turns it off.
+   */
+  record?: boolean;
 }
 
 /** RunOptions.env copied now (own enumerable keys); anything else is kept for the engine to reject. */
@@ -46,6 +58,7 @@ function abortError(signal: AbortSignal): unknown {
  */
 export function run(target: string, options?: RunOptions): AsyncGenerator<Output, void, undefined> {
   let request: LoopRequest | undefined;
+  let features: ApiFeatures = {};
   let signal: AbortSignal | undefined;
   let setupError: unknown;
   try {
@@ -61,10 +74,20 @@ export function run(target: string, options?: RunOptions): AsyncGenerator<Output
       baseEnv: { ...process.env },
       loopxBin: loopxBin(),
     };
+    const onEvent = options?.onEvent;
+    if (onEvent !== undefined && typeof onEvent !== "function") throw new LoopxError(`onEvent must be a function, got ${typeof onEvent}`);
+    features = { env: request.baseEnv, record: options?.record === true, ...(onEvent ? { onEvent } : {}) };
   } catch (error) {
     setupError = error instanceof Error ? error : new LoopxError(String(error));
   }
-  return new LoopGenerator(request, signal, setupError);
+  return new LoopGenerator(request, features, signal, setupError);
+}
+
+/** What the API asks of runParts (a subset of RunFeatures, typed here so nothing loads early). */
+interface ApiFeatures {
+  env?: Record<string, string | undefined>;
+  record?: boolean;
+  onEvent?: (event: LoopEvent) => void;
 }
 
 /** Runs a loop to its end and resolves with every Output (spec §9.2); rejects on any error. */
@@ -78,14 +101,14 @@ export async function runPromise(target: string, options?: RunOptions): Promise<
  * The engine, loaded when iteration begins: scripts import this module (for output/input) on every
  * iteration, and must not pay for discovery, env files, semver, the script runner or run parts.
  */
-async function* lazyLoop(request: LoopRequest, owner: LoopGenerator): AsyncGenerator<Output, void, undefined> {
+async function* lazyLoop(request: LoopRequest, features: ApiFeatures, owner: LoopGenerator): AsyncGenerator<Output, void, undefined> {
   const [{ runLoop }, { createLoopHost }, { createRunSession }, { runParts }] = await Promise.all([
     import("../core/loop.js"),
     import("./loop-host.js"),
     import("../runtime/run-session-factory.js"),
     import("../runtime/parts/index.js"),
   ]);
-  const session = createRunSession(owner.supervisor, { parts: runParts({}) });
+  const session = createRunSession(owner.supervisor, { parts: runParts(features) });
   owner.attach(session);
   yield* runLoop(request, createLoopHost(owner.supervisor), session);
 }
@@ -111,10 +134,11 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
 
   constructor(
     request: LoopRequest | undefined,
+    features: ApiFeatures,
     private readonly signal: AbortSignal | undefined,
     private setupError: unknown,
   ) {
-    if (request) this.inner = lazyLoop(request, this);
+    if (request) this.inner = lazyLoop(request, features, this);
     if (signal?.aborted) this.aborted = true;
     else signal?.addEventListener("abort", this.onAbort, { once: true });
   }

@@ -16,16 +16,21 @@ const COMMANDS: Record<string, () => Promise<CommandClass[]>> = {
     return [env.EnvSetCommand, env.EnvRemoveCommand, env.EnvListCommand];
   },
   install: async () => [(await import("./commands/install.js")).InstallCommand],
+  runs: async () => {
+    const runs = await import("./commands/runs.js");
+    return [runs.RunsListCommand, runs.RunsShowCommand, runs.RunsTailCommand];
+  },
 };
 const SUBCOMMANDS = Object.keys(COMMANDS);
 
 /** The options each subcommand accepts; anything else that looks like an option is an error. */
 const OPTIONS: Record<string, { value: string[]; flag: string[] }> = {
-  run: { value: ["-n", "-e"], flag: [] },
+  run: { value: ["-n", "-e", "--log"], flag: [] },
   output: { value: ["--result", "--goto"], flag: ["--stop"] },
   install: { value: ["-w", "--workflow"], flag: ["-y"] },
   version: { value: [], flag: [] },
   env: { value: [], flag: [] },
+  runs: { value: [], flag: ["--json"] },
 };
 
 const ENV_USAGE: Record<string, string> = {

@@ -11,17 +11,20 @@ export class RunCommand extends Command {
 
   maxIterations = Option.Array("-n");
   envFile = Option.Array("-e");
+  log = Option.Array("--log");
   targets = Option.Rest();
 
   async execute(): Promise<number> {
     const count = single(this.maxIterations, "-n");
     const envFile = single(this.envFile, "-e");
+    const log = single(this.log, "--log");
+    if (log === "") throw new UsageError("--log needs a file path");
     if (this.targets.length === 0) throw new UsageError("loopx run needs a target: loopx run <workflow>[:<script>]");
     if (this.targets.length > 1) {
       throw new UsageError(`loopx run takes exactly one target, got ${this.targets.length}: ${this.targets.map((t) => JSON.stringify(t)).join(" ")}`);
     }
     const maxIterations = count === undefined ? undefined : parseCount(count, "-n");
     const { runFromCli } = await import("../run-loop.js");
-    return runFromCli({ target: this.targets[0]!, maxIterations, envFile, argv: process.argv.slice(2) });
+    return runFromCli({ target: this.targets[0]!, maxIterations, envFile, log, argv: process.argv.slice(2) });
   }
 }
