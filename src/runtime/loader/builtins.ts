@@ -1,0 +1,15 @@
+/**
+ * Node built-ins for the loader, without their ESM facades where Node allows it. `import ... from
+ * "node:fs"` in an ES module makes Node build the module's ESM namespace, which reads every
+ * export, lazy getters included: `fs.promises` alone pulls in streams, readline and fs/promises,
+ * ~10 ms of compiling Node internals in every script process. process.getBuiltinModule (Node
+ * ≥ 20.16 / 22.3) hands over the plain objects; older Nodes get the ESM import.
+ */
+import type * as FsModule from "node:fs";
+import type * as ModuleModule from "node:module";
+
+const getBuiltinModule = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+
+export const fs: typeof FsModule = (getBuiltinModule?.("node:fs") as typeof FsModule | undefined) ?? (await import("node:fs"));
+export const nodeModule: typeof ModuleModule =
+  (getBuiltinModule?.("node:module") as typeof ModuleModule | undefined) ?? (await import("node:module"));
