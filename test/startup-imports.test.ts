@@ -118,6 +118,17 @@ describe.each(RUNTIMES)("start-up imports stay lean ($name)", (runtime) => {
     expect(forbiddenIn(modules)).toEqual([]);
   });
 
+  it.each([["--stop"], ["--result", "x", "--goto", "w:next"], ["--result=x", "--stop"]])(
+    "loopx output %s (a bash script's per-iteration call) loads neither clipanion nor the CLI module",
+    async (...args) => {
+      const { modules, code, stderr } = await loadedModules(runtime, GUARD_BIN, ["output", ...args], cwd);
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      expect(modules).toContain(GUARD_BIN);
+      expect(modules.filter((path) => /\/node_modules\/clipanion\/|\/dist\/cli\/main\.js$/.test(path))).toEqual([]);
+    },
+  );
+
   it("the recorder sees a forbidden import when there is one (control)", async () => {
     // version-requirement.js imports semver (CommonJS): the guard must notice it.
     const entry = join(ROOT, "dist", "core", "version-requirement.js");

@@ -16,7 +16,7 @@
  * module.register() (hooks thread, Node < 22.15).
  */
 import { dirname, extname, join } from "node:path";
-import { fs, nodeModule } from "./builtins.js";
+import { fs, nodeModule, os } from "../builtins.js";
 
 const { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } = fs;
 
@@ -67,7 +67,7 @@ export function esbuildOptions(path: string): { loader: "ts" | "tsx" | "jsx"; fo
 
 export function cacheDirectory(): string {
   const xdg = process.env.XDG_CACHE_HOME;
-  const home = process.env.HOME || (nodeModule.createRequire(import.meta.url)("node:os") as typeof import("node:os")).homedir();
+  const home = process.env.HOME || os().homedir();
   const base = xdg && xdg.startsWith("/") ? xdg : join(home, ".cache");
   return join(base, "loopx", "transform");
 }
