@@ -12,8 +12,12 @@ import { fileURLToPath } from "node:url";
 
 const dir = fileURLToPath(new URL("../test/node-versions/", import.meta.url));
 
-/** The pinned releases: { name: "node22", exe: <path of its node binary> }, in package.json order. */
+/** The pinned packages are linux-x64 builds; elsewhere (macOS in CI) only the machine's Node is tested. */
+export const hostSupported = process.platform === "linux" && process.arch === "x64";
+
+/** The pinned releases: { name: "node22", exe: <path of its node binary> }, in package.json order; [] on other hosts. */
 export function nodeVersions() {
+  if (!hostSupported) return [];
   const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
   return Object.keys(manifest.devDependencies).map((name) => ({ name, exe: join(dir, "node_modules", name, "bin", "node") }));
 }
@@ -31,7 +35,7 @@ function installed() {
 }
 
 export function ensureNodeVersions() {
-  if (installed()) return;
+  if (!hostSupported || installed()) return;
   const npm = process.env.npm_execpath;
   const [command, args] = npm ? [process.execPath, [npm]] : ["npm", []];
   execFileSync(command, [...args, "ci", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir, stdio: ["ignore", "inherit", "inherit"] });
@@ -41,6 +45,7 @@ export function ensureNodeVersions() {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   try {
     ensureNodeVersions();
+    if (!hostSupported) console.log(`node-versions: the pinned releases are linux-x64 builds; on ${process.platform}-${process.arch} only the machine's Node is tested`);
     for (const { name, exe } of nodeVersions()) {
       console.log(`${name} ${execFileSync(exe, ["--version"], { encoding: "utf8" }).trim()} ${exe}`);
     }

@@ -2,7 +2,7 @@
  * Shared black-box harness: temp projects, an isolated environment, and the built CLI spawned
  * under node and under bun. Every test gets its own directories; nothing touches the real HOME.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -44,11 +44,12 @@ export const RUNTIMES: Runtime[] = [
 /**
  * The Node matrix: the machine's Node, then the releases pinned in test/node-versions/package.json
  * (Node 22, 24, 26 from npm, installed by `node scripts/node-versions.mjs`, which `npm test` runs).
- * A pinned release that is not installed is an error, never a silent skip.
+ * A pinned release that is not installed is an error, never a silent skip. The pinned releases
+ * are linux-x64 builds: on other hosts (macOS in CI) the matrix is the machine's Node alone.
  */
 export function nodeMatrix(): Runtime[] {
   const dir = join(ROOT, "test", "node-versions");
-  const pinned = Object.keys((JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { devDependencies: Record<string, string> }).devDependencies);
+  const pinned = process.platform !== "linux" || process.arch !== "x64" ? [] : Object.keys((JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { devDependencies: Record<string, string> }).devDependencies);
   const machine: Runtime = { name: "node", exe: NODE, label: `node${process.versions.node.split(".")[0]} (machine)` };
   return [
     machine,
@@ -156,6 +157,11 @@ export function processAlive(pid: number): boolean {
     process.kill(pid, 0);
   } catch {
     return false;
+  }
+  if (process.platform !== "linux") {
+    // No /proc (macOS): ps prints the state, "Z" for a zombie, nothing once the pid is gone.
+    const state = spawnSync("ps", ["-o", "stat=", "-p", String(pid)], { encoding: "utf8" }).stdout.trim();
+    return state !== "" && !state.startsWith("Z");
   }
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -272,4 +278,51 @@ export function taggedSurvivors(tag: string): number[] {
     if (environ.includes(needle) && processAlive(Number(name))) found.push(Number(name));
   }
   return found;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Permission cases as an unprivileged user. Root reads a mode-000 file anyway, so when the suite
+// runs as root (CI does) these cases drop privileges instead of skipping.
+
+/** The uid/gid unprivileged runs use when the suite is root (nobody/nogroup). */
+export const UNPRIVILEGED_ID = 65534;
+export const IS_ROOT = process.getuid?.() === 0;
+
+/**
+ * Makes `paths` (trees this test created) belong to the unprivileged user, so a process running
+ * as that user can write them; a no-op when the suite is not root (the files are already ours).
+ */
+export function giveToUnprivileged(...paths: string[]): void {
+  if (!IS_ROOT) return;
+  for (const path of paths) spawnSync("chown", ["-R", `${UNPRIVILEGED_ID}:${UNPRIVILEGED_ID}`, path], { stdio: "inherit" });
+}
+
+/** The first ancestor directory of `path` an unprivileged user cannot search, if any. */
+function unsearchableAncestor(path: string): string | undefined {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    const stat = lstatSync(dir);
+    if ((stat.mode & 0o001) === 0 && stat.uid !== UNPRIVILEGED_ID) return dir;
+    if (dir === "/") return undefined;
+  }
+}
+
+/**
+ * `exe args` as the unprivileged user: through `setpriv --reuid --regid --clear-groups` when the
+ * suite is root, unchanged otherwise. Fails loudly (never skips) when the built CLI, the runtimes
+ * or the test's own files sit below a directory that user cannot enter.
+ */
+export function unprivileged(exe: string, args: string[], ...mustReach: string[]): [string, string[]] {
+  if (!IS_ROOT) return [exe, args];
+  for (const path of [exe, REAL_BIN, BUN, ...mustReach]) {
+    const blocked = unsearchableAncestor(path);
+    if (blocked) throw new Error(`uid ${UNPRIVILEGED_ID} cannot reach ${path}: ${blocked} is not searchable by others`);
+  }
+  const id = String(UNPRIVILEGED_ID);
+  return ["setpriv", ["--reuid", id, "--regid", id, "--clear-groups", "--", exe, ...args]];
+}
+
+/** Like {@link runLoopx}, but loopx runs as the unprivileged user (see {@link unprivileged}). */
+export function runLoopxUnprivileged(runtime: Runtime, args: string[], options: RunOptions): Promise<RunResult> {
+  const [exe, argv] = unprivileged(runtime.exe, [BIN, ...args], options.cwd);
+  return runCommand(exe, argv, options);
 }

@@ -3,6 +3,7 @@ import { LoopxError } from "../core/errors.js";
 import type { LoopRequest } from "../core/loop.js";
 import type { Output } from "../core/output.js";
 import { loopxBin } from "../runtime/detect.js";
+import type { RunCancel, RunSession } from "../core/run-session.js";
 import { ScriptSupervisor } from "../runtime/supervisor.js";
 
 export type { Output } from "../core/output.js";
@@ -56,27 +57,38 @@ export async function runPromise(target: string, options?: RunOptions): Promise<
 }
 
 /**
- * An AsyncGenerator over the engine that can cancel a script that is running *now*: `return()`
- * and abort terminate the active process group (SIGTERM, grace, SIGKILL) even while a `next()` is
- * pending, which a plain `async function*` cannot do.
- */
-/**
  * The engine, loaded when iteration begins: scripts import this module (for output/input) on every
- * iteration, and must not pay for discovery, env files, semver and the script runner.
+ * iteration, and must not pay for discovery, env files, semver, the script runner or run parts.
  */
-async function* lazyLoop(request: LoopRequest, supervisor: ScriptSupervisor): AsyncGenerator<Output, void, undefined> {
-  const [{ runLoop }, { createLoopHost }] = await Promise.all([import("../core/loop.js"), import("./loop-host.js")]);
-  yield* runLoop(request, createLoopHost(supervisor));
+async function* lazyLoop(request: LoopRequest, owner: LoopGenerator): AsyncGenerator<Output, void, undefined> {
+  const [{ runLoop }, { createLoopHost }, { createRunSession }, { runParts }] = await Promise.all([
+    import("../core/loop.js"),
+    import("./loop-host.js"),
+    import("../runtime/run-session-factory.js"),
+    import("../runtime/parts/index.js"),
+  ]);
+  const session = createRunSession(owner.supervisor, { parts: runParts({}) });
+  owner.attach(session);
+  yield* runLoop(request, createLoopHost(owner.supervisor), session);
 }
 
+/**
+ * An AsyncGenerator over the engine that can cancel a script that is running *now*: `return()`
+ * and abort terminate the active process group (SIGTERM, grace, SIGKILL) even while a `next()` is
+ * pending, which a plain `async function*` cannot do. Cancellations go through the run session,
+ * so the run's parts learn how it ended, after the group is gone.
+ */
 class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
-  private readonly supervisor = new ScriptSupervisor();
+  readonly supervisor = new ScriptSupervisor();
+  private session: RunSession | undefined;
   private readonly inner: AsyncGenerator<Output, void, undefined> | undefined;
   private returned = false;
   private aborted = false;
+  /** True while a `next()` is driving the engine (a script may be running or about to start). */
+  private driving = false;
   private readonly onAbort = () => {
     this.aborted = true;
-    void this.supervisor.terminate("SIGTERM");
+    void this.cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortError(this.signal!) });
   };
 
   constructor(
@@ -84,9 +96,20 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
     private readonly signal: AbortSignal | undefined,
     private setupError: unknown,
   ) {
-    if (request) this.inner = lazyLoop(request, this.supervisor);
+    if (request) this.inner = lazyLoop(request, this);
     if (signal?.aborted) this.aborted = true;
     else signal?.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  /** Called by the engine's loader once the run's session exists. */
+  attach(session: RunSession): void {
+    this.session = session;
+    if (this.aborted) void this.cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortError(this.signal!) });
+  }
+
+  /** Before the engine has loaded there is no session: stopping the supervisor keeps any script from starting. */
+  private cancel(cancel: RunCancel): Promise<void> {
+    return this.session ? this.session.cancel(cancel) : this.supervisor.terminate(cancel.signal);
   }
 
   [Symbol.asyncIterator](): this {
@@ -110,6 +133,7 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
       this.setupError = undefined;
       return this.fail(error);
     }
+    this.driving = true;
     try {
       const result = await this.inner.next();
       if (this.aborted) return this.fail(await this.abortedError());
@@ -118,24 +142,24 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
       return result;
     } catch (error) {
       if (this.aborted) return this.fail(await this.abortedError());
-      if (this.returned) {
-        await this.supervisor.terminate("SIGTERM");
-        return { done: true, value: undefined };
-      }
+      if (this.returned) return { done: true, value: undefined };
       return this.fail(error);
+    } finally {
+      this.driving = false;
     }
   }
 
   /** Waits until the aborted loop's process group is gone, then gives the abort error. */
   private async abortedError(): Promise<unknown> {
-    await this.supervisor.terminate("SIGTERM");
+    await this.cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortError(this.signal!) });
     return abortError(this.signal!);
   }
 
-  private fail(error: unknown): never {
+  /** Ends the run (its parts included) before the error reaches the caller. */
+  private async fail(error: unknown): Promise<never> {
     this.returned = true;
     this.finish();
-    void this.inner?.return();
+    await this.inner?.return().catch(() => undefined);
     throw error;
   }
 
@@ -143,8 +167,11 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
     if (!this.returned) {
       this.returned = true;
       this.finish();
-      await this.supervisor.terminate("SIGTERM");
+      // Mid-iteration the running script is terminated; at a yield the engine's `finally` decides
+      // (a consumer leaving after the stop output ends a "stopped" run, not a "returned" one).
+      const pending = this.driving ? this.cancel({ reason: "returned", signal: "SIGTERM", exitCode: null }) : undefined;
       await this.inner?.return().catch(() => undefined);
+      await pending;
     }
     return { done: true, value: undefined };
   }

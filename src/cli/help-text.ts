@@ -28,7 +28,9 @@ Sources:
   https://github.com/org/repo[.git]     git (also gitlab.com, bitbucket.org)
   <any URL ending in .git>              git, cloned with --depth 1
   <URL whose path ends in .tar.gz/.tgz> tarball, downloaded and extracted
-Single-file URLs are not supported: scripts must be part of a workflow.
+
+A source whose top level holds script files is one workflow, named after the repository or
+archive; otherwise each top-level directory holding script files is a workflow of its own.
 
 Options:
   -w, --workflow <name>   Install only this workflow from a multi-workflow source

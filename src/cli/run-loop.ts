@@ -5,24 +5,27 @@ import { runLoop } from "../core/loop.js";
 import { createLoopHost } from "../api/loop-host.js";
 import { loopxBin } from "../runtime/detect.js";
 import { createHeapKeeper } from "../runtime/heap.js";
+import { runParts } from "../runtime/parts/index.js";
+import { createRunSession } from "../runtime/run-session-factory.js";
 import { ScriptSupervisor } from "../runtime/supervisor.js";
 
 /**
  * The CLI's adapter over the loop engine: iterates it without printing results (spec §7.1) and
- * turns SIGINT/SIGTERM into forward-to-group, grace, SIGKILL, exit 128+N (spec §7.3).
+ * turns SIGINT/SIGTERM into a cancellation of the run — forward to the group, grace, SIGKILL, then
+ * the run's parts end, then exit 128+N (spec §7.3).
  */
-export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string }): Promise<number> {
+export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; argv?: string[] }): Promise<number> {
   const projectRoot = process.cwd();
   const supervisor = new ScriptSupervisor();
+  const session = createRunSession(supervisor, { argv: options.argv, parts: runParts({ argv: options.argv }) });
 
   const onSignal = (signal: NodeJS.Signals) => {
-    const code = 128 + constants.signals[signal];
-    if (!supervisor.busy && !supervisor.stopped) process.exit(code); // between iterations: at once
-    void supervisor.terminate(signal).then(() => process.exit(code));
+    void session.cancel({ reason: "interrupted", signal, exitCode: 128 + constants.signals[signal], message: `interrupted by ${signal}` });
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
 
+  let failure: unknown;
   try {
     const loop = runLoop(
       {
@@ -34,17 +37,26 @@ export async function runFromCli(options: { target: string; maxIterations?: numb
         loopxBin: loopxBin(),
       },
       createLoopHost(supervisor),
+      session,
     );
     const keepHeapCompact = createHeapKeeper();
     for await (const _output of loop) {
       // The CLI never prints results; scripts' stderr has already streamed through.
       keepHeapCompact();
     }
-    return 0;
   } catch (error) {
-    // A script killed by our own forwarded signal: the signal handler decides the exit code.
-    if (supervisor.stopped) await new Promise(() => {});
-    if (error instanceof LoopxError) throw error;
-    throw new LoopxError(error instanceof Error ? error.message : String(error));
+    failure = error;
   }
+  // The session knows how the run ended: a script killed by our own forwarded signal is an
+  // interruption (128+N), not a failure. Before validation passed there is no session run.
+  const end = session.cancellation
+    ? await session.end({ reason: "failed", exitCode: 1, error: failure })
+    : failure === undefined
+      ? { exitCode: 0, error: undefined }
+      : { exitCode: 1, error: failure };
+  if (end.error !== undefined) {
+    if (end.error instanceof LoopxError) throw end.error;
+    throw new LoopxError(end.error instanceof Error ? end.error.message : String(end.error));
+  }
+  return end.exitCode ?? 0;
 }

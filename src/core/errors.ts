@@ -21,8 +21,34 @@ export class UsageError extends LoopxError {
 
 /** A script exited non-zero, was killed, or could not be started (spec §7.2). */
 export class ScriptFailedError extends LoopxError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** How the script ended: its exit code, or the signal that killed it (both null: never started). */
+    readonly script: { exitCode: number | null; signal: string | null; stdoutBytes: number } = { exitCode: null, signal: null, stdoutBytes: 0 },
+  ) {
     super(message);
     this.name = "ScriptFailedError";
   }
+}
+
+const FS_REASONS: Record<string, string> = {
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EISDIR: "is a directory",
+  ENOENT: "no such file or directory",
+  ENOTDIR: "not a directory",
+  ELOOP: "too many levels of symbolic links",
+  EIO: "input/output error",
+};
+
+/**
+ * The OS reason of a failed file-system call, for one-line messages: "permission denied (EACCES)".
+ * Node and Bun word their messages differently; the errno code is what both agree on.
+ */
+export function fsReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  const text = (code && FS_REASONS[code]) ?? message.match(/^[A-Z][A-Z0-9]+: ([^,]+)/)?.[1] ?? message;
+  const line = text.replace(/\s*[\r\n]+\s*/g, " ").trim();
+  return code && !line.includes(code) ? `${line} (${code})` : line;
 }

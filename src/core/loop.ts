@@ -1,7 +1,8 @@
 import { discover, type DiscoveredScript, type DiscoveredWorkflow, type Discovery } from "./discovery.js";
 import { loadRunEnv } from "./env.js";
-import { LoopxError } from "./errors.js";
+import { LoopxError, ScriptFailedError } from "./errors.js";
 import { parseOutput, type Output } from "./output.js";
+import { RunSession, type RunEnd } from "./run-session.js";
 import { formatTarget, gotoTargetOf, parseTarget, runTargetOf, type Target } from "./target.js";
 
 /** What to run, as given by the CLI or the API; validated by the engine when iteration begins. */
@@ -18,10 +19,16 @@ export interface LoopRequest {
   loopxBin: string;
 }
 
+/** What a successful script wrote to stdout, decoded, and its size in bytes. */
+export interface ScriptStdout {
+  stdout: string;
+  stdoutBytes: number;
+}
+
 /** The engine's only way out to processes and the terminal; the runtime layer provides it. */
 export interface LoopHost {
   /** Runs one script and returns its stdout, or throws a LoopxError (non-zero exit, ...). */
-  runScript(step: { script: DiscoveredScript; workflow: DiscoveredWorkflow; label: string; env: Record<string, string | undefined>; stdin: string | undefined }): Promise<string>;
+  runScript(step: { script: DiscoveredScript; workflow: DiscoveredWorkflow; label: string; env: Record<string, string | undefined>; stdin: string | undefined }): Promise<ScriptStdout>;
   /** Writes a warning line to stderr. */
   warn(message: string): void;
   /** Called on the first entry into each workflow during a run (workflow-level version check). */
@@ -82,59 +89,102 @@ function resolveStart(discovery: Discovery, target: unknown): Target {
   return { workflow: start.workflow, script: start.script };
 }
 
+function failure(error: unknown, target: string | undefined): RunEnd {
+  return {
+    reason: "failed",
+    exitCode: 1,
+    ...(target !== undefined ? { target } : {}),
+    message: error instanceof Error ? error.message : String(error),
+    error,
+  };
+}
+
 /**
  * The loop state machine of spec §2.2 and §7.1, written once for the CLI and the API. Yields every
  * iteration's Output (the last one included) and throws a LoopxError for anything that makes the
- * CLI exit 1.
+ * CLI exit 1. Once validation has passed, the run belongs to `session`: it is told of every
+ * iteration and, in `finally`, of how the run ended — every way it can end.
  */
-export async function* runLoop(request: LoopRequest, host: LoopHost): AsyncGenerator<Output, void, undefined> {
+export async function* runLoop(
+  request: LoopRequest,
+  host: LoopHost,
+  session: RunSession = new RunSession({ terminate: async () => {}, warn: host.warn, runtime: "node", version: "0.0.0" }),
+): AsyncGenerator<Output, void, undefined> {
   const maxIterations = validateMaxIterations(request.maxIterations);
   const discovery = discoverForRun(request.projectRoot);
   const userVars = loadRunEnv(request.envFile, host.warn);
   const start = resolveStart(discovery, request.target);
   if (maxIterations === 0) return;
 
-  // Built once per workflow: inherited env < global < local < loopx's own variables (spec §8.3).
-  const envByWorkflow = new Map<string, Record<string, string | undefined>>();
-  const envFor = (workflow: string) => {
-    let env = envByWorkflow.get(workflow);
-    if (!env) {
-      env = { ...request.baseEnv, ...Object.fromEntries(userVars) };
-      env.LOOPX_BIN = request.loopxBin;
-      env.LOOPX_PROJECT_ROOT = request.projectRoot;
-      env.LOOPX_WORKFLOW = workflow;
-      envByWorkflow.set(workflow, env);
-    }
-    return env;
-  };
+  // The starting workflow's version check is part of validation: it warns before anything of the
+  // run exists (scratch directory, record).
+  const entered = new Set<string>([start.workflow]);
+  host.onFirstEntry?.(discovery.workflows.get(start.workflow)!);
 
-  const entered = new Set<string>();
+  let end: RunEnd | undefined;
   let current = start;
-  let stdin: string | undefined;
-  let iterations = 0;
-  for (;;) {
-    const { workflow, script } = lookup(discovery, current, "");
-    if (!entered.has(workflow.name)) {
-      entered.add(workflow.name);
-      host.onFirstEntry?.(workflow);
+  let label = formatTarget(start);
+  try {
+    const runVars = await session.begin({ projectRoot: request.projectRoot, target: label, maxIterations });
+
+    // Built once per workflow: inherited env < global < local < the run's parts' variables <
+    // loopx's own variables (spec §8.3); LOOPX_ITERATION is set per script execution.
+    const envByWorkflow = new Map<string, Record<string, string | undefined>>();
+    const envFor = (workflow: string) => {
+      let env = envByWorkflow.get(workflow);
+      if (!env) {
+        env = { ...request.baseEnv, ...Object.fromEntries(userVars), ...runVars };
+        env.LOOPX_BIN = request.loopxBin;
+        env.LOOPX_PROJECT_ROOT = request.projectRoot;
+        env.LOOPX_WORKFLOW = workflow;
+        env.LOOPX_RUN_ID = session.id;
+        envByWorkflow.set(workflow, env);
+      }
+      return env;
+    };
+
+    let stdin: string | undefined;
+    for (;;) {
+      const { workflow, script } = lookup(discovery, current, "");
+      if (!entered.has(workflow.name)) {
+        entered.add(workflow.name);
+        host.onFirstEntry?.(workflow);
+      }
+      label = formatTarget(current);
+      const n = session.iterationStart(label);
+      let ran: ScriptStdout;
+      try {
+        ran = await host.runScript({ script, workflow, label, env: { ...envFor(workflow.name), LOOPX_ITERATION: String(n) }, stdin });
+      } catch (error) {
+        const exit = error instanceof ScriptFailedError ? error.script : { exitCode: null, signal: null, stdoutBytes: 0 };
+        session.iterationEnd({ ...exit, error: error instanceof Error ? error.message : String(error) });
+        throw error;
+      }
+      const output = parseOutput(ran.stdout);
+      session.iterationEnd({ exitCode: 0, signal: null, stdoutBytes: ran.stdoutBytes, output });
+      // Decided before yielding: a consumer that stops reading after the last output ends the run
+      // as "stopped" / "limit", not as "returned".
+      if (output.stop === true) end = { reason: "stopped", exitCode: 0, target: label };
+      else if (maxIterations !== undefined && n >= maxIterations) end = { reason: "limit", exitCode: 0 };
+      yield output;
+      if (end) return;
+      if (output.goto !== undefined) {
+        const parsed = parseTarget(output.goto);
+        if (!parsed.ok) throw new LoopxError(`invalid goto from ${label}: ${parsed.error}`);
+        const next = gotoTargetOf(parsed.target, workflow.name);
+        lookup(discovery, next, `invalid goto from ${label}: `);
+        current = next;
+        stdin = output.result;
+      } else {
+        current = start;
+        stdin = undefined;
+      }
     }
-    const label = formatTarget(current);
-    const stdout = await host.runScript({ script, workflow, label, env: envFor(workflow.name), stdin });
-    const output = parseOutput(stdout);
-    iterations++;
-    yield output;
-    if (output.stop === true) return;
-    if (maxIterations !== undefined && iterations >= maxIterations) return;
-    if (output.goto !== undefined) {
-      const parsed = parseTarget(output.goto);
-      if (!parsed.ok) throw new LoopxError(`invalid goto from ${label}: ${parsed.error}`);
-      const next = gotoTargetOf(parsed.target, workflow.name);
-      lookup(discovery, next, `invalid goto from ${label}: `);
-      current = next;
-      stdin = output.result;
-    } else {
-      current = start;
-      stdin = undefined;
-    }
+  } catch (error) {
+    end = failure(error, label);
+    throw error;
+  } finally {
+    // No `end` here means the consumer stopped iterating early (`break`, `return()`).
+    await session.end(end ?? { reason: "returned", exitCode: null });
   }
 }

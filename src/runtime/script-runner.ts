@@ -22,6 +22,15 @@ function prependNodePath(env: Env, dir: string): string {
 }
 
 /**
+ * JSX the way tsx compiles it under Node: the classic transform (`React.createElement`,
+ * `React.Fragment`), where Bun would default to the automatic runtime and import
+ * `react/jsx-dev-runtime`. A flag costs no file read; a workflow's own tsconfig.json `jsx`,
+ * `jsxFactory` and `jsxFragmentFactory` still win over it (Bun reads the tsconfig.json of the
+ * script's cwd, the workflow directory — as tsx does), and so do `@jsx`/`@jsxRuntime` pragmas.
+ */
+const BUN_JSX = ["--jsx-runtime", "classic"];
+
+/**
  * Spec §6.3 and §3.3, per runtime:
  * - Node: one Node process with loopx's module hooks preloaded by `--import` (loader/register.ts:
  *   in-thread hooks where Node has them, TypeScript/JSX from loopx's transform cache);
@@ -36,7 +45,7 @@ function createJsLauncher(): JsLauncher {
     const cache = helperCache();
     return {
       command: process.execPath,
-      args: (path) => ["--no-install", "--preload", cache.preload, path],
+      args: (path) => ["--no-install", ...BUN_JSX, "--preload", cache.preload, path],
       extraEnv: (env) => ({ NODE_PATH: prependNodePath(env, cache.nodePath), BUN_BE_BUN: "1" }),
     };
   }
@@ -47,7 +56,7 @@ function createJsLauncher(): JsLauncher {
       command: process.execPath,
       // The ESM-only guard costs ~3 ms per start; a script that never names require, module or
       // exports has nothing for it to catch.
-      args: (path) => (mayUseCommonJs(path) ? ["--no-install", "--preload", preload, path] : ["--no-install", path]),
+      args: (path) => (mayUseCommonJs(path) ? ["--no-install", ...BUN_JSX, "--preload", preload, path] : ["--no-install", ...BUN_JSX, path]),
       extraEnv: (env) => ({ NODE_PATH: prependNodePath(env, nodePath) }),
     };
   }
@@ -92,13 +101,14 @@ export async function runScript(
   cwd: string,
   env: Env,
   stdin: string | undefined,
-): Promise<string> {
+): Promise<{ stdout: string; stdoutBytes: number }> {
   // Discovery is cached for the whole loop; a file removed since then fails here, clearly.
   if (!existsSync(script.path)) throw new ScriptFailedError(`script ${label} cannot be started: ${script.path} no longer exists`);
   const invocation = scriptInvocation(script, env);
   const exit = await supervisor.run({ ...invocation, cwd, stdin });
   if (exit.spawnError) throw new ScriptFailedError(`script ${label} cannot be started: ${exit.spawnError.message}`);
-  if (exit.signal) throw new ScriptFailedError(`script ${label} was killed by ${exit.signal}`);
-  if (exit.code !== 0) throw new ScriptFailedError(`script ${label} exited with code ${exit.code}`);
-  return exit.stdout.toString("utf8");
+  const ended = { exitCode: exit.code, signal: exit.signal, stdoutBytes: exit.stdout.length };
+  if (exit.signal) throw new ScriptFailedError(`script ${label} was killed by ${exit.signal}`, ended);
+  if (exit.code !== 0) throw new ScriptFailedError(`script ${label} exited with code ${exit.code}`, ended);
+  return { stdout: exit.stdout.toString("utf8"), stdoutBytes: exit.stdout.length };
 }

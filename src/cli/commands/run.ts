@@ -22,6 +22,6 @@ export class RunCommand extends Command {
     }
     const maxIterations = count === undefined ? undefined : parseCount(count, "-n");
     const { runFromCli } = await import("../run-loop.js");
-    return runFromCli({ target: this.targets[0]!, maxIterations, envFile });
+    return runFromCli({ target: this.targets[0]!, maxIterations, envFile, argv: process.argv.slice(2) });
   }
 }

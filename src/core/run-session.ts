@@ -1,0 +1,286 @@
+import type { Output } from "./output.js";
+import {
+  EVENT_VERSION,
+  RESULT_EXCERPT_BYTES,
+  type IterationOutput,
+  type LoopEvent,
+  type RunEndReason,
+  type RunStartEvent,
+} from "./run-events.js";
+
+/**
+ * One run of a loop, from the moment it passes validation to its end, whoever drives it (the CLI or
+ * the API). The engine reports iterations to it; the drivers report cancellations (a signal, an
+ * abort, `return()`, a time limit) to it. It owns what belongs to the run as a whole: its id, the
+ * iteration count, the event stream, and the *parts* — the run features (scratch directory, time
+ * limits, stray-process cleanup, records, progress) that are composed per run, never special-cased
+ * in the CLI or the engine.
+ */
+
+/** How a run ended, as the session knows it once every part has been told. */
+export interface RunEnd {
+  reason: RunEndReason;
+  /** The CLI's exit code for this ending; null for API-only endings (aborted, returned). */
+  exitCode: number | null;
+  /** The target that said stop, or whose script failed / timed out. */
+  target?: string;
+  /** The one-line reason loopx reports (failed, timed-out, interrupted). */
+  message?: string;
+  signal?: NodeJS.Signals;
+  /** The error the run ends with, when there is one (rethrown by the driver). */
+  error?: unknown;
+}
+
+/** A cancellation requested from outside the engine. The first one decides how the run ends. */
+export interface RunCancel {
+  reason: "interrupted" | "timed-out" | "aborted" | "returned";
+  /** Sent to the running script's process group (grace, then SIGKILL, as on Ctrl-C). */
+  signal: NodeJS.Signals;
+  exitCode: number | null;
+  target?: string;
+  message?: string;
+  /** What the API rejects with (AbortError, TimeoutError, ...). */
+  error?: unknown;
+}
+
+/** What a part can do to its run. */
+export interface RunControls {
+  readonly id: string;
+  /** Ends the run from outside the engine (a time limit, say); see RunSession.cancel. */
+  cancel(cancel: RunCancel): Promise<void>;
+  /** One `loopx: warning:` line. */
+  warn(message: string): void;
+}
+
+/**
+ * A run feature. Every hook is optional; a part that is not used is not in the list at all (no cost
+ * for anyone who does not use it).
+ */
+export interface RunPart {
+  /**
+   * After validation, just before the first script starts. May return variables for every script of
+   * the run (they override the user's layers; loopx's core variables still win). Throwing fails the
+   * run before any script runs; the parts already begun are ended.
+   */
+  begin?(controls: RunControls): void | Record<string, string> | Promise<void | Record<string, string>>;
+  /** Every event of the run, synchronously, in order. Must not throw (a throw is warned once). */
+  onEvent?(event: LoopEvent): void;
+  /**
+   * Once, when the run ends (every way it can end), after the running script's process group is
+   * gone and before `run.end` is emitted. Errors become one warning; they never change the ending.
+   */
+  end?(end: RunEnd): void | Promise<void>;
+}
+
+export interface RunSessionOptions {
+  /** Terminates the running script's process group: forward, grace, SIGKILL. Resolves when gone. */
+  terminate(signal: NodeJS.Signals): Promise<void>;
+  warn(message: string): void;
+  parts?: RunPart[];
+  /** Facts for `run.start` that only the driver knows. */
+  argv?: string[];
+  runtime: RunStartEvent["runtime"];
+  version: string;
+}
+
+/** A short, URL-safe id that sorts by start time: 9 base-36 digits of ms since 1970, 6 random. */
+export function newRunId(now: number = Date.now()): string {
+  const random = new Uint8Array(6);
+  crypto.getRandomValues(random);
+  let suffix = "";
+  for (const byte of random) suffix += (byte % 36).toString(36);
+  return `${now.toString(36).padStart(9, "0")}${suffix}`;
+}
+
+function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, "utf8");
+}
+
+/** `result` cut to its first 4 KiB (on a character boundary), with its full size. */
+export function outputForEvent(output: Output): IterationOutput {
+  const event: IterationOutput = {};
+  if (output.goto !== undefined) event.goto = output.goto;
+  if (output.stop !== undefined) event.stop = output.stop;
+  if (output.result !== undefined) {
+    const bytes = utf8Bytes(output.result);
+    let excerpt = output.result;
+    if (bytes > RESULT_EXCERPT_BYTES) {
+      excerpt = Buffer.from(output.result, "utf8").subarray(0, RESULT_EXCERPT_BYTES).toString("utf8");
+      if (excerpt.endsWith("\uFFFD")) excerpt = excerpt.slice(0, -1); // a cut multi-byte character
+    }
+    event.result = excerpt;
+    event.resultBytes = bytes;
+  }
+  return event;
+}
+
+export class RunSession implements RunControls {
+  readonly id = newRunId();
+  private readonly parts: RunPart[] = [];
+  private startedAt = 0;
+  private began: RunPart[] = [];
+  private started = false;
+  private iterationCount = 0;
+  private iterationStartedAt = 0;
+  private iterationTarget = "";
+  private cancelled: RunCancel | undefined;
+  private termination: Promise<void> | undefined;
+  private ending: Promise<RunEnd> | undefined;
+  private readonly failedObservers = new Set<RunPart>();
+
+  constructor(private readonly options: RunSessionOptions) {
+    if (options.parts) this.use(...options.parts);
+  }
+
+  /** Adds parts before the run begins (the API loads its parts lazily, with the engine). */
+  use(...parts: RunPart[]): void {
+    if (this.started) throw new Error("parts must be added before the run begins");
+    this.parts.push(...parts);
+  }
+
+  /** Script executions started so far; the one running now included. */
+  get iterations(): number {
+    return this.iterationCount;
+  }
+
+  /** The cancellation that decides how this run ends, if any. */
+  get cancellation(): RunCancel | undefined {
+    return this.cancelled;
+  }
+
+  /** True once the run has ended (or is ending). */
+  get ended(): boolean {
+    return this.ending !== undefined;
+  }
+
+  warn(message: string): void {
+    this.options.warn(message);
+  }
+
+  private emit(event: LoopEvent): void {
+    for (const part of this.parts) {
+      if (!part.onEvent) continue;
+      try {
+        part.onEvent(event);
+      } catch (error) {
+        if (!this.failedObservers.has(part)) {
+          this.failedObservers.add(part);
+          this.warn(`an event observer failed and will not be warned about again: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
+    }
+  }
+
+  private base<T extends LoopEvent["type"]>(type: T) {
+    return { v: EVENT_VERSION as 1, type, time: new Date().toISOString(), run: this.id };
+  }
+
+  /**
+   * Validation passed: emits `run.start`, begins every part, and returns the variables the parts
+   * give every script. Throws (and the run fails) if a part cannot begin.
+   */
+  async begin(start: { projectRoot: string; target: string; maxIterations: number | undefined }): Promise<Record<string, string>> {
+    this.started = true;
+    this.startedAt = Date.now();
+    this.emit({
+      ...this.base("run.start"),
+      pid: process.pid,
+      projectRoot: start.projectRoot,
+      target: start.target,
+      ...(this.options.argv ? { argv: this.options.argv } : {}),
+      version: this.options.version,
+      runtime: this.options.runtime,
+      maxIterations: start.maxIterations ?? null,
+    });
+    const vars: Record<string, string> = {};
+    for (const part of this.parts) {
+      if (this.cancelled) break;
+      this.began.push(part);
+      const partVars = await part.begin?.(this);
+      if (partVars) Object.assign(vars, partVars);
+    }
+    return vars;
+  }
+
+  /** A script is about to start; returns its 1-based iteration number (LOOPX_ITERATION). */
+  iterationStart(target: string): number {
+    const n = ++this.iterationCount;
+    this.iterationStartedAt = Date.now();
+    this.iterationTarget = target;
+    this.emit({ ...this.base("iteration.start"), n, target });
+    return n;
+  }
+
+  /** The script of iteration `n` has ended (successfully with `output`, or with `error`). */
+  iterationEnd(result: { exitCode: number | null; signal: string | null; stdoutBytes: number; output?: Output; error?: string }): void {
+    this.emit({
+      ...this.base("iteration.end"),
+      n: this.iterationCount,
+      target: this.iterationTarget,
+      durationMs: Date.now() - this.iterationStartedAt,
+      exitCode: result.exitCode,
+      signal: result.signal,
+      stdoutBytes: result.stdoutBytes,
+      ...(result.output ? { output: outputForEvent(result.output) } : {}),
+      ...(result.error !== undefined ? { error: result.error } : {}),
+    });
+  }
+
+  /**
+   * Ends the run from outside the engine: the first cancellation decides the ending; every call
+   * forwards its signal to the running script's group (a second Ctrl-C is forwarded too) and shares
+   * the first call's grace period. Resolves when the group is gone.
+   */
+  cancel(cancel: RunCancel): Promise<void> {
+    this.cancelled ??= cancel;
+    const termination = this.options.terminate(cancel.signal);
+    this.termination ??= termination;
+    return termination;
+  }
+
+  /**
+   * Ends the run once, however many callers ask (the engine's `finally`, a signal handler, the API
+   * generator): a cancellation wins over what the engine saw (a script killed by the forwarded
+   * signal is an interruption, not a failure). Waits for the running group to be gone, then ends
+   * every part that began, then emits `run.end`. Never rejects.
+   */
+  end(seen: RunEnd): Promise<RunEnd> {
+    this.ending ??= this.finish(seen);
+    return this.ending;
+  }
+
+  private async finish(seen: RunEnd): Promise<RunEnd> {
+    const cancel = this.cancelled;
+    const end: RunEnd = cancel
+      ? {
+          reason: cancel.reason,
+          exitCode: cancel.exitCode,
+          signal: cancel.signal,
+          ...(cancel.target !== undefined ? { target: cancel.target } : {}),
+          ...(cancel.message !== undefined ? { message: cancel.message } : {}),
+          ...(cancel.error !== undefined ? { error: cancel.error } : {}),
+        }
+      : seen;
+    if (this.termination) await this.termination;
+    for (const part of this.began.reverse()) {
+      try {
+        await part.end?.(end);
+      } catch (error) {
+        this.warn(error instanceof Error ? error.message : String(error));
+      }
+    }
+    if (this.started) {
+      this.emit({
+        ...this.base("run.end"),
+        reason: end.reason,
+        exitCode: end.exitCode,
+        iterations: this.iterationCount,
+        durationMs: Date.now() - this.startedAt,
+        ...(end.target !== undefined ? { target: end.target } : {}),
+        ...(end.message !== undefined ? { message: end.message } : {}),
+        ...(end.signal !== undefined ? { signal: end.signal } : {}),
+      });
+    }
+    return end;
+  }
+}

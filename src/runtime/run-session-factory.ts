@@ -1,0 +1,16 @@
+import { RunSession, type RunPart } from "../core/run-session.js";
+import { VERSION } from "../version.js";
+import { isBun, isStandalone } from "./detect.js";
+import { warnToStderr } from "./stderr.js";
+import type { ScriptSupervisor } from "./supervisor.js";
+
+/** A run session whose cancellations terminate `supervisor`'s running process group. */
+export function createRunSession(supervisor: ScriptSupervisor, options: { argv?: string[]; parts?: RunPart[] } = {}): RunSession {
+  return new RunSession({
+    terminate: (signal) => supervisor.terminate(signal),
+    warn: warnToStderr,
+    runtime: isStandalone ? "binary" : isBun ? "bun" : "node",
+    version: VERSION,
+    ...options,
+  });
+}
