@@ -5,7 +5,7 @@
  * per-iteration wall time grows by < 0.3 ms. The record's per-run cost (mkdir, pruning, open) is
  * included, spread over N.
  *
- * Run alone: `node --import tsx/esm scripts/bench/records.ts [--quick]` (dist/ built), or as part
+ * Run alone: `node --import tsx/esm scripts/bench/measures/records.ts [--quick]` (dist/ built), or as part
  * of `npm run bench`.
  */
 import { spawn } from "node:child_process";
@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const DIST_BIN = join(ROOT, "dist", "bin.js");
 const BUN = realpathSync(join(ROOT, "node_modules", ".bin", "bun"));
 
