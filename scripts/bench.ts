@@ -1,7 +1,7 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,helper,ping,rss,node-versions] [--binary <path>] [--json <file>] [--keep]`.
+ * [--only loop,startup,helper,ping,rss,records,node-versions] [--binary <path>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
  * measure function and its table), on top of scripts/bench/setup.ts (options, the benchmark
