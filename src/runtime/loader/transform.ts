@@ -100,7 +100,9 @@ const COMMONJS_SHIM = "__commonJS(";
 let esbuild: { transformSync(source: string, options: object): { code: string } } | undefined;
 
 function transformNow(path: string, source: string, options: ReturnType<typeof esbuildOptions>): string {
-  esbuild ??= nodeModule.createRequire(import.meta.url)("esbuild") as NonNullable<typeof esbuild>;
+  // The esbuild tsx itself depends on (tsx is loopx's dependency; esbuild is tsx's), resolved from
+  // tsx's own package so that it is exactly the compiler tsx would use, however npm laid it out.
+  esbuild ??= nodeModule.createRequire(nodeModule.createRequire(import.meta.url).resolve("tsx/package.json"))("esbuild") as NonNullable<typeof esbuild>;
   const { code } = esbuild.transformSync(source, options);
   if (code.includes(COMMONJS_SHIM)) {
     throw new SyntaxError(`${path} uses CommonJS (module.exports / exports): loopx scripts are ES modules, use import/export`);
