@@ -33,11 +33,33 @@ export interface Runtime {
   name: "node" | "bun";
   /** The interpreter that runs dist/bin.js. */
   exe: string;
+  /** For the Node matrix: "node20", "node22", ... (the major version). */
+  label?: string;
 }
 export const RUNTIMES: Runtime[] = [
   { name: "node", exe: NODE },
   { name: "bun", exe: BUN },
 ];
+
+/**
+ * The Node matrix: the machine's Node, then the releases pinned in test/node-versions/package.json
+ * (Node 22, 24, 26 from npm, installed by `node scripts/node-versions.mjs`, which `npm test` runs).
+ * A pinned release that is not installed is an error, never a silent skip. The pinned releases
+ * are linux-x64 builds: on other hosts (macOS in CI) the matrix is the machine's Node alone.
+ */
+export function nodeMatrix(): Runtime[] {
+  const dir = join(ROOT, "test", "node-versions");
+  const pinned = process.platform !== "linux" || process.arch !== "x64" ? [] : Object.keys((JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { devDependencies: Record<string, string> }).devDependencies);
+  const machine: Runtime = { name: "node", exe: NODE, label: `node${process.versions.node.split(".")[0]} (machine)` };
+  return [
+    machine,
+    ...pinned.map((name): Runtime => {
+      const exe = join(dir, "node_modules", name, "bin", "node");
+      if (!existsSync(exe)) throw new Error(`${exe} is missing: run node scripts/node-versions.mjs (npm test does)`);
+      return { name: "node", exe, label: name };
+    }),
+  ];
+}
 
 /** A fresh temp directory (realpath'd, so it compares equal to what scripts see as cwd). */
 export function tempDir(prefix = "loopx-test-"): string {

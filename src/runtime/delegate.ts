@@ -1,9 +1,10 @@
-import { existsSync, readFileSync, realpathSync } from "node:fs";
-import { constants } from "node:os";
 import { join } from "node:path";
 import { fsReason } from "../core/errors.js";
+import { fs, os } from "./builtins.js";
 import { isStandalone } from "./detect.js";
 import { warnToStderr as warn } from "./stderr.js";
+
+const { existsSync, readFileSync, realpathSync } = fs;
 
 const DEPENDENCY_FIELDS = ["dependencies", "devDependencies", "optionalDependencies"] as const;
 
@@ -74,7 +75,7 @@ export async function delegate(localBin: string, argv: string[]): Promise<number
       resolve(1);
     });
     child.on("close", (code, signal) => {
-      resolve(code ?? 128 + (signal ? constants.signals[signal] : 0));
+      resolve(code ?? 128 + (signal ? os().constants.signals[signal] : 0));
     });
   });
 }

@@ -32,8 +32,8 @@ const BUN_JSX = ["--jsx-runtime", "classic"];
 
 /**
  * Spec §6.3 and §3.3, per runtime:
- * - Node: one Node process with tsx's ESM hooks and loopx's resolve hook preloaded by `--import`
- *   (no tsx CLI wrapper, which would start a second Node);
+ * - Node: one Node process with loopx's module hooks preloaded by `--import` (loader/register.ts:
+ *   in-thread hooks where Node has them, TypeScript/JSX from loopx's transform cache);
  * - Bun: Bun itself, `import "loopx"` through NODE_PATH to dist/node-path/ (a two-file package
  *   re-exporting this one), and a preload that keeps scripts ESM-only;
  * - standalone binary: the binary acting as Bun (BUN_BE_BUN=1) with the same preload and a helper

@@ -5,7 +5,7 @@
  * per-iteration wall time grows by < 0.3 ms. The record's per-run cost (mkdir, pruning, open) is
  * included, spread over N.
  *
- * Run alone: `node --import tsx/esm scripts/bench/records.ts [--quick]` (dist/ built), or as part
+ * Run alone: `node --import tsx/esm scripts/bench/measures/records.ts [--quick]` (dist/ built), or as part
  * of `npm run bench`.
  */
 import { spawn } from "node:child_process";
@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const DIST_BIN = join(ROOT, "dist", "bin.js");
 const BUN = realpathSync(join(ROOT, "node_modules", ".bin", "bun"));
 
@@ -38,7 +38,7 @@ export interface RecordsResult {
  * above cannot resolve on a busy machine (it is the whole of what records add per iteration).
  */
 async function partCost(dir: string, iterations: number): Promise<number> {
-  const { recordPart } = (await import(pathToFileURL(join(ROOT, "dist", "runtime", "parts", "records.js")).href)) as typeof import("../../src/runtime/parts/records.js");
+  const { recordPart } = (await import(pathToFileURL(join(ROOT, "dist", "runtime", "parts", "records.js")).href)) as typeof import("../../../src/runtime/parts/records.js");
   const part = recordPart(dir);
   const base = { v: 1 as const, run: "0000benchpart00" };
   part.onEvent!({ ...base, type: "run.start", time: new Date().toISOString(), pid: process.pid, projectRoot: dir, target: "noop:index", version: "bench", runtime: "node", maxIterations: null });
