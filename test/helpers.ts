@@ -13,13 +13,14 @@ import {
   readdirSync,
   readlinkSync,
   realpathSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { expect } from "vitest";
+import { afterAll, expect } from "vitest";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The built CLI entry (`npm test` runs the build first). */
@@ -63,8 +64,26 @@ export function nodeMatrix(): Runtime[] {
 
 /** A fresh temp directory (realpath'd, so it compares equal to what scripts see as cwd). */
 export function tempDir(prefix = "loopx-test-"): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  createdTempDirs.push(dir);
+  return dir;
 }
+
+/**
+ * Every directory tempDir() made in this test file, removed after the file's last test (vitest
+ * runs each test file in its own process, which imports this module afresh), so a run of the suite
+ * leaves nothing behind in the temp dir.
+ */
+const createdTempDirs: string[] = [];
+afterAll(() => {
+  for (const dir of createdTempDirs.splice(0)) {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
+    } catch {
+      // A directory a test made unremovable on purpose: nothing more to do at exit.
+    }
+  }
+});
 
 /**
  * Creates a project directory holding `files` (relative path → content). `.sh` files are made
