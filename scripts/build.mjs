@@ -1,10 +1,12 @@
 // Builds the npm package into dist/: ESM JavaScript and .d.ts from src/ via tsc, plus the
-// NODE_PATH shim. Builds into a fresh directory and swaps it in, so a test run that is reading
-// dist/ at the same moment never sees a half-written tree.
+// NODE_PATH shim, plus dist/workflows.tar.gz (the example workflows as an installable source).
+// Builds into a fresh directory and swaps it in, so a test run that is reading dist/ at the same
+// moment never sees a half-written tree.
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { packWorkflows } from "./pack-workflows.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const out = join(root, `dist.build-${process.pid}`);
@@ -22,6 +24,9 @@ try {
   const shimPackage = { name: "loopx", private: true, type: "module", main: "./index.js", exports: { ".": "./index.js" } };
   writeFileSync(join(shim, "package.json"), JSON.stringify(shimPackage, null, 2) + "\n");
   writeFileSync(join(shim, "index.js"), 'export * from "../../index.js";\n');
+
+  // The ralph and converge workflows as a multi-workflow source: `loopx install <url of it>`.
+  await packWorkflows(join(out, "workflows.tar.gz"));
 
   // Keep anything else that lives in dist/ (dist/bin/ standalone binaries) across rebuilds.
   if (existsSync(join(dist, "bin"))) renameSync(join(dist, "bin"), join(out, "bin"));

@@ -2,11 +2,26 @@
 // Entry point. Delegation to a project-pinned loopx happens first, before any command parsing
 // (spec §3.2); only then is the CLI loaded.
 import { delegate, findLocalLoopx } from "./runtime/delegate.js";
+import { nodeModule } from "./runtime/builtins.js";
+
+// Node ≥ 22.1 keeps V8's compiled code of loopx's own modules on disk between runs (a no-op
+// elsewhere, and under Bun). NODE_COMPILE_CACHE, if set, wins as Node documents.
+if (typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache === "function" && !("Bun" in globalThis)) {
+  const xdg = process.env.XDG_CACHE_HOME;
+  const base = xdg && xdg.startsWith("/") ? xdg : process.env.HOME ? `${process.env.HOME}/.cache` : undefined;
+  try {
+    (nodeModule as { enableCompileCache(dir?: string): unknown }).enableCompileCache(base && `${base}/loopx/node-compile-cache`);
+  } catch {
+    // a cache that cannot be enabled only costs speed
+  }
+}
 
 const argv = process.argv.slice(2);
 const localBin = process.env.LOOPX_DELEGATED === undefined ? findLocalLoopx(process.cwd()) : undefined;
 if (localBin !== undefined) {
   process.exitCode = await delegate(localBin, argv);
+} else if (argv[0] === "output" && (await import("./cli/fast-output.js")).fastOutput(argv.slice(1))) {
+  // done: `loopx output` in an everyday form (anything else falls through to the full CLI)
 } else if (argv.length === 1 && argv[0] === "version") {
   // The one command line with nothing to parse: answer without loading the CLI (start-up matters
   // for scripts that check the version on every iteration).

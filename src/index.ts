@@ -2,3 +2,12 @@
 export { run, runPromise, type RunOptions } from "./api/run.js";
 export { output, input } from "./api/script-helpers.js";
 export type { Output } from "./core/output.js";
+export type {
+  LoopEvent,
+  RunStartEvent,
+  IterationStartEvent,
+  IterationEndEvent,
+  IterationOutput,
+  RunEndEvent,
+  RunEndReason,
+} from "./core/run-events.js";

@@ -159,12 +159,42 @@ describe.each(RUNTIMES)("programmatic API ($name)", (runtime) => {
     expect(processAlive(Number(readFileSync(join(dir, "sleep.pid"), "utf8")))).toBe(false);
   });
 
+  it("onEvent gets every event in order, the same objects as the record (record: true); a throwing onEvent is warned once; no record by default", async () => {
+    const dir = consumer(
+      `import { readFileSync, readdirSync } from "node:fs";
+       import { runPromise } from "loopx";
+       const seen = [];
+       await runPromise("ralph", { record: true, onEvent: (event) => seen.push(event) });
+       const runs = process.env.XDG_STATE_HOME + "/loopx/runs";
+       const files = readdirSync(runs);
+       const recorded = readFileSync(runs + "/" + files[0], "utf8").trim().split("\\n").map((line) => JSON.parse(line));
+       let calls = 0;
+       const outputs = await runPromise("ralph", { onEvent: () => { calls++; throw new Error("observer broke"); } });
+       console.log(JSON.stringify({ seen, recorded, files: readdirSync(runs).length, calls, outputs: outputs.length }));`,
+      LOOP,
+    );
+    const result = await runConsumer(runtime, dir);
+    expect(result.code).toBe(0);
+    const { seen, recorded, files, calls, outputs } = result.json;
+    expect(seen.map((event: { type: string }) => event.type)).toEqual(["run.start", "iteration.start", "iteration.end", "iteration.start", "iteration.end", "run.end"]);
+    expect(seen).toEqual(recorded);
+    expect(seen[0]).toMatchObject({ v: 1, pid: expect.any(Number), projectRoot: dir, target: "ralph:index", runtime: runtime.name, maxIterations: null });
+    expect(seen[0].argv).toBeUndefined();
+    expect(seen[4]).toMatchObject({ n: 2, target: "ralph:two", output: { result: "got-one", stop: true } });
+    expect(seen[5]).toMatchObject({ reason: "stopped", exitCode: 0, iterations: 2, target: "ralph:two" });
+    expect(files).toBe(1);
+    expect(calls).toBe(6);
+    expect(outputs).toBe(2);
+    expect(result.stderr.match(/loopx: warning: .*observer broke/g)).toHaveLength(1);
+  });
+
   it("ships types: Output and RunOptions in dist/index.d.ts", () => {
     const index = readFileSync(join(ROOT, "dist", "index.d.ts"), "utf8");
     expect(index).toMatch(/type RunOptions/);
     expect(index).toMatch(/export type \{ Output \}/);
     const runTypes = readFileSync(join(ROOT, "dist", "api", "run.d.ts"), "utf8");
-    for (const field of ["maxIterations?: number", "envFile?: string", "signal?: AbortSignal", "cwd?: string"]) expect(runTypes).toContain(field);
+    for (const field of ["maxIterations?: number", "envFile?: string", "signal?: AbortSignal", "cwd?: string", "onEvent?: (event: LoopEvent) => void", "record?: boolean"]) expect(runTypes).toContain(field);
+    for (const name of ["LoopEvent", "RunStartEvent", "IterationStartEvent", "IterationEndEvent", "RunEndEvent"]) expect(index).toContain(name);
     const outputTypes = readFileSync(join(ROOT, "dist", "core", "output.d.ts"), "utf8");
     for (const field of ["result?: string", "goto?: string", "stop?: boolean"]) expect(outputTypes).toContain(field);
   });

@@ -71,7 +71,7 @@ describe.each(RUNTIMES)("delegation ($name)", (runtime) => {
     if (!warns) expect(result.stderr).toBe("");
     else if (runtime.name === "node" || manifest !== "{not json") expect(result.stderr).toMatch(/^loopx: warning: .*package\.json.*\n$/);
     // Bun itself reports a cwd package.json it cannot parse on every start, before loopx runs.
-    else expect(result.stderr).toMatch(/^loopx: warning: .*package\.json is not valid JSON.*$/m);
+    else expect(result.stderr).toMatch(/^loopx: warning: .*package\.json is invalid JSON.*$/m);
   });
 
   it("an unreadable package.json (a directory) warns and runs the global loopx", async () => {

@@ -18,41 +18,20 @@
  *   spec leaves the outcome undefined, but the file must always parse, every surviving value must be
  *   exact and no temp file may be left behind.
  */
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseEnvFile } from "../src/core/envfile.js";
-import { BIN, RUNTIMES, isolatedEnv, makeProject, runLoopx, tempDir, type RunResult, type Runtime } from "./helpers.js";
+import { RUNTIMES, giveToUnprivileged, isolatedEnv, runLoopxUnprivileged, makeProject, runLoopx, tempDir, type RunResult, type Runtime } from "./helpers.js";
 
 // ---------------------------------------------------------------------------------------------
 // Local helpers
 // ---------------------------------------------------------------------------------------------
 
-const NOBODY = 65534;
-
-/** Runs loopx as uid/gid 65534 (only root can do that; the test suite runs as root here). */
+/** Runs loopx as the unprivileged user (the suite runs as root in CI; see helpers.unprivileged). */
 function runAsNobody(runtime: Runtime, args: string[], cwd: string, env: Record<string, string>): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(runtime.exe, [BIN, ...args], { cwd, env, uid: NOBODY, gid: NOBODY, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
-    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`timed out: ${args.join(" ")}\n${stderr}`));
-    }, 30_000);
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
-
-function chownTree(path: string): void {
-  execFileSync("chown", ["-R", `${NOBODY}:${NOBODY}`, path]);
+  return runLoopxUnprivileged(runtime, args, { cwd, env });
 }
 
 /** Exactly one `loopx:` line on stderr (containing every needle), nothing on stdout, exit 1. */
@@ -104,8 +83,8 @@ describe.concurrent.each(RUNTIMES)("hardening: config files ($name)", (runtime) 
       const { cwd, dump } = dumpProject({ "local.env": "LOCAL=1\n" });
       const env = isolatedEnv();
       const file = writeGlobal(env, 'SECRET="s3cr3t"\n');
-      chownTree(env.HOME!);
-      chownTree(cwd);
+      giveToUnprivileged(env.HOME!);
+      giveToUnprivileged(cwd);
       chmodSync(file, 0o000);
       return { cwd, dump, env, file };
     }
@@ -135,8 +114,8 @@ describe.concurrent.each(RUNTIMES)("hardening: config files ($name)", (runtime) 
       const { cwd, dump } = dumpProject();
       const env = isolatedEnv();
       const file = writeGlobal(env, 'A="1"\n');
-      chownTree(env.HOME!);
-      chownTree(cwd);
+      giveToUnprivileged(env.HOME!);
+      giveToUnprivileged(cwd);
       chmodSync(join(file, ".."), 0o000);
       for (const args of [["run", "-n", "1", "w"], ["env", "list"], ["env", "set", "B", "2"]]) {
         expectOneLineError(await runAsNobody(runtime, args, cwd, env));

@@ -2,7 +2,7 @@
  * Shared black-box harness: temp projects, an isolated environment, and the built CLI spawned
  * under node and under bun. Every test gets its own directories; nothing touches the real HOME.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -13,13 +13,14 @@ import {
   readdirSync,
   readlinkSync,
   realpathSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { expect } from "vitest";
+import { afterAll, expect } from "vitest";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The built CLI entry (`npm test` runs the build first). */
@@ -33,16 +34,56 @@ export interface Runtime {
   name: "node" | "bun";
   /** The interpreter that runs dist/bin.js. */
   exe: string;
+  /** For the Node matrix: "node20", "node22", ... (the major version). */
+  label?: string;
 }
 export const RUNTIMES: Runtime[] = [
   { name: "node", exe: NODE },
   { name: "bun", exe: BUN },
 ];
 
+/**
+ * The Node matrix: the machine's Node, then the releases pinned in test/node-versions/package.json
+ * (Node 22, 24, 26 from npm, installed by `node scripts/node-versions.mjs`, which `npm test` runs).
+ * A pinned release that is not installed is an error, never a silent skip. The pinned releases
+ * are linux-x64 builds: on other hosts (macOS in CI) the matrix is the machine's Node alone.
+ */
+export function nodeMatrix(): Runtime[] {
+  const dir = join(ROOT, "test", "node-versions");
+  const pinned = process.platform !== "linux" || process.arch !== "x64" ? [] : Object.keys((JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { devDependencies: Record<string, string> }).devDependencies);
+  const machine: Runtime = { name: "node", exe: NODE, label: `node${process.versions.node.split(".")[0]} (machine)` };
+  return [
+    machine,
+    ...pinned.map((name): Runtime => {
+      const exe = join(dir, "node_modules", name, "bin", "node");
+      if (!existsSync(exe)) throw new Error(`${exe} is missing: run node scripts/node-versions.mjs (npm test does)`);
+      return { name: "node", exe, label: name };
+    }),
+  ];
+}
+
 /** A fresh temp directory (realpath'd, so it compares equal to what scripts see as cwd). */
 export function tempDir(prefix = "loopx-test-"): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  createdTempDirs.push(dir);
+  return dir;
 }
+
+/**
+ * Every directory tempDir() made in this test file, removed after the file's last test (vitest
+ * runs each test file in its own process, which imports this module afresh), so a run of the suite
+ * leaves nothing behind in the temp dir.
+ */
+const createdTempDirs: string[] = [];
+afterAll(() => {
+  for (const dir of createdTempDirs.splice(0)) {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
+    } catch {
+      // A directory a test made unremovable on purpose: nothing more to do at exit.
+    }
+  }
+});
 
 /**
  * Creates a project directory holding `files` (relative path → content). `.sh` files are made
@@ -64,8 +105,9 @@ export function makeSymlink(target: string, path: string): void {
 }
 
 /**
- * An environment isolated from the machine: own HOME and XDG_CONFIG_HOME (so the global env file
- * is per test), PATH that still finds bash/node/bun, and no inherited LOOPX_* variables.
+ * An environment isolated from the machine: own HOME, XDG_CONFIG_HOME (so the global env file is
+ * per test) and XDG_STATE_HOME (so run records are per test), PATH that still finds bash/node/bun,
+ * and no inherited LOOPX_* variables.
  */
 export function isolatedEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   const home = tempDir("loopx-home-");
@@ -73,6 +115,7 @@ export function isolatedEnv(extra: Record<string, string | undefined> = {}): Rec
     PATH: `${dirname(NODE)}:${dirname(BUN)}:/usr/local/bin:/usr/bin:/bin`,
     HOME: home,
     XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_STATE_HOME: join(home, ".local", "state"),
     LANG: "C.UTF-8",
   };
   for (const [key, value] of Object.entries(extra)) {
@@ -135,6 +178,11 @@ export function processAlive(pid: number): boolean {
     process.kill(pid, 0);
   } catch {
     return false;
+  }
+  if (process.platform !== "linux") {
+    // No /proc (macOS): ps prints the state, "Z" for a zombie, nothing once the pid is gone.
+    const state = spawnSync("ps", ["-o", "stat=", "-p", String(pid)], { encoding: "utf8" }).stdout.trim();
+    return state !== "" && !state.startsWith("Z");
   }
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -251,4 +299,51 @@ export function taggedSurvivors(tag: string): number[] {
     if (environ.includes(needle) && processAlive(Number(name))) found.push(Number(name));
   }
   return found;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Permission cases as an unprivileged user. Root reads a mode-000 file anyway, so when the suite
+// runs as root (CI does) these cases drop privileges instead of skipping.
+
+/** The uid/gid unprivileged runs use when the suite is root (nobody/nogroup). */
+export const UNPRIVILEGED_ID = 65534;
+export const IS_ROOT = process.getuid?.() === 0;
+
+/**
+ * Makes `paths` (trees this test created) belong to the unprivileged user, so a process running
+ * as that user can write them; a no-op when the suite is not root (the files are already ours).
+ */
+export function giveToUnprivileged(...paths: string[]): void {
+  if (!IS_ROOT) return;
+  for (const path of paths) spawnSync("chown", ["-R", `${UNPRIVILEGED_ID}:${UNPRIVILEGED_ID}`, path], { stdio: "inherit" });
+}
+
+/** The first ancestor directory of `path` an unprivileged user cannot search, if any. */
+function unsearchableAncestor(path: string): string | undefined {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    const stat = lstatSync(dir);
+    if ((stat.mode & 0o001) === 0 && stat.uid !== UNPRIVILEGED_ID) return dir;
+    if (dir === "/") return undefined;
+  }
+}
+
+/**
+ * `exe args` as the unprivileged user: through `setpriv --reuid --regid --clear-groups` when the
+ * suite is root, unchanged otherwise. Fails loudly (never skips) when the built CLI, the runtimes
+ * or the test's own files sit below a directory that user cannot enter.
+ */
+export function unprivileged(exe: string, args: string[], ...mustReach: string[]): [string, string[]] {
+  if (!IS_ROOT) return [exe, args];
+  for (const path of [exe, REAL_BIN, BUN, ...mustReach]) {
+    const blocked = unsearchableAncestor(path);
+    if (blocked) throw new Error(`uid ${UNPRIVILEGED_ID} cannot reach ${path}: ${blocked} is not searchable by others`);
+  }
+  const id = String(UNPRIVILEGED_ID);
+  return ["setpriv", ["--reuid", id, "--regid", id, "--clear-groups", "--", exe, ...args]];
+}
+
+/** Like {@link runLoopx}, but loopx runs as the unprivileged user (see {@link unprivileged}). */
+export function runLoopxUnprivileged(runtime: Runtime, args: string[], options: RunOptions): Promise<RunResult> {
+  const [exe, argv] = unprivileged(runtime.exe, [BIN, ...args], options.cwd);
+  return runCommand(exe, argv, options);
 }

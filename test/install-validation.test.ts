@@ -29,11 +29,11 @@ describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)"
 
   it.each<[string, TreeSpec, string, string[], RegExp, ((cwd: string) => void)?]>([
     ["an invalid script name", { "index.sh": "echo\n", "bad.name.sh": "echo\n" }, "flow", [], /workflow "flow": script "bad\.name\.sh" has an invalid name/],
-    ["a same-base-name collision", { "check.sh": "echo\n", "check.ts": "\n" }, "flow", ["-y"], /workflow "flow": scripts check\.sh, check\.ts share the name "check"/],
+    ["a same-base-name collision", { "check.sh": "echo\n", "check.ts": "\n" }, "flow", ["-y"], /workflow "flow": name collision: scripts check\.sh, check\.ts share the script name "check"/],
     ["an invalid workflow name (from the repository name)", { "index.sh": "echo\n" }, "my.flow", ["-y"], /workflow "my\.flow": invalid name/],
-    ["a loopx range in dependencies that this version does not satisfy", { "index.sh": "echo\n", "package.json": pkg({ dependencies: { loopx: ">=999.0.0" } }) }, "flow", [], new RegExp(`workflow "flow" requires loopx >=999\\.0\\.0 \\(dependencies in its package\\.json\\), but this is loopx ${VERSION.replace(/\./g, "\\.")} \\(use -y`)],
-    ["a loopx range in devDependencies that this version does not satisfy", { "index.sh": "echo\n", "package.json": pkg({ devDependencies: { loopx: "<0.0.1" } }) }, "flow", [], /requires loopx <0\.0\.1 \(devDependencies/],
-    ["a mismatched dependencies range even though devDependencies matches", { "index.sh": "echo\n", "package.json": pkg({ dependencies: { loopx: "^999.0.0" }, devDependencies: { loopx: "*" } }) }, "flow", [], /requires loopx \^999\.0\.0 \(dependencies/],
+    ["a loopx range in dependencies that this version does not satisfy", { "index.sh": "echo\n", "package.json": pkg({ dependencies: { loopx: ">=999.0.0" } }) }, "flow", [], new RegExp(`workflow "flow" declares loopx version >=999\\.0\\.0, but the running loopx version is ${VERSION.replace(/\./g, "\\.")} \\(not satisfied, use -y to install anyway\\)`)],
+    ["a loopx range in devDependencies that this version does not satisfy", { "index.sh": "echo\n", "package.json": pkg({ devDependencies: { loopx: "<0.0.1" } }) }, "flow", [], /declares loopx version <0\.0\.1, /],
+    ["a mismatched dependencies range even though devDependencies matches", { "index.sh": "echo\n", "package.json": pkg({ dependencies: { loopx: "^999.0.0" }, devDependencies: { loopx: "*" } }) }, "flow", [], /declares loopx version \^999\.0\.0, /],
     ["an existing workflow at the destination (without -y)", { "index.sh": "echo\n" }, "keep", [], /workflow "keep": \.loopx\/keep already exists \(use -y to replace it\)/],
     ["a non-workflow directory at the destination, even with -y", { "index.sh": "echo\n" }, "plain-dir", ["-y"], /workflow "plain-dir": \.loopx\/plain-dir already exists and is not a workflow/],
     ["a file at the destination, even with -y", { "index.sh": "echo\n" }, "notes", ["-y"], /workflow "notes": \.loopx\/notes already exists and is not a workflow/, (cwd) => makeProject({ ".loopx/notes": "a file\n" }, cwd)],
@@ -109,14 +109,14 @@ describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)"
     const json = pkg({ dependencies: { loopx: ">=999.0.0" } });
     const result = await install({ "index.sh": "echo\n", "package.json": json }, "flow", ["-y"]);
     expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/^loopx: warning: workflow "flow" requires loopx >=999\.0\.0 .*installing anyway \(-y\)\n$/);
+    expect(result.stderr).toMatch(/^loopx: warning: workflow "flow" declares loopx version >=999\.0\.0, .*installing anyway because of -y\)\n$/);
     expect(readFileSync(join(result.cwd, ".loopx", "flow", "package.json"), "utf8")).toBe(json);
   });
 
   it.each<[string, TreeSpec, RegExp]>([
-    ["invalid JSON", { "index.sh": "echo\n", "package.json": "{ not json" }, /workflow "flow": package\.json is not valid JSON .*version check skipped/],
-    ["an invalid semver range", { "index.sh": "echo\n", "package.json": pkg({ dependencies: { loopx: "not-a-range!" } }) }, /workflow "flow": package\.json declares an invalid semver range for loopx in dependencies/],
-    ["an unreadable package.json (a directory)", { "index.sh": "echo\n", "package.json/x.md": "x\n" }, /workflow "flow": package\.json cannot be read/],
+    ["invalid JSON", { "index.sh": "echo\n", "package.json": "{ not json" }, /workflow "flow": package\.json is invalid JSON .*version check skipped/],
+    ["an invalid semver range", { "index.sh": "echo\n", "package.json": pkg({ dependencies: { loopx: "not-a-range!" } }) }, /workflow "flow": package\.json declares loopx version "not-a-range!" in dependencies, which is not a valid semver range/],
+    ["an unreadable package.json (a directory)", { "index.sh": "echo\n", "package.json/x.md": "x\n" }, /workflow "flow": cannot read package\.json: is a directory \(EISDIR\)/],
   ])("warns about %s and installs anyway", async (_label, spec, message) => {
     const result = await install(spec, "flow");
     expect(result.code).toBe(0);
@@ -181,12 +181,12 @@ describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)"
     expect(result.code).toBe(1);
     const lines = result.stderr.trim().split("\n");
     expect(lines).toHaveLength(2); // one warning (f's package.json) + one aggregated error
-    expect(lines[0]).toMatch(/^loopx: warning: workflow "f": package\.json is not valid JSON/);
+    expect(lines[0]).toMatch(/^loopx: warning: workflow "f": package\.json is invalid JSON/);
     const error = lines[1]!;
     expect(error).toMatch(/^loopx: cannot install from file:\/\/.*flows\.git: /);
     expect(error).toContain('workflow "a": script "bad name.sh" has an invalid name');
-    expect(error).toContain('workflow "b": scripts x.sh, x.tsx share the name "x"');
-    expect(error).toMatch(/workflow "c" requires loopx >=999\.0\.0/);
+    expect(error).toContain('workflow "b": name collision: scripts x.sh, x.tsx share the script name "x"');
+    expect(error).toMatch(/workflow "c" declares loopx version >=999\.0\.0/);
     expect(error).toContain('workflow "keep": .loopx/keep already exists (use -y to replace it)');
     expect(error).not.toContain('"e"');
     expect(error.split("; ").length).toBe(4);
@@ -211,7 +211,7 @@ describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)"
     expect(result.code).toBe(0);
     expect(listDir(join(result.cwd, ".loopx"))).toEqual(["a", "b", "broken", "c", "e", "f", "keep", "notes.txt", "plain-dir"]);
     expect(readFileSync(join(result.cwd, ".loopx", "keep", "index.sh"), "utf8")).toBe("echo replacement\n");
-    expect(result.stderr).toMatch(/warning: workflow "c" requires loopx >=999\.0\.0.*installing anyway/);
+    expect(result.stderr).toMatch(/warning: workflow "c" declares loopx version >=999\.0\.0.*installing anyway/);
   });
 
   it("a staging directory inside .loopx/ is never taken for a workflow by run or run -h", async () => {

@@ -4,13 +4,15 @@
  * `version`, `env`, `install`, delegation and signals work (CI builds it with `npm test`).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, closeSync, realpathSync, symlinkSync, writeFileSync, cpSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, symlinkSync, writeFileSync, cpSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, makeProject, processAlive, runCommand, tempDir, waitFor } from "./helpers.js";
 import { startServer, sendTarball, tarGzOfTree, type TestServer } from "./fixtures/install/support.js";
+import { HOST_TARGET, TARGET_FORMATS, binaryFormat } from "../scripts/binary-format.mjs";
 
-const HOST = `${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`;
+const HOST: string = HOST_TARGET;
 const BINARY = join(ROOT, "dist", "bin", `loopx-${HOST}`);
 const VERSION = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version as string;
 
@@ -159,38 +161,16 @@ describe("standalone binary with neither node nor bun on PATH", () => {
   });
 });
 
-/** ELF e_machine / Mach-O cputype of a binary's header. */
-function binaryFormat(path: string): string {
-  const fd = openSync(path, "r");
-  const header = Buffer.alloc(20);
-  readSync(fd, header, 0, 20, 0);
-  closeSync(fd);
-  if (header.readUInt32BE(0) === 0x7f454c46) {
-    const machine = header.readUInt16LE(18);
-    return `ELF ${machine === 0x3e ? "x86-64" : machine === 0xb7 ? "aarch64" : machine}`;
-  }
-  if (header.readUInt32LE(0) === 0xfeedfacf) {
-    const cpu = header.readUInt32LE(4);
-    return `Mach-O ${cpu === 0x01000007 ? "x86_64" : cpu === 0x0100000c ? "arm64" : cpu}`;
-  }
-  return "unknown";
-}
-
 describe("binary formats and checksums (each binary present in dist/bin)", () => {
-  const expected: Record<string, string> = {
-    "loopx-linux-x64": "ELF x86-64",
-    "loopx-linux-arm64": "ELF aarch64",
-    "loopx-darwin-x64": "Mach-O x86_64",
-    "loopx-darwin-arm64": "Mach-O arm64",
-  };
   it("has the right format for its target, and SHA256SUMS lists it with the right digest", () => {
     const sums = readFileSync(join(ROOT, "dist", "bin", "SHA256SUMS"), "utf8");
-    const present = Object.keys(expected).filter((name) => existsSync(join(ROOT, "dist", "bin", name)));
-    expect(present).toContain(`loopx-${HOST}`);
-    for (const name of present) {
-      expect(binaryFormat(join(ROOT, "dist", "bin", name))).toBe(expected[name]);
-      const digest = execFileSync("sha256sum", [join(ROOT, "dist", "bin", name)], { encoding: "utf8" }).split(" ")[0];
-      expect(sums).toContain(`${digest}  ${name}\n`);
+    const present = Object.keys(TARGET_FORMATS).filter((target) => existsSync(join(ROOT, "dist", "bin", `loopx-${target}`)));
+    expect(present).toContain(HOST);
+    for (const target of present) {
+      const path = join(ROOT, "dist", "bin", `loopx-${target}`);
+      expect(binaryFormat(path)).toBe(TARGET_FORMATS[target as keyof typeof TARGET_FORMATS]);
+      const digest = createHash("sha256").update(readFileSync(path)).digest("hex");
+      expect(sums).toContain(`${digest}  loopx-${target}\n`);
     }
   });
 });

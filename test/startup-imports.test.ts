@@ -118,6 +118,17 @@ describe.each(RUNTIMES)("start-up imports stay lean ($name)", (runtime) => {
     expect(forbiddenIn(modules)).toEqual([]);
   });
 
+  it.each([["--stop"], ["--result", "x", "--goto", "w:next"], ["--result=x", "--stop"]])(
+    "loopx output %s (a bash script's per-iteration call) loads neither clipanion nor the CLI module",
+    async (...args) => {
+      const { modules, code, stderr } = await loadedModules(runtime, GUARD_BIN, ["output", ...args], cwd);
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      expect(modules).toContain(GUARD_BIN);
+      expect(modules.filter((path) => /\/node_modules\/clipanion\/|\/dist\/cli\/main\.js$/.test(path))).toEqual([]);
+    },
+  );
+
   it("the recorder sees a forbidden import when there is one (control)", async () => {
     // version-requirement.js imports semver (CommonJS): the guard must notice it.
     const entry = join(ROOT, "dist", "core", "version-requirement.js");
@@ -128,11 +139,11 @@ describe.each(RUNTIMES)("start-up imports stay lean ($name)", (runtime) => {
 });
 
 describe("start-up imports: the Node script preload is recorded too (control)", () => {
-  it("sees tsx when the script loader is loaded", async () => {
+  it("sees the loader's modules when the script loader is loaded", async () => {
     const dir = tempDir();
     scratch.push(dir);
     const entry = join(ROOT, "dist", "runtime", "loader", "register.js");
     const { modules } = await loadedModules(RUNTIMES[0]!, entry, [], dir);
-    expect(modules.some((path) => /\/node_modules\/tsx\//.test(path))).toBe(true);
+    expect(forbiddenIn(modules).some((path) => path.endsWith("/dist/runtime/loader/transform.js"))).toBe(true);
   });
 });

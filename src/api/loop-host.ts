@@ -1,6 +1,6 @@
 import type { DiscoveredWorkflow } from "../core/discovery.js";
 import type { LoopHost } from "../core/loop.js";
-import { readVersionRequirement, satisfiesVersion } from "../core/version-requirement.js";
+import { readVersionRequirement, satisfiesVersion, versionMismatchMessage } from "../core/version-requirement.js";
 import { runScript } from "../runtime/script-runner.js";
 import { warnToStderr } from "../runtime/stderr.js";
 import type { ScriptSupervisor } from "../runtime/supervisor.js";
@@ -14,9 +14,9 @@ import { VERSION } from "../version.js";
 export function checkWorkflowVersion(workflow: DiscoveredWorkflow, warn: (message: string) => void = warnToStderr): void {
   const requirement = readVersionRequirement(workflow.dir);
   if (requirement.kind === "warning") {
-    warn(`workflow "${workflow.name}": ${requirement.message}`);
+    warn(`workflow ${JSON.stringify(workflow.name)}: ${requirement.message}`);
   } else if (requirement.kind === "range" && !satisfiesVersion(requirement.range, VERSION)) {
-    warn(`workflow "${workflow.name}" requires loopx ${requirement.range} (${requirement.field} in its package.json) but this is loopx ${VERSION}`);
+    warn(versionMismatchMessage(workflow.name, requirement.range, VERSION));
   }
 }
 

@@ -4,6 +4,7 @@ import type { LoopRequest } from "../core/loop.js";
 import type { Output } from "../core/output.js";
 import { loopxBin } from "../runtime/detect.js";
 import type { RunCancel, RunSession } from "../core/run-session.js";
+import type { LoopEvent } from "../core/run-events.js";
 import { ScriptSupervisor } from "../runtime/supervisor.js";
 
 export type { Output } from "../core/output.js";
@@ -18,6 +19,27 @@ export interface RunOptions {
   /** The project root (where `.loopx/` is); defaults to process.cwd() at call time. */
   cwd?: string;
   /**
+   * Variables for every script of this run (loopx's own addition, not in the spec). Copied when
+   * `run()` / `runPromise()` is called: changing the object afterwards has no effect. Merged over
+   * the inherited environment, the global env file and `envFile`; loopx's own variables
+   * (`LOOPX_BIN`, `LOOPX_PROJECT_ROOT`, `LOOPX_WORKFLOW`, `LOOPX_TMPDIR`, `LOOPX_RUN_ID`,
+   * `LOOPX_ITERATION`) still win. Anything but a plain object of strings (an array, `null`, a
+   * non-string value) makes `run()` throw on its first `next()` and `runPromise()` reject, naming
+   * the bad key. Use it instead of mutating `process.env`, which concurrent runs would share.
+   */
+  env?: Record<string, string>;
+  /**
+   * loopx's own extension: receives every event of the run (run.start, iteration.start,
+   * iteration.end, run.end) synchronously, in order — the same objects a run record holds. A
+   * callback that throws is reported once as a warning and never breaks the loop.
+   */
+  onEvent?: (event: LoopEvent) => void;
+  /**
+   * loopx's own extension: write a run record under $XDG_STATE_HOME/loopx/runs/ (see
+   * `loopx runs`), as every CLI run does. Default false; LOOPX_RECORD=0 turns it off.
+   */
+  record?: boolean;
+  /**
    * Time limit for each script execution, in milliseconds (loopx's own addition). On expiry the
    * script's process group is terminated and the loop rejects with an error named "TimeoutError".
    */
@@ -26,10 +48,11 @@ export interface RunOptions {
   maxTime?: number;
 }
 
-/** What the run's parts are asked for; validated with the engine, before the first script. */
-interface Limits {
-  timeout: unknown;
-  maxTime: unknown;
+/** RunOptions.env copied now (own enumerable keys); anything else is kept for the engine to reject. */
+function snapshotEnv(env: unknown): unknown {
+  if (env === null || typeof env !== "object" || Array.isArray(env)) return env;
+  const proto = Object.getPrototypeOf(env);
+  return proto === Object.prototype || proto === null ? { ...env } : env;
 }
 
 function abortError(signal: AbortSignal): unknown {
@@ -42,26 +65,43 @@ function abortError(signal: AbortSignal): unknown {
  */
 export function run(target: string, options?: RunOptions): AsyncGenerator<Output, void, undefined> {
   let request: LoopRequest | undefined;
-  let limits: Limits = { timeout: undefined, maxTime: undefined };
+  let features: ApiFeatures = {};
   let signal: AbortSignal | undefined;
   let setupError: unknown;
   try {
     const cwd = options?.cwd ?? process.cwd();
     const envFile = options?.envFile;
     signal = options?.signal;
-    limits = { timeout: options?.timeout, maxTime: options?.maxTime };
     request = {
       target,
       maxIterations: options?.maxIterations,
+      env: snapshotEnv(options?.env),
       envFile: envFile === undefined ? undefined : isAbsolute(envFile) ? envFile : resolve(cwd, envFile),
       projectRoot: resolve(cwd),
       baseEnv: { ...process.env },
       loopxBin: loopxBin(),
     };
+    const onEvent = options?.onEvent;
+    if (onEvent !== undefined && typeof onEvent !== "function") throw new LoopxError(`onEvent must be a function, got ${typeof onEvent}`);
+    features = {
+      env: request.baseEnv,
+      record: options?.record === true,
+      ...(onEvent ? { onEvent } : {}),
+      limits: { timeout: options?.timeout, maxTime: options?.maxTime },
+    };
   } catch (error) {
     setupError = error instanceof Error ? error : new LoopxError(String(error));
   }
-  return new LoopGenerator(request, limits, signal, setupError);
+  return new LoopGenerator(request, features, signal, setupError);
+}
+
+/** What the API asks of runParts (a subset of RunFeatures, typed here so nothing loads early). */
+interface ApiFeatures {
+  env?: Record<string, string | undefined>;
+  record?: boolean;
+  onEvent?: (event: LoopEvent) => void;
+  /** RunOptions.timeout / maxTime as given; checked with the engine, before the first script. */
+  limits?: { timeout: unknown; maxTime: unknown };
 }
 
 /** Runs a loop to its end and resolves with every Output (spec §9.2); rejects on any error. */
@@ -75,7 +115,7 @@ export async function runPromise(target: string, options?: RunOptions): Promise<
  * The engine, loaded when iteration begins: scripts import this module (for output/input) on every
  * iteration, and must not pay for discovery, env files, semver, the script runner or run parts.
  */
-async function* lazyLoop(request: LoopRequest, limits: Limits, owner: LoopGenerator): AsyncGenerator<Output, void, undefined> {
+async function* lazyLoop(request: LoopRequest, features: ApiFeatures, owner: LoopGenerator): AsyncGenerator<Output, void, undefined> {
   const [{ runLoop }, { createLoopHost }, { createRunSession }, { runParts }, { checkLimit }] = await Promise.all([
     import("../core/loop.js"),
     import("./loop-host.js"),
@@ -83,8 +123,10 @@ async function* lazyLoop(request: LoopRequest, limits: Limits, owner: LoopGenera
     import("../runtime/parts/index.js"),
     import("../core/duration.js"),
   ]);
-  const features = { timeout: checkLimit(limits.timeout, "timeout"), maxTime: checkLimit(limits.maxTime, "maxTime") };
-  const session = createRunSession(owner.supervisor, { parts: runParts(features) });
+  const { limits, ...rest } = features;
+  const timeout = checkLimit(limits?.timeout, "timeout");
+  const maxTime = checkLimit(limits?.maxTime, "maxTime");
+  const session = createRunSession(owner.supervisor, { parts: runParts({ ...rest, timeout, maxTime }) });
   owner.attach(session);
   yield* runLoop(request, createLoopHost(owner.supervisor), session);
 }
@@ -110,11 +152,11 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
 
   constructor(
     request: LoopRequest | undefined,
-    limits: Limits,
+    features: ApiFeatures,
     private readonly signal: AbortSignal | undefined,
     private setupError: unknown,
   ) {
-    if (request) this.inner = lazyLoop(request, limits, this);
+    if (request) this.inner = lazyLoop(request, features, this);
     if (signal?.aborted) this.aborted = true;
     else signal?.addEventListener("abort", this.onAbort, { once: true });
   }

@@ -15,6 +15,9 @@ Commands:
   env remove <name>                     Remove a global environment variable
   env list                              List global environment variables
   install [options] <source>            Install workflows from git or a tarball
+  runs [show <id> | tail [<id>]] [--json]
+                                        Recent runs, one run's iterations, or follow a run
+                                        (loopx's own addition; see 'loopx runs -h')
 
 Run 'loopx run -h' to list the workflows in .loopx/, 'loopx install -h' for sources.
 `;
@@ -28,7 +31,9 @@ Sources:
   https://github.com/org/repo[.git]     git (also gitlab.com, bitbucket.org)
   <any URL ending in .git>              git, cloned with --depth 1
   <URL whose path ends in .tar.gz/.tgz> tarball, downloaded and extracted
-Single-file URLs are not supported: scripts must be part of a workflow.
+
+A source whose top level holds script files is one workflow, named after the repository or
+archive; otherwise each top-level directory holding script files is a workflow of its own.
 
 Options:
   -w, --workflow <name>   Install only this workflow from a multi-workflow source
@@ -40,6 +45,17 @@ export const COMMAND_USAGE: Record<string, string> = {
   version: "Usage: loopx version\n\nPrints the loopx version.\n",
   output:
     "Usage: loopx output [--result <value>] [--goto <target>] [--stop]\n\nPrints structured output JSON for the loop to read; at least one flag is required.\n",
+  runs: `Usage:
+  loopx runs [--json]              Recent runs, newest first: id, state, start, duration,
+                                   iterations, target, project
+  loopx runs show <id> [--json]    One run's iterations (a unique prefix of the id is enough)
+  loopx runs tail [<id>] [--json]  Follow a run until it ends (default: this project's latest run)
+
+loopx's own addition. Every 'loopx run' writes a record of its events, one JSON object per line,
+to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx/runs/); the
+newest 200 are kept. LOOPX_RECORD=0 turns records off. States: running, stopped, limit, failed,
+interrupted, timed-out, or crashed (its process is gone without a run.end).
+`,
   env: "Usage:\n  loopx env set <name> <value>\n  loopx env remove <name>\n  loopx env list\n\nManages global variables in $XDG_CONFIG_HOME/loopx/env (default ~/.config/loopx/env).\n",
 };
 
@@ -52,6 +68,16 @@ stop ends the loop.
 Options:
   -n <count>   Stop after <count> script executions (goto hops count); 0 only validates
   -e <path>    Env file merged over the global env ($XDG_CONFIG_HOME/loopx/env)
+  --log <file> Append the run's events (JSON lines) to <file> too (loopx's own addition)
   -h, --help   Show this help
+
+Scripts get LOOPX_BIN, LOOPX_PROJECT_ROOT and LOOPX_WORKFLOW, and (loopx's own additions)
+LOOPX_TMPDIR (the run's private scratch directory, removed when the run ends), LOOPX_RUN_ID
+(the run's id) and LOOPX_ITERATION (this script execution's number, counted as -n counts).
+
+loopx's own additions: when stderr is a terminal, a progress line before each script and a
+summary when the run ends (LOOPX_PROGRESS=0 turns them off; NO_COLOR or TERM=dumb: no styling).
+Each run's events are recorded in $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0: off); see
+'loopx runs -h'.
 `;
 

@@ -16,6 +16,10 @@ const COMMANDS: Record<string, () => Promise<CommandClass[]>> = {
     return [env.EnvSetCommand, env.EnvRemoveCommand, env.EnvListCommand];
   },
   install: async () => [(await import("./commands/install.js")).InstallCommand],
+  runs: async () => {
+    const runs = await import("./commands/runs.js");
+    return [runs.RunsListCommand, runs.RunsShowCommand, runs.RunsTailCommand];
+  },
 };
 const SUBCOMMANDS = Object.keys(COMMANDS);
 

@@ -14,10 +14,18 @@ import { ScriptSupervisor } from "../runtime/supervisor.js";
  * turns SIGINT/SIGTERM into a cancellation of the run — forward to the group, grace, SIGKILL, then
  * the run's parts end, then exit 128+N (spec §7.3).
  */
-export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; argv?: string[]; features?: Omit<RunFeatures, "argv"> }): Promise<number> {
+export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; log?: string; argv?: string[]; features?: Pick<RunFeatures, "timeout" | "maxTime"> }): Promise<number> {
   const projectRoot = process.cwd();
   const supervisor = new ScriptSupervisor();
-  const session = createRunSession(supervisor, { argv: options.argv, parts: runParts({ ...options.features, argv: options.argv }) });
+  // Every CLI run is recorded (LOOPX_RECORD=0 turns it off) and shows progress on a terminal.
+  const features: RunFeatures = {
+    ...options.features,
+    argv: options.argv,
+    record: true,
+    progress: true,
+    ...(options.log !== undefined ? { log: resolve(projectRoot, options.log) } : {}),
+  };
+  const session = createRunSession(supervisor, { argv: options.argv, parts: runParts(features) });
 
   const onSignal = (signal: NodeJS.Signals) => {
     void session.cancel({ reason: "interrupted", signal, exitCode: 128 + constants.signals[signal], message: `interrupted by ${signal}` });

@@ -81,7 +81,7 @@ export function workflowIssues(name: string, files: ReturnType<typeof scanScript
   }
   for (const [base, fileNames] of byBase) {
     if (fileNames.length > 1) {
-      issues.push(`workflow ${JSON.stringify(name)}: scripts ${fileNames.join(", ")} share the name ${JSON.stringify(base)}`);
+      issues.push(`workflow ${JSON.stringify(name)}: name collision: scripts ${fileNames.join(", ")} share the script name ${JSON.stringify(base)}`);
     }
   }
   return issues;

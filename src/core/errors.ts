@@ -45,3 +45,25 @@ export class TimeoutError extends LoopxError {
     this.name = "TimeoutError";
   }
 }
+
+const FS_REASONS: Record<string, string> = {
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EISDIR: "is a directory",
+  ENOENT: "no such file or directory",
+  ENOTDIR: "not a directory",
+  ELOOP: "too many levels of symbolic links",
+  EIO: "input/output error",
+};
+
+/**
+ * The OS reason of a failed file-system call, for one-line messages: "permission denied (EACCES)".
+ * Node and Bun word their messages differently; the errno code is what both agree on.
+ */
+export function fsReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  const text = (code && FS_REASONS[code]) ?? message.match(/^[A-Z][A-Z0-9]+: ([^,]+)/)?.[1] ?? message;
+  const line = text.replace(/\s*[\r\n]+\s*/g, " ").trim();
+  return code && !line.includes(code) ? `${line} (${code})` : line;
+}

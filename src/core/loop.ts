@@ -12,6 +12,11 @@ export interface LoopRequest {
   maxIterations?: unknown;
   /** Absolute path of the `-e` / `envFile` file, if any. */
   envFile?: string;
+  /**
+   * RunOptions.env (API only, loopx's own addition): variables for every script, over the env-file
+   * layers and under the run's parts' and loopx's own variables. Validated by `validateRunEnv`.
+   */
+  env?: unknown;
   /** The project root: where `.loopx/` lives and what LOOPX_PROJECT_ROOT is. */
   projectRoot: string;
   /** Environment inherited by scripts (a snapshot of process.env). */
@@ -48,6 +53,39 @@ export function validateMaxIterations(value: unknown): number | undefined {
     throw new LoopxError(`maxIterations must be a non-negative integer, got ${describe(value)}`);
   }
   return value;
+}
+
+function shapeOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object" || typeof value === "function") {
+    const name = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+    return typeof value === "function" ? "a function" : typeof name === "string" && name !== "" && name !== "Object" ? `a ${name}` : "an object";
+  }
+  return `${typeof value} ${describe(value)}`;
+}
+
+/**
+ * RunOptions.env: undefined, or a plain object whose every value is a string; names may hold
+ * neither "=" nor NUL (nor be empty), values no NUL — what an environment can carry.
+ */
+export function validateRunEnv(value: unknown): Record<string, string> {
+  if (value === undefined) return {};
+  const proto = value !== null && typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
+  if (value === null || typeof value !== "object" || Array.isArray(value) || (proto !== Object.prototype && proto !== null)) {
+    throw new LoopxError(`env must be an object of variable names to string values, got ${shapeOf(value)}`);
+  }
+  const env: Record<string, string> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (key === "" || key.includes("=") || key.includes("\0")) {
+      throw new LoopxError(`env has an invalid variable name ${JSON.stringify(key)}: names are non-empty and hold no "=" or NUL`);
+    }
+    const name = /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `env.${key}` : `env[${JSON.stringify(key)}]`;
+    if (typeof item !== "string") throw new LoopxError(`${name} must be a string, got ${shapeOf(item)}`);
+    if (item.includes("\0")) throw new LoopxError(`${name} must not contain a NUL character`);
+    env[key] = item;
+  }
+  return env;
 }
 
 /** Discovery with run-mode validation (spec §5, §7.1 step 1): every issue is fatal. */
@@ -111,6 +149,7 @@ export async function* runLoop(
   session: RunSession = new RunSession({ terminate: async () => {}, warn: host.warn, runtime: "node", version: "0.0.0" }),
 ): AsyncGenerator<Output, void, undefined> {
   const maxIterations = validateMaxIterations(request.maxIterations);
+  const optionVars = validateRunEnv(request.env);
   const discovery = discoverForRun(request.projectRoot);
   const userVars = loadRunEnv(request.envFile, host.warn);
   const start = resolveStart(discovery, request.target);
@@ -127,13 +166,14 @@ export async function* runLoop(
   try {
     const runVars = await session.begin({ projectRoot: request.projectRoot, target: label, maxIterations });
 
-    // Built once per workflow: inherited env < global < local < the run's parts' variables <
-    // loopx's own variables (spec §8.3); LOOPX_ITERATION is set per script execution.
+    // Built once per workflow: inherited env < global < local (spec §8.3) < RunOptions.env < the
+    // run's parts' variables (LOOPX_TMPDIR) < loopx's own variables; LOOPX_ITERATION is set per
+    // script execution.
     const envByWorkflow = new Map<string, Record<string, string | undefined>>();
     const envFor = (workflow: string) => {
       let env = envByWorkflow.get(workflow);
       if (!env) {
-        env = { ...request.baseEnv, ...Object.fromEntries(userVars), ...runVars };
+        env = { ...request.baseEnv, ...Object.fromEntries(userVars), ...optionVars, ...runVars };
         env.LOOPX_BIN = request.loopxBin;
         env.LOOPX_PROJECT_ROOT = request.projectRoot;
         env.LOOPX_WORKFLOW = workflow;

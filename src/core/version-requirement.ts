@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import satisfies from "semver/functions/satisfies.js";
 import validRange from "semver/ranges/valid.js";
+import { fsReason } from "./errors.js";
 
 /**
  * A workflow's declared loopx version requirement (spec §3.2 "Workflow-level version
@@ -35,7 +36,7 @@ export function parseVersionRequirement(text: string): VersionRequirement {
   try {
     json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (error) {
-    return { kind: "warning", message: `package.json is not valid JSON (${oneLine(error instanceof Error ? error.message : String(error))}); loopx version check skipped` };
+    return { kind: "warning", message: `package.json is invalid JSON (${oneLine(error instanceof Error ? error.message : String(error))}); loopx version check skipped` };
   }
   if (!isObject(json)) return { kind: "none" };
   for (const field of ["dependencies", "devDependencies"] as const) {
@@ -45,7 +46,7 @@ export function parseVersionRequirement(text: string): VersionRequirement {
     if (typeof declared !== "string" || validRange(declared, SEMVER_OPTIONS) === null) {
       return {
         kind: "warning",
-        message: `package.json declares an invalid semver range for loopx in ${field}: ${oneLine(JSON.stringify(declared) ?? String(declared))}; loopx version check skipped`,
+        message: `package.json declares loopx version ${oneLine(JSON.stringify(declared) ?? String(declared))} in ${field}, which is not a valid semver range; loopx version check skipped`,
       };
     }
     return { kind: "range", range: declared, field };
@@ -59,12 +60,19 @@ export function readVersionRequirement(workflowDir: string): VersionRequirement 
   try {
     text = readFileSync(join(workflowDir, "package.json"), "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return { kind: "none" };
-    const reason = code ?? oneLine(error instanceof Error ? error.message : String(error));
-    return { kind: "warning", message: `package.json cannot be read (${reason}); loopx version check skipped` };
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { kind: "none" };
+    return { kind: "warning", message: `cannot read package.json: ${fsReason(error)}; loopx version check skipped` };
   }
   return parseVersionRequirement(text);
+}
+
+/**
+ * The one line for a declared range the running version does not satisfy (spec §3.2, §10.6), the
+ * same for run, run()/runPromise() and install: it names the workflow, the word "version", the
+ * declared range and the running version.
+ */
+export function versionMismatchMessage(workflowName: string, range: string, running: string, note?: string): string {
+  return `workflow ${JSON.stringify(workflowName)} declares loopx version ${oneLine(range)}, but the running loopx version is ${running} (not satisfied${note ? `, ${note}` : ""})`;
 }
 
 /** True if `version` satisfies `range` (prereleases included, spec §3.2). False for an invalid range or version. */

@@ -2,7 +2,7 @@ import { lstatSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { isWorkflowDir, scanScriptFiles, workflowIssues } from "../core/discovery.js";
 import { isValidName } from "../core/names.js";
-import { readVersionRequirement, satisfiesVersion } from "../core/version-requirement.js";
+import { readVersionRequirement, satisfiesVersion, versionMismatchMessage } from "../core/version-requirement.js";
 import type { SourceWorkflow } from "./classify.js";
 import { isInside, unsafeEntries } from "./tree.js";
 
@@ -85,9 +85,8 @@ export function preflight(workflows: SourceWorkflow[], options: PreflightOptions
       if (requirement.kind === "warning") {
         result.warnings.push(`${label}: ${requirement.message}`);
       } else if (requirement.kind === "range" && !satisfiesVersion(requirement.range, options.version)) {
-        const mismatch = `${label} requires loopx ${requirement.range} (${requirement.field} in its package.json), but this is loopx ${options.version}`;
-        if (options.yes) result.warnings.push(`${mismatch}; installing anyway (-y)`);
-        else failures.push(`${mismatch} (use -y to install anyway)`);
+        if (options.yes) result.warnings.push(versionMismatchMessage(workflow.name, requirement.range, options.version, "installing anyway because of -y"));
+        else failures.push(versionMismatchMessage(workflow.name, requirement.range, options.version, "use -y to install anyway"));
       }
     }
 

@@ -53,7 +53,7 @@ function staysInside(root: string, from: string, target: string): boolean {
 export function unsafeEntries(root: string, scope = "the workflow"): string[] {
   const realRoot = realpathSync.native(root);
   const problems: string[] = [];
-  const walk = (dir: string, rel: string): void => {
+  const walk = (dir: string, rel: string): void => withOwnerAccess(dir, lstatSync(dir), 0o500, () => {
     for (const name of readdirSync(dir).sort()) {
       const path = join(dir, name);
       const relPath = rel === "" ? name : `${rel}/${name}`;
@@ -69,9 +69,27 @@ export function unsafeEntries(root: string, scope = "the workflow"): string[] {
         problems.push(`${JSON.stringify(relPath)} is ${kindName(stat.mode)}`);
       }
     }
-  };
+  });
   walk(root, "");
   return problems;
+}
+
+/**
+ * Runs `action` on `path` with the owner permission `bits` (r, or r+x for a directory) added for
+ * the duration when `path` lacks them and belongs to this process's user — as every entry of an
+ * extracted tarball or a clone in loopx's own temp directory does. A mode-000 file in a source
+ * (spec §3.2, §10.6: an unreadable package.json degrades the version check, the install proceeds)
+ * is copied with its mode, readable or not. The mode is put back afterwards.
+ */
+function withOwnerAccess(path: string, stat: { mode: number; uid: number }, bits: number, action: () => void): void {
+  const mode = stat.mode & 0o7777;
+  if ((mode & bits) === bits || stat.uid !== process.getuid?.()) return action();
+  chmodSync(path, mode | bits);
+  try {
+    action();
+  } finally {
+    chmodSync(path, mode);
+  }
 }
 
 /**
@@ -83,12 +101,14 @@ export function copyTree(src: string, dest: string): void {
   const stat = lstatSync(src);
   if (stat.isDirectory()) {
     mkdirSync(dest, { mode: 0o700 });
-    for (const name of readdirSync(src)) copyTree(join(src, name), join(dest, name));
+    withOwnerAccess(src, stat, 0o500, () => {
+      for (const name of readdirSync(src)) copyTree(join(src, name), join(dest, name));
+    });
     chmodSync(dest, (stat.mode & 0o777) | 0o700);
   } else if (stat.isSymbolicLink()) {
     symlinkSync(readlinkSync(src), dest);
   } else if (stat.isFile()) {
-    copyFileSync(src, dest, constants.COPYFILE_EXCL);
+    withOwnerAccess(src, stat, 0o400, () => copyFileSync(src, dest, constants.COPYFILE_EXCL));
     chmodSync(dest, stat.mode & 0o777);
   } else {
     throw new Error(`${src} is ${kindName(stat.mode)}`);

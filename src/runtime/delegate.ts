@@ -1,8 +1,10 @@
-import { existsSync, readFileSync, realpathSync } from "node:fs";
-import { constants } from "node:os";
 import { join } from "node:path";
+import { fsReason } from "../core/errors.js";
+import { fs, os } from "./builtins.js";
 import { isStandalone } from "./detect.js";
 import { warnToStderr as warn } from "./stderr.js";
+
+const { existsSync, readFileSync, realpathSync } = fs;
 
 const DEPENDENCY_FIELDS = ["dependencies", "devDependencies", "optionalDependencies"] as const;
 
@@ -18,14 +20,15 @@ export function findLocalLoopx(projectRoot: string): string | undefined {
     text = readFileSync(manifestPath, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    warn(`cannot read ${manifestPath} (${(error as NodeJS.ErrnoException).code ?? "error"}); not checking for a project-local loopx`);
+    warn(`cannot read ${manifestPath}: ${fsReason(error)}; not checking for a project-local loopx version (running this one)`);
     return undefined;
   }
   let manifest: unknown;
   try {
     manifest = JSON.parse(text);
-  } catch {
-    warn(`${manifestPath} is not valid JSON; not checking for a project-local loopx`);
+  } catch (error) {
+    const detail = (error instanceof Error ? error.message : String(error)).replace(/\s*[\r\n]+\s*/g, " ");
+    warn(`${manifestPath} is invalid JSON (${detail}); not checking for a project-local loopx version (running this one)`);
     return undefined;
   }
   const declared = DEPENDENCY_FIELDS.some((field) => {
@@ -35,14 +38,15 @@ export function findLocalLoopx(projectRoot: string): string | undefined {
   if (!declared) return undefined;
   const localBin = join(projectRoot, "node_modules", ".bin", "loopx");
   if (!existsSync(localBin)) {
-    warn(`${manifestPath} declares loopx but ${localBin} does not exist (run npm install?); using the global loopx`);
+    warn(`${manifestPath} declares loopx as a dependency but ${localBin} does not exist (run npm install?); running this loopx version instead`);
     return undefined;
   }
   return localBin;
 }
 
 /**
- * Runs the project-local loopx with the same arguments and stdio and LOOPX_DELEGATED=1, forwards
+ * Runs the project-local loopx with the same arguments and stdio, LOOPX_DELEGATED=1 and LOOPX_BIN
+ * (its realpath) in its environment, forwards
  * SIGINT/SIGTERM to it, and resolves with the exit code to exit with (its own, or 128+N if it died
  * by signal N). A JS entry runs under the current runtime, so `bun loopx` stays on Bun.
  */
@@ -51,7 +55,8 @@ export async function delegate(localBin: string, argv: string[]): Promise<number
   const target = realpathSync(localBin);
   const isScript = /\.(?:c|m)?js$/.test(target);
   const [command, args] = isScript ? [process.execPath, [target, ...argv]] : [target, argv];
-  const env: NodeJS.ProcessEnv = { ...process.env, LOOPX_DELEGATED: "1" };
+  // Spec §3.2: after delegation, LOOPX_BIN is the realpath of the effective (local) binary.
+  const env: NodeJS.ProcessEnv = { ...process.env, LOOPX_DELEGATED: "1", LOOPX_BIN: target };
   // A standalone binary runs a JS loopx by acting as Bun.
   if (isScript && isStandalone) env.BUN_BE_BUN = "1";
   const child = spawn(command, args, { stdio: "inherit", env });
@@ -70,7 +75,7 @@ export async function delegate(localBin: string, argv: string[]): Promise<number
       resolve(1);
     });
     child.on("close", (code, signal) => {
-      resolve(code ?? 128 + (signal ? constants.signals[signal] : 0));
+      resolve(code ?? 128 + (signal ? os().constants.signals[signal] : 0));
     });
   });
 }

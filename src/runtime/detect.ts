@@ -1,5 +1,5 @@
-import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { fs } from "./builtins.js";
 
 /** True when this process is Bun (including a `bun build --compile` binary). */
 export const isBun: boolean = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
@@ -25,6 +25,6 @@ let cachedLoopxBin: string | undefined;
  * used as a library.
  */
 export function loopxBin(): string {
-  cachedLoopxBin ??= realpathSync(isStandalone ? process.execPath : distPath("bin.js"));
+  cachedLoopxBin ??= fs.realpathSync(isStandalone ? process.execPath : distPath("bin.js"));
   return cachedLoopxBin;
 }

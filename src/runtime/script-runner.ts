@@ -22,9 +22,18 @@ function prependNodePath(env: Env, dir: string): string {
 }
 
 /**
+ * JSX the way tsx compiles it under Node: the classic transform (`React.createElement`,
+ * `React.Fragment`), where Bun would default to the automatic runtime and import
+ * `react/jsx-dev-runtime`. A flag costs no file read; a workflow's own tsconfig.json `jsx`,
+ * `jsxFactory` and `jsxFragmentFactory` still win over it (Bun reads the tsconfig.json of the
+ * script's cwd, the workflow directory — as tsx does), and so do `@jsx`/`@jsxRuntime` pragmas.
+ */
+const BUN_JSX = ["--jsx-runtime", "classic"];
+
+/**
  * Spec §6.3 and §3.3, per runtime:
- * - Node: one Node process with tsx's ESM hooks and loopx's resolve hook preloaded by `--import`
- *   (no tsx CLI wrapper, which would start a second Node);
+ * - Node: one Node process with loopx's module hooks preloaded by `--import` (loader/register.ts:
+ *   in-thread hooks where Node has them, TypeScript/JSX from loopx's transform cache);
  * - Bun: Bun itself, `import "loopx"` through NODE_PATH to dist/node-path/ (a two-file package
  *   re-exporting this one), and a preload that keeps scripts ESM-only;
  * - standalone binary: the binary acting as Bun (BUN_BE_BUN=1) with the same preload and a helper
@@ -36,7 +45,7 @@ function createJsLauncher(): JsLauncher {
     const cache = helperCache();
     return {
       command: process.execPath,
-      args: (path) => ["--no-install", "--preload", cache.preload, path],
+      args: (path) => ["--no-install", ...BUN_JSX, "--preload", cache.preload, path],
       extraEnv: (env) => ({ NODE_PATH: prependNodePath(env, cache.nodePath), BUN_BE_BUN: "1" }),
     };
   }
@@ -47,7 +56,7 @@ function createJsLauncher(): JsLauncher {
       command: process.execPath,
       // The ESM-only guard costs ~3 ms per start; a script that never names require, module or
       // exports has nothing for it to catch.
-      args: (path) => (mayUseCommonJs(path) ? ["--no-install", "--preload", preload, path] : ["--no-install", path]),
+      args: (path) => (mayUseCommonJs(path) ? ["--no-install", ...BUN_JSX, "--preload", preload, path] : ["--no-install", ...BUN_JSX, path]),
       extraEnv: (env) => ({ NODE_PATH: prependNodePath(env, nodePath) }),
     };
   }

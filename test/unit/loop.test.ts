@@ -5,11 +5,16 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { runLoop, type LoopHost, type LoopRequest } from "../../src/core/loop.js";
 import { LoopxError } from "../../src/core/errors.js";
 import type { Output } from "../../src/core/output.js";
+import { giveToUnprivileged, unprivileged } from "../helpers.js";
+
+const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
 // ---------------------------------------------------------------------------------------------
 // Temp projects and isolation of the global env file
@@ -771,18 +776,38 @@ describe("environment (spec §8)", () => {
     expectLoopxError((await collect(runLoop(request("ralph"), fakeHost({ "ralph:index": STOP }).host))).error);
   });
 
-  // "If the file exists but is unreadable (e.g., permission denied), loopx exits with code 1"
-  it.skipIf(process.getuid?.() === 0)("an unreadable global env file is an error", async () => {
-    writeGlobal("A=1\n");
-    chmodSync(join(xdg, "loopx", "env"), 0o000);
-    try {
-      const { host, calls } = fakeHost({ "ralph:index": STOP });
-      const { error } = await collect(runLoop(request("ralph"), host));
-      expectLoopxError(error);
-      expect(calls).toHaveLength(0);
-    } finally {
-      chmodSync(join(xdg, "loopx", "env"), 0o600);
-    }
+  // "If the file exists but is unreadable (e.g., permission denied), loopx exits with code 1".
+  // Root reads a mode-000 file anyway: the engine runs in a child process as an unprivileged user.
+  it("an unreadable global env file is an error (engine run as an unprivileged user)", async () => {
+    const root = makeProject({ ".loopx/ralph/index.sh": "" });
+    const config = tempDir("loopx-unit-xdg-");
+    writeFiles(config, { "loopx/env": "A=1\n" });
+    const probe = join(root, "probe.mjs");
+    writeFileSync(
+      probe,
+      `import { runLoop } from ${JSON.stringify(pathToFileURL(join(REPO, "src/core/loop.ts")).href)};
+let calls = 0;
+const host = { runScript: async () => (calls++, '{"stop":true}'), warn() {} };
+const request = { target: "ralph", projectRoot: ${JSON.stringify(root)}, baseEnv: {}, loopxBin: "/x" };
+try {
+  for await (const _ of runLoop(request, host));
+  console.log(JSON.stringify({ error: null, calls }));
+} catch (error) {
+  console.log(JSON.stringify({ error: error.name, message: error.message, calls }));
+}
+`,
+    );
+    giveToUnprivileged(root, config);
+    chmodSync(join(config, "loopx", "env"), 0o000);
+    const tsx = pathToFileURL(join(REPO, "node_modules/tsx/dist/esm/index.mjs")).href;
+    const [exe, args] = unprivileged(process.execPath, ["--import", tsx, probe], root, config, REPO);
+    const child = spawnSync(exe, args, { cwd: root, env: { PATH: process.env.PATH, XDG_CONFIG_HOME: config, HOME: config }, encoding: "utf8" });
+    expect(child.status, child.stderr).toBe(0);
+    expect(JSON.parse(child.stdout)).toStrictEqual({
+      error: "LoopxError",
+      message: `cannot read global env file ${join(config, "loopx", "env")}: permission denied`,
+      calls: 0,
+    });
   });
 
   // "If the directory or file does not exist, loopx treats it as having no global variables."

@@ -15,6 +15,7 @@ export class RunCommand extends Command {
   envFile = Option.Array("-e", { description: "Env file merged over the global env" });
   timeout = Option.Array("--timeout", { description: "Limit for each script execution (loopx's own addition)" });
   maxTime = Option.Array("--max-time", { description: "Limit for the whole run (loopx's own addition)" });
+  log = Option.Array("--log", { description: "Append every event of the run to this file (loopx's own addition)" });
   targets = Option.Rest();
 
   async execute(): Promise<number> {
@@ -22,6 +23,8 @@ export class RunCommand extends Command {
     const envFile = single(this.envFile, "-e");
     const timeout = single(this.timeout, "--timeout");
     const maxTime = single(this.maxTime, "--max-time");
+    const log = single(this.log, "--log");
+    if (log === "") throw new UsageError("--log needs a file path");
     if (this.targets.length === 0) throw new UsageError("loopx run needs a target: loopx run <workflow>[:<script>]");
     if (this.targets.length > 1) {
       throw new UsageError(`loopx run takes exactly one target, got ${this.targets.length}: ${this.targets.map((t) => JSON.stringify(t)).join(" ")}`);
@@ -36,6 +39,7 @@ export class RunCommand extends Command {
       target: this.targets[0]!,
       maxIterations,
       envFile,
+      log,
       argv: process.argv.slice(2),
       features,
     });

@@ -1,10 +1,16 @@
 /**
  * Preloaded with `node --import` into every JS/TS script loopx runs under Node (spec §3.3, §6.3).
- * Registers one hooks module, which chains loopx's resolve/load hooks in front of tsx's ESM hooks.
- * tsx is loaded only in the hooks thread: importing it here as well would cost the script's own
- * thread tens of milliseconds per iteration for nothing.
+ * Where Node has module.registerHooks (≥ 22.15 / 23.5), loopx's hooks run in the script's own
+ * thread; module.register (deprecated from Node 26, DEP0205) and its hooks worker thread are used
+ * only on Node versions without it. Neither path loads tsx or esbuild unless a TypeScript/JSX file
+ * misses the transform cache (transform.ts).
  */
-import { register } from "node:module";
+import { nodeModule } from "../builtins.js";
 
-process.setSourceMapsEnabled(true); // what tsx's own register() does: stack traces point into .ts
-register("./hooks.js", { parentURL: import.meta.url, data: {} });
+process.setSourceMapsEnabled(true); // stack traces point into the .ts source (inline source maps)
+const registerHooks = (nodeModule as { registerHooks?: (hooks: object) => unknown }).registerHooks;
+if (typeof registerHooks === "function") {
+  registerHooks(await import("./sync-hooks.js"));
+} else {
+  nodeModule.register("./hooks.js", { parentURL: import.meta.url });
+}

@@ -1,6 +1,11 @@
+import type { LoopEvent } from "../../core/run-events.js";
 import type { RunPart } from "../../core/run-session.js";
 import { strays } from "./strays.js";
 import { timeLimits } from "./time-limits.js";
+import { recordsDir } from "../run-records.js";
+import { progressPart } from "./progress.js";
+import { logPart, recordPart } from "./records.js";
+import { TmpdirPart } from "./tmpdir.js";
 
 /**
  * The run features a run asks for, from the CLI's options or the API's RunOptions. Both drivers
@@ -13,18 +18,45 @@ export interface RunFeatures {
   timeout?: number;
   /** Limit for the whole run, in ms (`--max-time`, RunOptions.maxTime). */
   maxTime?: number;
+  /**
+   * Where features read their settings: XDG_STATE_HOME / HOME (records), LOOPX_RECORD,
+   * LOOPX_PROGRESS, NO_COLOR, TERM. Defaults to process.env.
+   */
+  env?: Record<string, string | undefined>;
+  /** Write a run record under $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0 turns it off). */
+  record?: boolean;
+  /** `--log <file>`: append every event to this (absolute) path as well. */
+  log?: string;
+  /** Progress lines on stderr when it is a terminal (LOOPX_PROGRESS=0 turns them off). */
+  progress?: boolean;
+  /** The API's `RunOptions.onEvent`: every event, synchronously, in order. */
+  onEvent?: (event: LoopEvent) => void;
 }
 
 /**
  * The parts for one run, in the order they begin (they end in reverse order). A feature nobody
- * asked for adds no part, and so costs nothing.
+ * asked for adds no part, and so costs nothing. Records come first so that what they keep is
+ * written before anyone else sees an event; the caller's own observer comes last.
  */
 export function runParts(features: RunFeatures): RunPart[] {
+  const env = features.env ?? process.env;
   const parts: RunPart[] = [];
+  if (features.record && env.LOOPX_RECORD !== "0") parts.push(recordPart(recordsDir(env)));
+  if (features.log !== undefined) parts.push(logPart(features.log));
+  // Always on: every run that starts a script has its own LOOPX_TMPDIR. After the records (a run
+  // that cannot create it is still recorded); a part that must be done with the run's processes
+  // before the directory goes belongs after it (parts end in reverse order).
+  parts.push(new TmpdirPart());
+  // Every run: it scans once, when the run ends, and never per iteration. After the scratch
+  // directory, so that the run's strays are gone before it is removed.
+  parts.push(strays());
   if (features.timeout !== undefined || features.maxTime !== undefined) {
     parts.push(timeLimits({ timeout: features.timeout, maxTime: features.maxTime }));
   }
-  // Every run: it scans once, when the run ends, and never per iteration.
-  parts.push(strays());
+  if (features.progress) {
+    const progress = progressPart(env);
+    if (progress) parts.push(progress);
+  }
+  if (features.onEvent) parts.push({ onEvent: features.onEvent });
   return parts;
 }

@@ -4,7 +4,8 @@
 set -euo pipefail
 task=$(cat)
 tasks="$LOOPX_PROJECT_ROOT/tasks.md"
-grep -qF -- "did: $task" "$LOOPX_PROJECT_ROOT/work.log" || { echo "review: no work logged for '$task'" >&2; exit 1; }
-tmp="$tasks.tmp"
-awk -v t="- [ ] $task" '$0 == t { sub(/\[ \]/, "[x]") } { print }' "$tasks" > "$tmp" && mv "$tmp" "$tasks"
-echo "review: checked off \"$task\"" >&2
+# The worker's log is a hand-off file in this run's scratch directory ($LOOPX_TMPDIR).
+grep -qF -- "did: $task" "$LOOPX_TMPDIR/work.log" || { echo "review: no work logged for '$task'" >&2; exit 1; }
+tmp="$LOOPX_TMPDIR/tasks.md.next"
+awk -v t="- [ ] $task" '$0 == t { sub(/\[ \]/, "[x]") } { print }' "$tasks" > "$tmp" && cat "$tmp" > "$tasks"
+echo "review: [iteration $LOOPX_ITERATION] checked off \"$task\"" >&2

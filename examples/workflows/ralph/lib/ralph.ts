@@ -1,0 +1,248 @@
+// The Ralph loop on loopx: one loopx iteration is one Ralph iteration. Each mode is a target
+// (ralph:plan, ralph:build, ralph:prompt) that runs the agent once with a fresh context and then
+// either prints nothing (the loop resets to the same target: next iteration) or ends the run:
+// `stop` (exit 0) on completion, max iterations or budget, or a non-zero exit carrying the Ralph
+// exit code (2 plan missing, 3 re-plan, 4 retries exhausted; loopx itself then exits 1).
+import { existsSync, mkdirSync, readFileSync, appendFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { output } from "loopx";
+import { activeAgent, agentSpec, runAgentWithRetries, type AgentSpec } from "./shared/agent.ts";
+import {
+  compactTimestamp,
+  duration,
+  fail,
+  intVar,
+  numberVar,
+  readKeyValueFile,
+  readState,
+  resolveFrom,
+  runDir,
+  say,
+  substitute,
+  timestamp,
+  usd,
+  which,
+  writeState,
+  type Vars,
+} from "./shared/util.ts";
+
+export type Mode = "plan" | "build" | "prompt";
+
+const NAME = "ralph";
+const COMPLETE = "<promise>COMPLETE</promise>";
+const REPLAN = "<promise>REPLAN</promise>";
+const RULE = "=".repeat(80);
+const THIN = "-".repeat(80);
+const STATE = "ralph-state.json";
+
+/** Intra-run state, kept in $LOOPX_TMPDIR between iterations. */
+interface State {
+  sessionLog: string;
+  startedAt: number;
+  iteration: number;
+  successful: number;
+  failed: number;
+  totalCost?: number;
+}
+
+interface Settings {
+  vars: Vars;
+  workflowDir: string;
+  projectRoot: string;
+  ralphDir: string;
+  agent: AgentSpec;
+  maxRetries: number;
+  maxIterations: number;
+  budget?: number;
+  templatePath: string;
+}
+
+function settings(mode: Mode): Settings {
+  const workflowDir = process.cwd();
+  const projectRoot = process.env.LOOPX_PROJECT_ROOT ?? workflowDir;
+  const configPath = process.env.RALPH_CONFIG ? resolveFrom(projectRoot, process.env.RALPH_CONFIG) : join(workflowDir, "config");
+  if (process.env.RALPH_CONFIG && !existsSync(configPath)) fail(NAME, `config file not found: ${configPath} (RALPH_CONFIG)`);
+  // Built-in defaults < the config file < the environment (loopx env, -e files, the shell).
+  const vars: Vars = { SPECS_DIR: "specs", MAX_RETRIES: "3", ...readKeyValueFile(configPath), ...process.env };
+  try {
+    const ralphDir = vars.RALPH_DIR ? resolveFrom(projectRoot, vars.RALPH_DIR) : workflowDir;
+    let templatePath: string;
+    if (mode === "prompt") {
+      if (!vars.RALPH_PROMPT_FILE) throw new Error("RALPH_PROMPT_FILE is not set: ralph:prompt reads its prompt from the file it names");
+      templatePath = resolveFrom(projectRoot, vars.RALPH_PROMPT_FILE);
+    } else {
+      const name = `PROMPT_${mode}.md`;
+      templatePath = existsSync(join(ralphDir, name)) ? join(ralphDir, name) : join(workflowDir, name);
+    }
+    return {
+      vars,
+      workflowDir,
+      projectRoot,
+      ralphDir,
+      agent: agentSpec(vars, "AGENT_", "claude"),
+      maxRetries: intVar(vars, "MAX_RETRIES", 3),
+      maxIterations: intVar(vars, "MAX_ITERATIONS", 0),
+      budget: numberVar(vars, "BUDGET_USD"),
+      templatePath,
+    };
+  } catch (error) {
+    fail(NAME, (error as Error).message);
+  }
+}
+
+function insideGitRepository(dir: string): boolean {
+  for (let current = dir; ; current = dirname(current)) {
+    if (existsSync(join(current, ".git"))) return true;
+    if (dirname(current) === current) return false;
+  }
+}
+
+/** Initialization (reference: validate prerequisites, then create the session log). */
+function initialize(mode: Mode, s: Settings, tmp: string): State {
+  if (!insideGitRepository(s.projectRoot)) fail(NAME, `not a git repository: ${s.projectRoot} (the agent commits its work; run git init first)`);
+  if (!which(s.agent.cli)) fail(NAME, `agent CLI not found on PATH: ${s.agent.cli} (AGENT_TYPE=${s.agent.type}; set AGENT_CLI to override)`);
+  if (!existsSync(s.templatePath)) fail(NAME, `prompt file not found: ${s.templatePath}`);
+  if (mode === "prompt" && !readFileSync(s.templatePath, "utf8").includes(COMPLETE)) {
+    fail(NAME, `prompt file ${s.templatePath} does not contain ${COMPLETE}: the loop could never end cleanly`);
+  }
+  const logs = join(s.ralphDir, "logs");
+  mkdirSync(logs, { recursive: true });
+  // session-YYYYMMDD-HHMMSS.log; a second session started within the same second gets a suffix.
+  const stamp = compactTimestamp();
+  let sessionLog = join(logs, `session-${stamp}.log`);
+  for (let n = 2; existsSync(sessionLog); n++) sessionLog = join(logs, `session-${stamp}-${n}.log`);
+  appendFileSync(sessionLog, "");
+  const state: State = { sessionLog, startedAt: Date.now(), iteration: 0, successful: 0, failed: 0 };
+  writeState(tmp, STATE, state);
+  say(NAME, `${mode} mode, agent ${s.agent.type} (${[s.agent.cli, ...s.agent.args].join(" ")}), session log ${relative(s.projectRoot, state.sessionLog)}`);
+  return state;
+}
+
+function log(state: State, text: string): void {
+  appendFileSync(state.sessionLog, text);
+}
+
+/** Writes the session summary, prints the reason as the last stderr line, and ends the run. */
+function finish(state: State, tmp: string, reason: string, code: number): never {
+  const lines = [
+    RULE,
+    "SESSION SUMMARY",
+    RULE,
+    `Total Iterations: ${state.iteration}`,
+    `Successful: ${state.successful}`,
+    `Failed: ${state.failed}`,
+    `Total Duration: ${duration(Date.now() - state.startedAt)}`,
+    ...(state.totalCost !== undefined ? [`Total Cost: ${usd(state.totalCost)}`] : []),
+    `Exit Reason: ${reason}`,
+    `Exit Code: ${code}`,
+    RULE,
+    "",
+  ];
+  log(state, lines.join("\n"));
+  writeState(tmp, STATE, state);
+  const where = `session log: ${relative(process.env.LOOPX_PROJECT_ROOT ?? process.cwd(), state.sessionLog)}`;
+  if (code === 0) {
+    say(NAME, `${reason} (${where})`);
+    output({ stop: true });
+  }
+  say(NAME, `${reason} (exit code ${code}; ${where})`);
+  process.exit(code);
+}
+
+export async function runRalph(mode: Mode): Promise<void> {
+  const s = settings(mode);
+  const tmp = runDir(NAME);
+  let state = readState<State>(tmp, STATE) ?? initialize(mode, s, tmp);
+
+  // Ctrl-C / SIGTERM reach the whole process group (this script and the agent). Let the agent
+  // die, then close the iteration and the session in the log before exiting 128+N.
+  let interrupted: NodeJS.Signals | undefined;
+  let inIteration = false;
+  let iterationStart = Date.now();
+  const closeInterrupted = (): never => {
+    const signal = interrupted!;
+    if (inIteration) {
+      log(state, [THIN, `ITERATION ${state.iteration} COMPLETE`, `End Time: ${timestamp()}`, `Duration: ${duration(Date.now() - iterationStart)}`, "Status: interrupted", RULE, "", ""].join("\n"));
+      state.failed += 1;
+    }
+    finish(state, tmp, `Interrupted by ${signal}`, signal === "SIGINT" ? 130 : 143);
+  };
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      if (interrupted) return;
+      interrupted = signal;
+      if (!activeAgent) closeInterrupted();
+    });
+  }
+
+  // Pre-iteration checks (build mode only).
+  if (mode === "build" && !existsSync(join(s.ralphDir, "implementation_plan.md"))) {
+    finish(state, tmp, "Implementation plan not found. Run 'loopx run ralph:plan' first.", 2);
+  }
+
+  state.iteration += 1;
+  writeState(tmp, STATE, state);
+  iterationStart = Date.now();
+  inIteration = true;
+  log(state, [RULE, `ITERATION ${state.iteration}`, RULE, `Mode: ${mode}`, `Start Time: ${timestamp(new Date(iterationStart))}`, THIN, ""].join("\n"));
+
+  const templateVars: Vars = {
+    ...s.vars,
+    MODE: mode,
+    ITERATION: String(state.iteration),
+    RALPH_DIR: relative(s.projectRoot, s.ralphDir) || ".",
+    PLAN_FILE: relative(s.projectRoot, join(s.ralphDir, "implementation_plan.md")),
+  };
+  const prompt = substitute(readFileSync(s.templatePath, "utf8"), templateVars);
+  say(NAME, `iteration ${state.iteration} (${mode})`);
+
+  const result = await runAgentWithRetries(
+    s.agent,
+    prompt,
+    { cwd: s.projectRoot, logFile: state.sessionLog, rawFile: join(tmp, "last_agent_output") },
+    s.maxRetries,
+    (attempt, failure) => {
+      if (interrupted) return;
+      log(state, `Attempt ${attempt} failed: ${failure}\n`);
+      say(NAME, `attempt ${attempt} failed: ${failure}${attempt < s.maxRetries ? " — retrying" : ""}`);
+    },
+    () => interrupted !== undefined,
+  );
+  if (interrupted) closeInterrupted();
+
+  const complete = !result.failure && result.response.includes(COMPLETE);
+  const replan = !result.failure && !complete && result.response.includes(REPLAN);
+  const status = result.failure ? "failed" : complete ? "complete" : replan ? "replan" : "success";
+  if (result.totalCost !== undefined) state.totalCost = (state.totalCost ?? 0) + result.totalCost;
+  log(
+    state,
+    [
+      THIN,
+      `ITERATION ${state.iteration} COMPLETE`,
+      `End Time: ${timestamp()}`,
+      `Duration: ${duration(Date.now() - iterationStart)}`,
+      ...(result.totalCost !== undefined ? [`Iteration Cost: ${usd(result.totalCost)}`] : []),
+      ...(result.balance !== undefined ? [`Balance: ${usd(result.balance)}`] : []),
+      `Status: ${status}`,
+      `Retries: ${result.retries}`,
+      RULE,
+      "",
+      "",
+    ].join("\n"),
+  );
+  inIteration = false;
+  if (result.failure) state.failed += 1;
+  else state.successful += 1;
+  writeState(tmp, STATE, state);
+  const cost = result.totalCost !== undefined ? `, cost ${usd(result.totalCost)}${state.totalCost !== undefined ? ` (total ${usd(state.totalCost)})` : ""}` : "";
+  say(NAME, `iteration ${state.iteration} ${status}${cost}`);
+
+  if (result.failure) finish(state, tmp, `Agent failure exceeded retries (${result.failures.length} failed attempts, MAX_RETRIES=${s.maxRetries}): ${result.failure}`, 4);
+  if (complete) finish(state, tmp, "Completion signal detected", 0);
+  if (replan) finish(state, tmp, "Agent requested re-planning. Run 'loopx run ralph:plan' to regenerate the implementation plan.", 3);
+  if (s.budget !== undefined && (state.totalCost ?? 0) >= s.budget) {
+    finish(state, tmp, `Budget exceeded: ${usd(state.totalCost ?? 0)} spent, BUDGET_USD=${s.budget}`, 0);
+  }
+  if (s.maxIterations > 0 && state.iteration >= s.maxIterations) finish(state, tmp, `Max iterations reached (MAX_ITERATIONS=${s.maxIterations})`, 0);
+  // No output: the loop resets to this same target for the next iteration.
+}

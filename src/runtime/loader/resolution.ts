@@ -1,0 +1,73 @@
+/**
+ * What loopx's Node module hooks decide, shared by the in-thread hooks (module.registerHooks,
+ * sync-hooks.ts) and the hooks-thread ones (module.register, hooks.ts) (spec §3.3, §6.3):
+ * - `import ... from "loopx"` resolves through ordinary resolution first, so a workflow's own
+ *   `node_modules/loopx` wins; only when that fails does it map to the running CLI's package.
+ * - Script files outside node_modules are always ESM: loopx scripts must use `import`, and
+ *   `require`/`module.exports` must fail even without a `"type": "module"` package.json.
+ * - TypeScript-style specifiers resolve as tsx resolves them: `./x.js` may name `./x.ts`, and
+ *   `./x` may name `./x.ts`, `./x.tsx`, `./x.js`, `./x.jsx` or `./x/index.*`.
+ * - TypeScript and JSX files load as the transformed JavaScript from transform.ts.
+ */
+import { fileURLToPath } from "node:url";
+import { fs } from "../builtins.js";
+import { TRANSFORMED, transformFile } from "./transform.js";
+
+export const OWN_ENTRY = new URL("../../index.js", import.meta.url).href;
+const SCRIPT_FILE = /\.(?:js|jsx|ts|tsx|mts)$/;
+
+export interface ResolveResult {
+  url: string;
+  format?: string | null;
+  shortCircuit?: boolean;
+  importAttributes?: unknown;
+}
+export interface LoadResult {
+  format?: string | null;
+  source?: string | ArrayBuffer | ArrayBufferView | null;
+  shortCircuit?: boolean;
+}
+
+export function isLoopx(specifier: string): boolean {
+  return specifier === "loopx" || specifier.startsWith("loopx/");
+}
+
+export function notFound(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  return code === "ERR_MODULE_NOT_FOUND" || code === "ERR_UNSUPPORTED_DIR_IMPORT";
+}
+
+const EXTENSIONS = [".ts", ".tsx", ".js", ".jsx"];
+
+/** Other specifiers to try, in order, when a relative or absolute specifier was not found. */
+export function alternatives(specifier: string): string[] {
+  if (!/^(?:\.{1,2}\/|\/|file:)/.test(specifier) && specifier !== "." && specifier !== "..") return [];
+  const query = specifier.search(/[?#]/);
+  const [path, suffix] = query < 0 ? [specifier, ""] : [specifier.slice(0, query), specifier.slice(query)];
+  const swap = /\.(js|jsx|mjs)$/.exec(path);
+  if (swap) {
+    const stem = path.slice(0, -swap[0].length);
+    const targets = swap[1] === "js" ? [".ts", ".tsx"] : swap[1] === "jsx" ? [".tsx"] : [".mts"];
+    return targets.map((ext) => stem + ext + suffix);
+  }
+  if (/\.[A-Za-z0-9]+$/.test(path.slice(path.lastIndexOf("/") + 1))) return [];
+  const base = path.endsWith("/") ? path.slice(0, -1) : path;
+  return [...EXTENSIONS.map((ext) => base + ext + suffix), ...EXTENSIONS.map((ext) => `${base}/index${ext}${suffix}`)];
+}
+
+/** Script files and their local modules outside node_modules are ES modules, whatever package.json says. */
+export function withFormat(resolved: ResolveResult): ResolveResult {
+  const { url } = resolved;
+  if (url.startsWith("file:") && !url.includes("/node_modules/") && SCRIPT_FILE.test(url.replace(/[?#].*$/s, ""))) {
+    return { ...resolved, format: "module" };
+  }
+  return resolved;
+}
+
+/** The transformed module for a TypeScript/JSX file URL, or undefined for everything else. */
+export function loadTransformed(url: string): LoadResult | undefined {
+  if (!url.startsWith("file:")) return undefined;
+  const path = fileURLToPath(url);
+  if (!TRANSFORMED.test(path)) return undefined;
+  return { format: "module", source: transformFile(path, fs.readFileSync(path, "utf8")), shortCircuit: true };
+}

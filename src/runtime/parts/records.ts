@@ -1,0 +1,102 @@
+import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { LoopxError } from "../../core/errors.js";
+import type { LoopEvent } from "../../core/run-events.js";
+import type { RunPart } from "../../core/run-session.js";
+import { pruneRecords } from "../run-records.js";
+import { warnToStderr } from "../stderr.js";
+
+/**
+ * Run records and `--log` (loopx's own extension): every event of the run, one JSON object per
+ * line, written with one write(2) per event on a descriptor opened once — nothing is buffered in
+ * loopx, so a crash or SIGKILL loses at most the event in flight.
+ */
+
+function reason(error: unknown): string {
+  const e = error as NodeJS.ErrnoException;
+  return e?.code ? `${e.code}${e.syscall ? ` (${e.syscall})` : ""}` : error instanceof Error ? error.message : String(error);
+}
+
+/** Appends events to one file; after the first failure it warns once and writes nothing more. */
+class EventFile {
+  private fd: number | undefined;
+  private failed = false;
+
+  constructor(private readonly describe: string) {}
+
+  open(path: string): void {
+    this.fd = openSync(path, "a", 0o600);
+  }
+
+  write(event: LoopEvent): void {
+    if (this.fd === undefined) return;
+    try {
+      writeSync(this.fd, `${JSON.stringify(event)}\n`);
+    } catch (error) {
+      this.fail(error);
+    }
+    if (event.type === "run.end") this.close();
+  }
+
+  fail(error: unknown): void {
+    this.close();
+    if (this.failed) return;
+    this.failed = true;
+    warnToStderr(`cannot write ${this.describe}: ${reason(error)}; the run goes on without it`);
+  }
+
+  close(): void {
+    if (this.fd === undefined) return;
+    const fd = this.fd;
+    this.fd = undefined;
+    try {
+      closeSync(fd);
+    } catch {
+      // Nothing left to lose.
+    }
+  }
+}
+
+/** The run's record `<dir>/<run id>.jsonl`; the oldest records beyond the newest 200 are pruned. */
+export function recordPart(dir: string): RunPart {
+  let file: EventFile | undefined;
+  return {
+    onEvent(event) {
+      if (event.type === "run.start") {
+        const path = join(dir, `${event.run}.jsonl`);
+        file = new EventFile(`the run record ${path}`);
+        try {
+          mkdirSync(dir, { recursive: true, mode: 0o700 });
+          pruneRecords(dir);
+          file.open(path);
+        } catch (error) {
+          file.fail(error);
+        }
+      }
+      file?.write(event);
+    },
+  };
+}
+
+/**
+ * `--log <file>`: the same events appended to a file of the user's choosing. The user asked for
+ * it by name, so a file that cannot be opened fails the run before any script runs.
+ */
+export function logPart(path: string): RunPart {
+  const file = new EventFile(`the --log file ${path}`);
+  let pending: LoopEvent | undefined;
+  return {
+    onEvent(event) {
+      if (event.type === "run.start") pending = event;
+      else file.write(event);
+    },
+    begin() {
+      try {
+        file.open(path);
+      } catch (error) {
+        throw new LoopxError(`cannot open the --log file ${path}: ${reason(error)}`);
+      }
+      if (pending) file.write(pending);
+    },
+  };
+}
