@@ -69,7 +69,15 @@ Options:
   -n <count>   Stop after <count> script executions (goto hops count); 0 only validates
   -e <path>    Env file merged over the global env ($XDG_CONFIG_HOME/loopx/env)
   --log <file> Append the run's events (JSON lines) to <file> too (loopx's own addition)
+  --timeout <duration>
+               Limit for each script execution (loopx's own addition)
+  --max-time <duration>
+               Limit for the whole run; no script starts after it (loopx's own addition)
   -h, --help   Show this help
+
+Durations: seconds (90, 1.5) or with units, largest first: 500ms, 30s, 20m, 2h, 1h30m. When a
+limit expires the running script's process group gets SIGTERM, then SIGKILL 5 s later, loopx
+prints one line naming the script and the limit, and exits 124 (as timeout(1) does).
 
 Scripts get LOOPX_BIN, LOOPX_PROJECT_ROOT and LOOPX_WORKFLOW, and (loopx's own additions)
 LOOPX_TMPDIR (the run's private scratch directory, removed when the run ends), LOOPX_RUN_ID
@@ -79,5 +87,11 @@ loopx's own additions: when stderr is a terminal, a progress line before each sc
 summary when the run ends (LOOPX_PROGRESS=0 turns them off; NO_COLOR or TERM=dumb: no styling).
 Each run's events are recorded in $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0: off); see
 'loopx runs -h'.
+
+No strays (loopx's own addition): processes that left the script's process group (setsid,
+detached children, daemons) but still carry the run's LOOPX_RUN_ID are ended (SIGTERM, the
+remaining grace, SIGKILL) when the run is interrupted, times out or fails; after a normal end
+(stop, -n reached) they keep running and loopx prints one warning naming them. A daemon meant to
+outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
 `;
 
