@@ -3,8 +3,11 @@ import { randomBytes } from "node:crypto";
 import { closeSync, openSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Socket } from "node:net";
+import type { Readable } from "node:stream";
 import { isBun } from "./detect.js";
 import { groupAlive } from "./process-group.js";
+import { openStdoutPipe } from "./stdout-pipe.js";
 
 /**
  * Called once the script itself has exited while its stdout is still open: as long as a process
@@ -89,53 +92,77 @@ function stdinFile(data: string): number {
 function spawnWithNode(spec: SpawnSpec): ScriptProcess {
   let child;
   let stdinFd: number | undefined;
+  const pipe = openStdoutPipe();
   try {
     stdinFd = spec.stdin === undefined ? undefined : stdinFile(spec.stdin);
     child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
       env: spec.env,
       detached: true, // new session and process group: signals can reach the whole tree
-      stdio: [stdinFd ?? "ignore", "pipe", "inherit"],
+      stdio: [stdinFd ?? "ignore", pipe?.write ?? "pipe", "inherit"],
     });
   } catch (error) {
+    if (pipe) {
+      closeSync(pipe.read);
+      pipe.release(true);
+    }
     return failed(error);
   } finally {
     if (stdinFd !== undefined) closeSync(stdinFd); // the child holds its own copy
+    if (pipe) closeSync(pipe.write);
   }
+  const stdout: Readable = pipe ? new Socket({ fd: pipe.read, readable: true, writable: false }) : child.stdout!;
   const done = new Promise<ScriptExit>((resolve) => {
     const chunks: Buffer[] = [];
     let spawnError: Error | undefined;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let sawEnd = false;
+    let closed = false;
     let stopWatching: (() => void) | undefined;
-    child.stdout!.on("data", (chunk: Buffer) => chunks.push(chunk));
+    const finish = () => {
+      if (!exit || !closed) return;
+      stopWatching?.();
+      pipe?.release(sawEnd);
+      resolve({ code: exit.code, signal: exit.signal, stdout: Buffer.concat(chunks), spawnError });
+    };
+    stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stdout.on("end", () => (sawEnd = true));
+    stdout.on("error", () => undefined); // a read error ends the capture like an end of file
+    stdout.on("close", () => {
+      closed = true;
+      finish();
+    });
     child.on("error", (error) => {
       spawnError = error;
     });
     child.on("exit", () => {
-      if (!child.stdout!.readableEnded && child.pid !== undefined) stopWatching = stopReadingOnceGroupGone(child.pid, chunks, () => child.stdout!.destroy());
+      if (!closed && child.pid !== undefined) stopWatching = stopReadingOnceGroupGone(child.pid, chunks, () => stdout.destroy());
     });
-    // 'close' fires after exit and after stdout has ended (or was destroyed).
+    // The child's 'close' comes after its exit (and, with the runtime's pipe, after stdout's end).
     child.on("close", (code, signal) => {
-      stopWatching?.();
-      resolve({ code, signal, stdout: Buffer.concat(chunks), spawnError });
+      exit = { code, signal };
+      finish();
     });
   });
-  return { pid: child.pid, done, stopReading: () => child.stdout!.destroy() };
+  return { pid: child.pid, done, stopReading: () => stdout.destroy() };
 }
 
 interface BunSubprocess {
   pid: number;
-  stdout: ReadableStream<Uint8Array>;
+  stdout: ReadableStream<Uint8Array> | null | undefined;
   exited: Promise<number>;
   exitCode: number | null;
   signalCode: string | null;
 }
 interface BunGlobal {
   spawn(options: Record<string, unknown>): BunSubprocess;
+  file(fd: number): { stream(): ReadableStream<Uint8Array> };
 }
 
 function spawnWithBun(spec: SpawnSpec): ScriptProcess {
   const bun = (globalThis as unknown as { Bun: BunGlobal }).Bun;
   let proc: BunSubprocess;
+  const pipe = openStdoutPipe();
   try {
     proc = bun.spawn({
       cmd: [spec.command, ...spec.args],
@@ -143,24 +170,37 @@ function spawnWithBun(spec: SpawnSpec): ScriptProcess {
       env: spec.env,
       detached: true, // new session and process group (pgid = pid)
       stdin: spec.stdin === undefined ? "ignore" : Buffer.from(spec.stdin),
-      stdout: "pipe",
+      stdout: pipe?.write ?? "pipe",
       stderr: "inherit",
     });
   } catch (error) {
+    if (pipe) {
+      closeSync(pipe.read);
+      pipe.release(true);
+    }
     return failed(error);
+  } finally {
+    if (pipe) closeSync(pipe.write); // the child holds its own copy
   }
   // Read chunk by chunk (not `new Response(stdout)`) so that stopReading() can cancel the read
   // and close loopx's end of the pipe: a pending read would keep the process alive.
-  const reader = proc.stdout.getReader();
+  const reader = (pipe ? bun.file(pipe.read).stream() : proc.stdout!).getReader();
   const chunks: Uint8Array[] = [];
   let ended = false;
   const readAll = async (): Promise<void> => {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+      }
+      ended = true;
+    } finally {
+      if (pipe) {
+        closeSync(pipe.read);
+        pipe.release(ended);
+      }
     }
-    ended = true;
   };
   const stopReading = () => void reader.cancel().catch(() => undefined);
   const done = (async (): Promise<ScriptExit> => {
