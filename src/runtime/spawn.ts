@@ -187,6 +187,7 @@ function spawnWithBun(spec: SpawnSpec): ScriptProcess {
   const reader = (pipe ? bun.file(pipe.read).stream() : proc.stdout!).getReader();
   const chunks: Uint8Array[] = [];
   let ended = false;
+  let cancelled = false;
   const readAll = async (): Promise<void> => {
     try {
       for (;;) {
@@ -194,7 +195,8 @@ function spawnWithBun(spec: SpawnSpec): ScriptProcess {
         if (done) break;
         chunks.push(value);
       }
-      ended = true;
+      // A cancelled read ends as "done" too, but that is no end of file: a writer may remain.
+      ended = !cancelled;
     } finally {
       if (pipe) {
         closeSync(pipe.read);
@@ -202,7 +204,10 @@ function spawnWithBun(spec: SpawnSpec): ScriptProcess {
       }
     }
   };
-  const stopReading = () => void reader.cancel().catch(() => undefined);
+  const stopReading = () => {
+    cancelled = true;
+    void reader.cancel().catch(() => undefined);
+  };
   const done = (async (): Promise<ScriptExit> => {
     const reading = readAll();
     await proc.exited;
