@@ -1,4 +1,5 @@
-import { discover } from "../core/discovery.js";
+import { discover, type DiscoveredWorkflow } from "../core/discovery.js";
+import { isValidName } from "../core/names.js";
 import { RUN_USAGE } from "./help-text.js";
 
 /** Run help (spec §11.2): usage plus a non-fatal discovery of `.loopx/`; warnings go to stderr. */
@@ -12,12 +13,26 @@ export function runHelp(projectRoot: string, warn: (message: string) => void): s
   const lines = [RUN_USAGE, "Workflows in .loopx/:"];
   if (discovery.workflows.size === 0) lines.push("  (none)");
   for (const workflow of discovery.workflows.values()) {
-    lines.push(`  ${workflow.name}`);
-    for (const script of workflow.scripts.values()) {
-      const fileName = script.path.slice(workflow.dir.length + 1);
-      lines.push(`    ${script.name}${script.name === "index" ? "  (default)" : ""}    ${fileName}`);
-    }
+    lines.push(`  ${workflow.name}${isValidName(workflow.name) ? "" : "  (invalid name)"}`);
+    lines.push(...scriptLines(workflow));
   }
   return lines.join("\n") + "\n";
+}
+
+/**
+ * One line per script name with every file that carries it, so a collision shows all its files
+ * and an invalid name is marked where it is listed (the warnings on stderr say why).
+ */
+function scriptLines(workflow: DiscoveredWorkflow): string[] {
+  const byBase = new Map<string, string[]>();
+  for (const file of workflow.files) byBase.set(file.base, [...(byBase.get(file.base) ?? []), file.fileName]);
+  return [...byBase].map(([base, fileNames]) => {
+    const notes = [
+      base === "index" && fileNames.length === 1 ? "(default)" : "",
+      fileNames.length > 1 ? "(name collision)" : "",
+      isValidName(base) ? "" : "(invalid name)",
+    ].filter(Boolean);
+    return `    ${base}${notes.length ? `  ${notes.join(" ")}` : ""}    ${fileNames.join(", ")}`;
+  });
 }
 

@@ -15,6 +15,8 @@ export interface DiscoveredWorkflow {
   dir: string;
   /** Scripts by base name. With a collision, the entry holds the first file seen (and an issue is reported). */
   scripts: Map<string, DiscoveredScript>;
+  /** Every script file, sorted by file name, colliding and invalidly named ones included (for run help). */
+  files: Array<{ fileName: string; base: string }>;
 }
 
 export interface Discovery {
@@ -103,7 +105,7 @@ export function discover(projectRoot: string): Discovery {
     for (const file of files) {
       if (!scripts.has(file.base)) scripts.set(file.base, { name: file.base, ext: file.ext, path: join(dir, file.fileName) });
     }
-    discovery.workflows.set(entry.name, { name: entry.name, dir, scripts });
+    discovery.workflows.set(entry.name, { name: entry.name, dir, scripts, files: files.map(({ fileName, base }) => ({ fileName, base })) });
   }
   return discovery;
 }
