@@ -1,5 +1,5 @@
-// Builds the npm package into dist/: ESM JavaScript and .d.ts from src/ via tsc, the Node script
-// loader's two entry points bundled into one file each, plus the NODE_PATH shim, plus dist/workflows.tar.gz (the example workflows as an installable source).
+// Builds the npm package into dist/: ESM JavaScript and .d.ts from src/ via tsc, the per-iteration
+// entry points (bin.js's start path, the Node script loader) bundled into one file each, plus the NODE_PATH shim, plus dist/workflows.tar.gz (the example workflows as an installable source).
 // Builds into a fresh directory and swaps it in, so a test run that is reading dist/ at the same
 // moment never sees a half-written tree.
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -16,8 +16,8 @@ try {
   execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.json"), "--outDir", out], {
     stdio: "inherit",
   });
+  bundleEntries(out);
   chmodSync(join(out, "bin.js"), 0o755);
-  bundleLoader(join(out, "runtime", "loader"));
 
   // A two-file `loopx` package for Bun's NODE_PATH (spec §3.3): scripts under Bun resolve
   // `import "loopx"` to it, and it re-exports this package. Bun needs `main` for NODE_PATH packages.
@@ -43,28 +43,38 @@ try {
 }
 
 /**
- * Every JS/TS script process under Node preloads runtime/loader/register.js (and, on Node without
- * module.registerHooks, its hooks thread loads hooks.js). As tsc emits them they are five ES
- * modules each, and every extra module costs the script process resolving, reading, compiling and
- * linking (~2 ms of CPU per iteration on Node 26). So each entry is rewritten in place as one
- * bundle of what it imports — same path, so its import.meta.url-relative paths (package.json,
- * index.js, hooks.js) still hold. Built-ins and esbuild itself (loaded only on a transform-cache
- * miss, through createRequire) stay outside. The esbuild is tsx's own, as in transform.ts.
+ * The entry points paid for on every iteration, each rewritten in place as one bundle of what it
+ * imports, because every extra ES module costs resolving, reading, compiling and linking:
+ * - runtime/loader/register.js, preloaded into every JS/TS script process under Node (and
+ *   hooks.js, loaded by its hooks thread on Node without module.registerHooks): five modules each
+ *   as tsc emits them, ~2-3 ms of CPU per script process on Node 22-26;
+ * - bin.js up to the CLI: delegation and the fast `loopx output` path (`$LOOPX_BIN output` once per
+ *   iteration from bash scripts), eight modules, ~1.5-2 ms per call. The full CLI (cli/main.js)
+ *   and version.js stay separate modules, loaded only when needed; what bin.js bundles (delegation,
+ *   output serialization) shares no state with them.
+ * Same paths, so import.meta.url-relative paths (package.json, index.js, hooks.js, cli/main.js)
+ * still hold. Built-ins stay outside, and so does esbuild (loaded only on a transform-cache miss,
+ * through createRequire). The esbuild is tsx's own, as in transform.ts.
  */
-function bundleLoader(dir) {
+function bundleEntries(out) {
   const require = createRequire(import.meta.url);
   const esbuild = createRequire(require.resolve("tsx/package.json"))("esbuild");
-  for (const entry of ["register.js", "hooks.js"]) {
+  const entries = [
+    { file: "runtime/loader/register.js", external: [] },
+    { file: "runtime/loader/hooks.js", external: [] },
+    { file: "bin.js", external: ["./cli/main.js", "./version.js"] },
+  ];
+  for (const { file, external } of entries) {
     esbuild.buildSync({
-      entryPoints: [join(dir, entry)],
-      outfile: join(dir, entry),
+      entryPoints: [join(out, file)],
+      outfile: join(out, file),
       allowOverwrite: true,
+      absWorkingDir: out,
       bundle: true,
       format: "esm",
       platform: "node",
       target: "node20.6",
-      external: ["node:*"],
-      absWorkingDir: dir,
+      external: ["node:*", ...external],
       legalComments: "none",
       logLevel: "error",
     });
