@@ -1,9 +1,10 @@
-// Builds the npm package into dist/: ESM JavaScript and .d.ts from src/ via tsc, plus the
-// NODE_PATH shim, plus dist/workflows.tar.gz (the example workflows as an installable source).
+// Builds the npm package into dist/: ESM JavaScript and .d.ts from src/ via tsc, the per-iteration
+// entry points (bin.js's start path, the Node script loader) bundled into one file each, plus the NODE_PATH shim, plus dist/workflows.tar.gz (the example workflows as an installable source).
 // Builds into a fresh directory and swaps it in, so a test run that is reading dist/ at the same
 // moment never sees a half-written tree.
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { packWorkflows } from "./pack-workflows.mjs";
@@ -15,6 +16,7 @@ try {
   execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.json"), "--outDir", out], {
     stdio: "inherit",
   });
+  bundleEntries(out);
   chmodSync(join(out, "bin.js"), 0o755);
 
   // A two-file `loopx` package for Bun's NODE_PATH (spec §3.3): scripts under Bun resolve
@@ -38,4 +40,43 @@ try {
   rmSync(out, { recursive: true, force: true });
   console.error(`build failed: ${error instanceof Error ? error.message.split("\n")[0] : error}`);
   process.exit(1);
+}
+
+/**
+ * The entry points paid for on every iteration, each rewritten in place as one bundle of what it
+ * imports, because every extra ES module costs resolving, reading, compiling and linking:
+ * - runtime/loader/register.js, preloaded into every JS/TS script process under Node (and
+ *   hooks.js, loaded by its hooks thread on Node without module.registerHooks): five modules each
+ *   as tsc emits them, ~2-3 ms of CPU per script process on Node 22-26;
+ * - bin.js up to the CLI: delegation and the fast `loopx output` path (`$LOOPX_BIN output` once per
+ *   iteration from bash scripts), eight modules, ~1.5-2 ms per call. The full CLI (cli/main.js)
+ *   and version.js stay separate modules, loaded only when needed; what bin.js bundles (delegation,
+ *   output serialization) shares no state with them.
+ * Same paths, so import.meta.url-relative paths (package.json, index.js, hooks.js, cli/main.js)
+ * still hold. Built-ins stay outside, and so does esbuild (loaded only on a transform-cache miss,
+ * through createRequire). The esbuild is tsx's own, as in transform.ts.
+ */
+function bundleEntries(out) {
+  const require = createRequire(import.meta.url);
+  const esbuild = createRequire(require.resolve("tsx/package.json"))("esbuild");
+  const entries = [
+    { file: "runtime/loader/register.js", external: [] },
+    { file: "runtime/loader/hooks.js", external: [] },
+    { file: "bin.js", external: ["./cli/main.js", "./version.js"] },
+  ];
+  for (const { file, external } of entries) {
+    esbuild.buildSync({
+      entryPoints: [join(out, file)],
+      outfile: join(out, file),
+      allowOverwrite: true,
+      absWorkingDir: out,
+      bundle: true,
+      format: "esm",
+      platform: "node",
+      target: "node20.6",
+      external: ["node:*", ...external],
+      legalComments: "none",
+      logLevel: "error",
+    });
+  }
 }

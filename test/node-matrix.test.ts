@@ -50,6 +50,28 @@ describe.each(nodeMatrix())("Node matrix: $label", (node) => {
     expect(lines.filter((line) => !line.includes("the script's own warning") && !line.includes("--trace-warnings"))).toEqual([]);
   });
 
+  it("a plain JS script that imports only node: built-ins is an ES module without package.json type (the hookless path on Node without registerHooks)", async () => {
+    const cwd = tempDir();
+    const trace = join(cwd, "trace.log");
+    // The script runs in .loopx/w; the trace's absolute path would name the temp dir ("loopx-test-…"), and a script mentioning loopx keeps the hooks.
+    const record = (what: string) => `appendFileSync("../../trace.log", ${what} + "\\n");\n`;
+    makeProject(
+      {
+        ".loopx/w/index.js":
+          'import { appendFileSync } from "node:fs";\n' +
+          record('`${typeof this} ${typeof require} ${typeof __filename} ${process.execArgv.includes("--experimental-default-type=module") ? "hookless" : "hooks"}`') +
+          'process.stdout.write(JSON.stringify({ goto: "cjs" }));\n',
+        ".loopx/w/cjs.js": 'require("node:fs");\n',
+      },
+      cwd,
+    );
+    const result = await runLoopx(node, ["run", "-n", "3", "w"], { cwd, env: isolatedEnv() });
+    expect(result.code).toBe(1); // cjs.js: require is not defined in an ES module
+    expect(result.stderr).toMatch(/require is not defined/);
+    const version = (await runCommand(node.exe, ["-p", "typeof require('node:module').registerHooks"], { cwd })).stdout.trim();
+    expect(readFileSync(trace, "utf8")).toBe(`undefined undefined undefined ${version === "function" ? "hooks" : "hookless"}\n`);
+  });
+
   it("CommonJS in a TS script fails the loop (exit 1)", async () => {
     const cwd = makeProject({ ".loopx/w/index.ts": "module.exports = { a: 1 };\n" });
     const result = await runLoopx(node, ["run", "-n", "2", "w"], { cwd, env: isolatedEnv() });

@@ -4,6 +4,7 @@ import { pathToFileURL } from "node:url";
 import type { DiscoveredScript } from "../core/discovery.js";
 import { ScriptFailedError } from "../core/errors.js";
 import { distPath, isBun, isStandalone } from "./detect.js";
+import { hooklessFlags } from "./hookless-script.js";
 import { helperCache } from "./standalone-cache.js";
 import type { ScriptSupervisor } from "./supervisor.js";
 
@@ -33,7 +34,8 @@ const BUN_JSX = ["--jsx-runtime", "classic"];
 /**
  * Spec §6.3 and §3.3, per runtime:
  * - Node: one Node process with loopx's module hooks preloaded by `--import` (loader/register.ts:
- *   in-thread hooks where Node has them, TypeScript/JSX from loopx's transform cache);
+ *   in-thread hooks where Node has them, TypeScript/JSX from loopx's transform cache; without
+ *   in-thread hooks, a plain JS script that needs none of them runs as ESM by Node's own flag);
  * - Bun: Bun itself, `import "loopx"` through NODE_PATH to dist/node-path/ (a two-file package
  *   re-exporting this one), and a preload that keeps scripts ESM-only;
  * - standalone binary: the binary acting as Bun (BUN_BE_BUN=1) with the same preload and a helper
@@ -61,7 +63,9 @@ function createJsLauncher(): JsLauncher {
     };
   }
   const loader = pathToFileURL(distPath("runtime/loader/register.js")).href;
-  return { command: process.execPath, args: (path) => ["--import", loader, path], extraEnv: () => ({}) };
+  // On Node without module.registerHooks, a plain JS script that needs nothing from the hooks
+  // skips their ~50 ms worker thread (hookless-script.ts).
+  return { command: process.execPath, args: (path) => hooklessFlags(path) ?? ["--import", loader, path], extraEnv: () => ({}) };
 }
 
 /** True unless the script's source certainly never mentions require, module or exports. */
