@@ -78,19 +78,14 @@ function mayUseCommonJs(path: string): boolean {
 }
 
 let jsLauncher: JsLauncher | undefined;
-/** Script env objects are built once per workflow; their JS variants are cached alongside. */
-const jsEnvCache = new WeakMap<Env, Env>();
 
 /** The command line and environment for one script execution. */
 export function scriptInvocation(script: DiscoveredScript, env: Env): { command: string; args: string[]; env: Env } {
   if (script.ext === ".sh") return { command: "/bin/bash", args: [script.path], env };
   jsLauncher ??= createJsLauncher();
-  let jsEnv = jsEnvCache.get(env);
-  if (!jsEnv) {
-    jsEnv = { ...env, ...jsLauncher.extraEnv(env) };
-    jsEnvCache.set(env, jsEnv);
-  }
-  return { command: jsLauncher.command, args: jsLauncher.args(script.path), env: jsEnv };
+  // The engine hands over a fresh env object per execution (LOOPX_ITERATION changes every time),
+  // so there is nothing to cache here.
+  return { command: jsLauncher.command, args: jsLauncher.args(script.path), env: { ...env, ...jsLauncher.extraEnv(env) } };
 }
 
 /**

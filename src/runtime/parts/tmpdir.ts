@@ -12,7 +12,7 @@ import type { RunControls, RunPart } from "../../core/run-session.js";
  * FIFO) is left alone with one warning. Nothing can remove it after SIGKILL of loopx itself.
  */
 
-/** "ENOENT: no such file or directory" out of "ENOENT: no such file or directory, mkdtemp '/x/loopx-XXXXXX'". */
+/** The OS reason alone: "ENOENT: no such file or directory" out of the same message ending ", mkdtemp '<path>'". */
 function osReason(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
   let message = error instanceof Error ? error.message : String(error);
