@@ -2,8 +2,8 @@
  * The shipped workflows from install to a finished run, once per channel: loopx under node and
  * under bun installing dist/workflows.tar.gz over HTTP (`-w ralph`, `-w converge`, and both at
  * once), and the standalone binary — with neither node nor bun on PATH — installing them from a
- * git repository. Each then runs ralph:plan to <promise>COMPLETE</promise> (through a retried
- * crash), converge through a failing gate, a rejecting judge and convergence, and Ctrl-C during
+ * git repository holding the packed tree (`scripts/pack-workflows.mjs --tree`). Each then runs
+ * ralph:plan to <promise>COMPLETE</promise> (through a retried crash), converge through a failing gate, a rejecting judge and convergence, and Ctrl-C during
  * an agent call in ralph:build. The full case matrix runs under node in workflows.test.ts; this
  * file covers what differs between runtimes (install, imports, spawning, streaming, signals).
  */
@@ -12,7 +12,7 @@ import { existsSync, readFileSync, readdirSync, statSync, symlinkSync } from "no
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, RUNTIMES, processAlive, runCommand, runLoopx, snapshotTree, taggedSurvivors, tempDir, waitFor, type RunOptions, type RunResult } from "./helpers.js";
-import { FakeAgents, WORKFLOWS, ampStream, claudeStream, lastWorkflowLine, sessionLog, workflowEnv } from "./fixtures/agents/support.js";
+import { FakeAgents, WORKFLOWS, ampStream, claudeStream, lastWorkflowLine, packedWorkflows, sessionLog, workflowEnv } from "./fixtures/agents/support.js";
 import { fileUrl, makeBareRepo, sendTarball, startServer, type TestServer } from "./fixtures/install/support.js";
 
 const TARBALL = join(ROOT, "dist", "workflows.tar.gz");
@@ -29,13 +29,13 @@ function toolsOnlyPath(): string {
   return dir;
 }
 
-/** Every file under examples/workflows, for a git repository holding the workflows at its root. */
-function workflowFiles(dir = WORKFLOWS): Record<string, string> {
+/** Every file of the packed workflow tree, for a git repository holding the workflows at its root. */
+function workflowFiles(dir = packedWorkflows()): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) Object.assign(out, workflowFiles(path));
-    else out[relative(WORKFLOWS, path)] = readFileSync(path, "utf8");
+    else out[relative(packedWorkflows(), path)] = readFileSync(path, "utf8");
   }
   return out;
 }
@@ -106,7 +106,7 @@ describe("the shipped workflows, installed and run", () => {
       const installed = await run(args, workflowEnv(new FakeAgents(), {}, basePath));
       expect(installed.code, installed.stderr).toBe(0);
     }
-    for (const name of ["ralph", "converge"]) expect(snapshotTree(join(project, ".loopx", name))).toEqual(snapshotTree(join(WORKFLOWS, name)));
+    for (const name of ["ralph", "converge"]) expect(snapshotTree(join(project, ".loopx", name))).toEqual(snapshotTree(join(packedWorkflows(), name)));
 
     // ralph:plan: a crash (retried), an iteration, then completion.
     const ralphFake = new FakeAgents()

@@ -239,12 +239,6 @@ describe("ralph", () => {
     const log = sessionLog(ralphDir(project));
     expect(log).toMatch(/Status: interrupted\n={80}\n\n={80}\nSESSION SUMMARY\n={80}\nTotal Iterations: 1\nSuccessful: 0\nFailed: 1\n.*\nExit Reason: Interrupted by SIGINT\nExit Code: 130\n/);
   });
-
-  it("lib/shared is the same in both workflows (each carries its own copy)", () => {
-    for (const name of ["agent.ts", "util.ts"]) {
-      expect(readFileSync(join(WORKFLOWS, "converge", "lib", "shared", name), "utf8")).toBe(readFileSync(join(WORKFLOWS, "ralph", "lib", "shared", name), "utf8"));
-    }
-  });
 });
 
 describe("converge", () => {

@@ -1,4 +1,4 @@
-// Shared by the ralph and converge workflows (see util.ts for why each workflow has a copy).
+// Shared by the ralph and converge workflows (see util.ts for how each workflow gets its copy).
 //
 // Agent presets and their streaming formats, one NDJSON object per stdout line:
 // - claude: `claude -p --output-format stream-json --verbose` — `system`/`init`, `assistant`

@@ -1,6 +1,7 @@
-// Shared by the ralph and converge workflows. Each workflow carries its own copy of lib/shared/
-// (an installed workflow can only rely on files inside its own directory); the copies are kept
-// byte-identical, and loopx's test suite fails if they drift.
+// Shared by the ralph and converge workflows. This directory is the one source; an installed
+// workflow can rely only on files inside its own directory, so the pack step
+// (scripts/pack-workflows.mjs) copies it into each workflow's lib/shared/ (in the checkout,
+// lib/shared is a link to here).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { accessSync, constants } from "node:fs";
