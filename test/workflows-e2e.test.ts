@@ -111,15 +111,15 @@ describe("the shipped workflows, installed and run", () => {
     // ralph:plan: a crash (retried), an iteration, then completion.
     const ralphFake = new FakeAgents()
       .step(1, { code: 1, err: "transient failure\n" })
-      .step(2, { out: claudeStream("Planned.", { cost: 0.01 }), run: 'echo "- [ ] one" > .loopx/ralph/implementation_plan.md' })
-      .step(3, { out: claudeStream(`Plan complete. ${COMPLETE}`, { cost: 0.01 }) });
+      .step(2, { out: claudeStream("Planned.", { cost: 0.01 }), run: 'echo "- [ ] one" > .ralph/implementation_plan.md' })
+      .step(3, { out: claudeStream(`Plan complete.\n${COMPLETE}`, { cost: 0.01 }) });
     const plan = await run(["run", "ralph:plan"], workflowEnv(ralphFake, {}, basePath));
     expect(plan.stdout).toBe("");
     expect(plan.code, plan.stderr).toBe(0);
     expect(ralphFake.calls()).toBe(3);
     expect(plan.stderr).toContain("→ Bash: echo done >> progress.txt\n");
     expect(lastWorkflowLine(plan.stderr)).toMatch(/^ralph: Completion signal detected/);
-    const log = sessionLog(join(project, ".loopx", "ralph"));
+    const log = sessionLog(join(project, ".ralph"));
     expect(log).toMatch(/^={80}\nITERATION 1\n={80}\nMode: plan\n/);
     expect(log).toMatch(/-{80}\nITERATION 2 COMPLETE\nEnd Time: .*\nDuration: \d+s\nIteration Cost: \$0\.010000\nStatus: complete\nRetries: 0\n={80}\n\n/);
     expect(log).toMatch(/={80}\nSESSION SUMMARY\n={80}\nTotal Iterations: 2\nSuccessful: 2\nFailed: 0\nTotal Duration: \d+s\nTotal Cost: \$0\.020000\nExit Reason: Completion signal detected\nExit Code: 0\n={80}\n$/);
@@ -149,7 +149,7 @@ describe("the shipped workflows, installed and run", () => {
     expect(interrupted.code, interrupted.stderr).toBe(130);
     expect(await waitFor(() => taggedSurvivors(env.HARDENING_TAG!).length === 0, 10_000)).toBe(true);
     expect(processAlive(Number(readFileSync(busy.file("1.grandchild"), "utf8")))).toBe(false);
-    const logs = readdirSync(join(project, ".loopx", "ralph", "logs")).map((name) => readFileSync(join(project, ".loopx", "ralph", "logs", name), "utf8"));
+    const logs = readdirSync(join(project, ".ralph", "logs")).filter((name) => name.endsWith(".log")).map((name) => readFileSync(join(project, ".ralph", "logs", name), "utf8"));
     expect(logs.some((text) => /Mode: build\n[\s\S]*Status: interrupted\n[\s\S]*Exit Reason: Interrupted by SIGINT\nExit Code: 130\n/.test(text))).toBe(true);
   });
 });

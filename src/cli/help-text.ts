@@ -18,6 +18,8 @@ Commands:
   runs [show <id> | tail [<id>]] [--json]
                                         Recent runs, one run's iterations, or follow a run
                                         (loopx's own addition; see 'loopx runs -h')
+  note <text>                           Add a note to the current run's record, from a
+                                        script (loopx's own addition; see 'loopx note -h')
 
 Run 'loopx run -h' to list the workflows in .loopx/, 'loopx install -h' for sources.
 `;
@@ -55,6 +57,13 @@ loopx's own addition. Every 'loopx run' writes a record of its events, one JSON 
 to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx/runs/); the
 newest 200 are kept. LOOPX_RECORD=0 turns records off. States: running, stopped, limit, failed,
 interrupted, timed-out, or crashed (its process is gone without a run.end).
+`,
+  note: `Usage: loopx note <text>
+
+loopx's own addition. From a script of a recorded run, adds <text> (one line) to the run's record
+as a "note" event, shown by 'loopx runs show' and 'loopx runs tail'; scripts in JS/TS can call
+note(text, data?) from "loopx". Outside a recorded run it does nothing (exit 0). The run gives its
+scripts the record's path in LOOPX_RUN_RECORD.
 `,
   env: "Usage:\n  loopx env set <name> <value>\n  loopx env remove <name>\n  loopx env list\n\nManages global variables in $XDG_CONFIG_HOME/loopx/env (default ~/.config/loopx/env).\n",
 };

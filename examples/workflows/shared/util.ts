@@ -171,3 +171,31 @@ export function numberVar(vars: Vars, name: string): number | undefined {
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
   return value;
 }
+
+/** `90` (seconds), `90s`, `500ms`, `20m`, `2h`, `1h30m` in ms; throws on anything else. */
+export function parseDuration(text: string): number {
+  const trimmed = text.trim();
+  if (/^\d+(?:\.\d+)?$/.test(trimmed)) return Number(trimmed) * 1000;
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  let total = 0;
+  let rest = trimmed;
+  while (rest !== "") {
+    const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)/.exec(rest);
+    if (!match) throw new Error(`not a duration: ${JSON.stringify(text)} (use 90, 90s, 20m, 2h or 1h30m)`);
+    total += Number(match[1]) * units[match[2]!]!;
+    rest = rest.slice(match[0].length);
+  }
+  if (trimmed === "") throw new Error("empty duration");
+  return total;
+}
+
+/** A duration variable in ms, or `fallback` when unset; `0` turns a limit off. Throws naming the variable. */
+export function durationVar(vars: Vars, name: string, fallback: number): number {
+  const raw = vars[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  try {
+    return parseDuration(raw);
+  } catch (error) {
+    throw new Error(`${name}: ${(error as Error).message}`);
+  }
+}
