@@ -199,3 +199,17 @@ export function durationVar(vars: Vars, name: string, fallback: number): number 
     throw new Error(`${name}: ${(error as Error).message}`);
   }
 }
+
+/**
+ * Why a SIGTERM came, when it is loopx ending the script at a time limit (`--timeout`,
+ * `--max-time`: loopx gives the limits in LOOPX_SCRIPT_TIMEOUT_MS and LOOPX_RUN_DEADLINE, and
+ * exits 124); undefined for any other SIGTERM.
+ */
+export function timeLimitReached(now = Date.now()): string | undefined {
+  const SLACK_MS = 1000; // loopx starts the clock just before this process
+  const timeout = Number(process.env.LOOPX_SCRIPT_TIMEOUT_MS);
+  if (timeout > 0 && now - performance.timeOrigin >= timeout - SLACK_MS) return `loopx --timeout (${duration(timeout)} per script)`;
+  const deadline = Number(process.env.LOOPX_RUN_DEADLINE);
+  if (deadline > 0 && now >= deadline - SLACK_MS) return "loopx --max-time (the run's time limit)";
+  return undefined;
+}

@@ -22,6 +22,7 @@ import {
   runDir,
   say,
   substitute,
+  timeLimitReached,
   which,
   writeState,
   type Vars,
@@ -160,9 +161,9 @@ function onInterrupt(state: State, where: () => string): void {
 }
 
 function stopInterrupted(state: State, where: string): never {
-  const code = interrupted === "SIGINT" ? 130 : interrupted === "SIGHUP" ? 129 : 143;
-  const why = interrupted === "SIGTERM" ? "SIGTERM (a loopx --timeout / --max-time limit, or kill)" : interrupted;
-  say(NAME, `interrupted by ${why} in round ${state.round} (${where}), ${duration(Date.now() - state.startedAt)}; rounds ${history(state) || "none"}`);
+  const limit = interrupted === "SIGTERM" ? timeLimitReached() : undefined;
+  const code = limit ? 124 : interrupted === "SIGINT" ? 130 : interrupted === "SIGHUP" ? 129 : 143;
+  say(NAME, `${limit ? `timed out by ${limit}` : `interrupted by ${interrupted}`} in round ${state.round} (${where}), ${duration(Date.now() - state.startedAt)}; rounds ${history(state) || "none"}`);
   process.exit(code);
 }
 

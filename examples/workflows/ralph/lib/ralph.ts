@@ -23,6 +23,7 @@ import {
   runDir,
   say,
   substitute,
+  timeLimitReached,
   timestamp,
   usd,
   which,
@@ -180,9 +181,11 @@ export async function runRalph(mode: Mode): Promise<void> {
       // What the interrupted iteration's agent calls reported still counts in the totals.
       if (iterationCost !== undefined) state.totalCost = (state.totalCost ?? 0) + iterationCost;
       const cost = iterationCost !== undefined ? [`Iteration Cost: ${usd(iterationCost)}`] : [];
-      log(state, [THIN, `ITERATION ${state.iteration} COMPLETE`, `End Time: ${timestamp()}`, `Duration: ${duration(Date.now() - iterationStart)}`, ...cost, "Status: interrupted", RULE, "", ""].join("\n"));
+      log(state, [THIN, `ITERATION ${state.iteration} COMPLETE`, `End Time: ${timestamp()}`, `Duration: ${duration(Date.now() - iterationStart)}`, ...cost, `Status: ${signal === "SIGTERM" && timeLimitReached() ? "timed-out" : "interrupted"}`, RULE, "", ""].join("\n"));
       state.failed += 1;
     }
+    const limit = signal === "SIGTERM" ? timeLimitReached() : undefined;
+    if (limit) finish(state, tmp, `Timed out by ${limit}`, 124);
     finish(state, tmp, `Interrupted by ${signal}`, signal === "SIGINT" ? 130 : 143);
   };
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
