@@ -90,7 +90,10 @@ prints one line naming the script and the limit, and exits 124 (as timeout(1) do
 
 Scripts get LOOPX_BIN, LOOPX_PROJECT_ROOT and LOOPX_WORKFLOW, and (loopx's own additions)
 LOOPX_TMPDIR (the run's private scratch directory, removed when the run ends), LOOPX_RUN_ID
-(the run's id) and LOOPX_ITERATION (this script execution's number, counted as -n counts).
+(the run's id) and LOOPX_ITERATION (this script execution's number, counted as -n counts); with
+a record, LOOPX_RUN_RECORD (its path, for 'loopx note'); with --timeout / --max-time,
+LOOPX_SCRIPT_TIMEOUT_MS / LOOPX_RUN_DEADLINE (the limit per script in ms; the run's end, ms since
+1970).
 
 loopx's own additions: when stderr is a terminal, a progress line before each script and a
 summary when the run ends (LOOPX_PROGRESS=0 turns them off; NO_COLOR or TERM=dumb: no styling).
