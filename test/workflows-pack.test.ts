@@ -50,7 +50,14 @@ describe("the workflows' shared library: one source, a copy in every installable
       expect(lstatSync(link).isSymbolicLink()).toBe(true);
       expect(readlinkSync(link)).toBe("../../shared");
     }
-    expect(files(join(WORKFLOWS, "shared"))).toEqual(["agent.ts", "util.ts"]);
+    const shared = files(join(WORKFLOWS, "shared"));
+    expect(shared).toEqual(expect.arrayContaining(["agent.ts", "limits.ts", "run-agent.ts", "util.ts"]));
+    // No workflow keeps a copy of its own (only the link).
+    const sharedTexts = new Set(shared.map((name) => readFileSync(join(WORKFLOWS, "shared", name), "utf8")));
+    for (const name of ["ralph", "converge"]) {
+      const own = files(join(WORKFLOWS, name)).filter((file) => !lstatSync(join(WORKFLOWS, name, file)).isSymbolicLink());
+      for (const file of own) expect(sharedTexts.has(readFileSync(join(WORKFLOWS, name, file), "utf8")), `${name}/${file}`).toBe(false);
+    }
   });
 
   it.each([
