@@ -213,3 +213,46 @@ export function timeLimitReached(now = Date.now()): string | undefined {
   if (deadline > 0 && now >= deadline - SLACK_MS) return "loopx --max-time (the run's time limit)";
   return undefined;
 }
+
+export interface WorkflowConfig {
+  /** The workflow's own directory (the script's cwd), replaced by `loopx install -y`. */
+  workflowDir: string;
+  projectRoot: string;
+  /** Where the user's state and configuration live: `<dirVar>`, default `defaultDir` in the project root. */
+  stateDir: string;
+  vars: Vars;
+}
+
+/**
+ * A workflow's settings. State and the user's configuration live outside the workflow's
+ * directory (default e.g. `.ralph/` in the project root), so that `loopx install -y` updates the
+ * workflow and keeps them. Built-in `defaults` < the shipped `config` < the project's
+ * `<stateDir>/config` (or the file `<configVar>` names, relative to the project root) < the
+ * environment (loopx env, -e files, the shell).
+ */
+export function workflowConfig(name: string, dirVar: string, configVar: string, defaultDir: string, defaults: Vars): WorkflowConfig {
+  const workflowDir = process.cwd();
+  const projectRoot = process.env.LOOPX_PROJECT_ROOT ?? workflowDir;
+  const shipped = readKeyValueFile(join(workflowDir, "config"));
+  const stateDir = resolveFrom(projectRoot, process.env[dirVar] || shipped[dirVar] || defaultDir);
+  const named = process.env[configVar];
+  const configPath = named ? resolveFrom(projectRoot, named) : join(stateDir, "config");
+  if (named && !existsSync(configPath)) fail(name, `config file not found: ${configPath} (${configVar})`);
+  return { workflowDir, projectRoot, stateDir, vars: { ...defaults, ...shipped, ...readKeyValueFile(configPath), ...process.env } };
+}
+
+/**
+ * A new log file `<dir>/logs/<prefix>-YYYYMMDD-HHMMSS.log` (a suffix when that name is taken).
+ * logs/ holds a .gitignore: logs are written while the agent works and commits, and never belong
+ * in its commits.
+ */
+export function newLogFile(dir: string, prefix: string): string {
+  const logs = join(dir, "logs");
+  mkdirSync(logs, { recursive: true });
+  if (!existsSync(join(logs, ".gitignore"))) writeFileSync(join(logs, ".gitignore"), "# logs of the loopx workflows: not committed\n*\n");
+  const stamp = compactTimestamp();
+  let file = join(logs, `${prefix}-${stamp}.log`);
+  for (let n = 2; existsSync(file); n++) file = join(logs, `${prefix}-${stamp}-${n}.log`);
+  writeFileSync(file, "", { flag: "a" });
+  return file;
+}

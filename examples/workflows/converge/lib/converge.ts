@@ -4,29 +4,13 @@
 // back to the worker as `result` (goto index); an approving judge stops the loop. "Done" means
 // the gate passed AND the independent judge agreed — never that the worker said so.
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { input, output } from "loopx";
 import { agentSpec, type AgentSpec } from "./shared/agent.ts";
 import { limitPolicy } from "./shared/limits.ts";
 import { activeAgent, runAgentWithRetries } from "./shared/run-agent.ts";
-import {
-  compactTimestamp,
-  duration,
-  durationVar,
-  fail,
-  intVar,
-  readKeyValueFile,
-  readState,
-  resolveFrom,
-  runDir,
-  say,
-  substitute,
-  timeLimitReached,
-  which,
-  writeState,
-  type Vars,
-} from "./shared/util.ts";
+import { duration, durationVar, fail, intVar, newLogFile, readState, resolveFrom, runDir, say, substitute, timeLimitReached, which, workflowConfig, writeState, type Vars } from "./shared/util.ts";
 
 const NAME = "converge";
 const STATE = "converge-state.json";
@@ -66,16 +50,7 @@ interface Settings {
 }
 
 function settings(): Settings {
-  const workflowDir = process.cwd();
-  const projectRoot = process.env.LOOPX_PROJECT_ROOT ?? workflowDir;
-  // The user's configuration and the logs live outside the workflow's directory (default
-  // .converge/ in the project root), so that `loopx install -y` keeps them.
-  const shipped = readKeyValueFile(join(workflowDir, "config"));
-  const convergeDir = resolveFrom(projectRoot, process.env.CONVERGE_DIR || shipped.CONVERGE_DIR || ".converge");
-  const configPath = process.env.CONVERGE_CONFIG ? resolveFrom(projectRoot, process.env.CONVERGE_CONFIG) : join(convergeDir, "config");
-  if (process.env.CONVERGE_CONFIG && !existsSync(configPath)) fail(NAME, `config file not found: ${configPath} (CONVERGE_CONFIG)`);
-  // Built-in defaults < the shipped config < the project's config < the environment.
-  const vars: Vars = { MAX_RETRIES: "3", ...shipped, ...readKeyValueFile(configPath), ...process.env };
+  const { workflowDir, projectRoot, stateDir: convergeDir, vars } = workflowConfig(NAME, "CONVERGE_DIR", "CONVERGE_CONFIG", ".converge", { MAX_RETRIES: "3" });
   try {
     let task = vars.CONVERGE_TASK ?? "";
     if (vars.CONVERGE_TASK_FILE) {
@@ -134,15 +109,7 @@ function firstLine(text: string): string {
 
 /** The run's log file, created with the first agent call (logs/ is never committed). */
 function logFile(s: Settings, state: State): string {
-  if (state.logFile) return state.logFile;
-  const logs = join(s.convergeDir, "logs");
-  mkdirSync(logs, { recursive: true });
-  if (!existsSync(join(logs, ".gitignore"))) writeFileSync(join(logs, ".gitignore"), "# converge's logs: not committed\n*\n");
-  const stamp = compactTimestamp();
-  let file = join(logs, `converge-${stamp}.log`);
-  for (let n = 2; existsSync(file); n++) file = join(logs, `converge-${stamp}-${n}.log`);
-  appendFileSync(file, "");
-  return (state.logFile = file);
+  return (state.logFile ??= newLogFile(s.convergeDir, "converge"));
 }
 
 /**

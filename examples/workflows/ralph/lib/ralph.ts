@@ -4,20 +4,19 @@
 // `stop` (exit 0) on completion, max iterations or budget, or a non-zero exit carrying the Ralph
 // exit code (2 plan missing, 3 re-plan, 4 retries exhausted, 5 usage limit past MAX_LIMIT_WAIT;
 // loopx itself then exits 1).
-import { existsSync, mkdirSync, readFileSync, appendFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, appendFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { output } from "loopx";
 import { agentSpec, finalAnswer, signalled, type AgentSpec } from "./shared/agent.ts";
 import { limitPolicy } from "./shared/limits.ts";
 import { activeAgent, runAgentWithRetries } from "./shared/run-agent.ts";
 import {
-  compactTimestamp,
   duration,
   durationVar,
   fail,
   intVar,
+  newLogFile,
   numberVar,
-  readKeyValueFile,
   readState,
   resolveFrom,
   runDir,
@@ -27,6 +26,7 @@ import {
   timestamp,
   usd,
   which,
+  workflowConfig,
   writeState,
   type Vars,
 } from "./shared/util.ts";
@@ -66,17 +66,7 @@ interface Settings {
 }
 
 function settings(mode: Mode): Settings {
-  const workflowDir = process.cwd();
-  const projectRoot = process.env.LOOPX_PROJECT_ROOT ?? workflowDir;
-  // State and the user's configuration live outside the workflow's directory (default .ralph/ in
-  // the project root), so that `loopx install -y` updates the workflow and keeps them.
-  const shipped = readKeyValueFile(join(workflowDir, "config"));
-  const ralphDir = resolveFrom(projectRoot, process.env.RALPH_DIR || shipped.RALPH_DIR || ".ralph");
-  const configPath = process.env.RALPH_CONFIG ? resolveFrom(projectRoot, process.env.RALPH_CONFIG) : join(ralphDir, "config");
-  if (process.env.RALPH_CONFIG && !existsSync(configPath)) fail(NAME, `config file not found: ${configPath} (RALPH_CONFIG)`);
-  // Built-in defaults < the shipped config < the project's config < the environment (loopx env,
-  // -e files, the shell).
-  const vars: Vars = { SPECS_DIR: "specs", MAX_RETRIES: "3", ...shipped, ...readKeyValueFile(configPath), ...process.env };
+  const { workflowDir, projectRoot, stateDir: ralphDir, vars } = workflowConfig(NAME, "RALPH_DIR", "RALPH_CONFIG", ".ralph", { SPECS_DIR: "specs", MAX_RETRIES: "3" });
   try {
     let templatePath: string;
     if (mode === "prompt") {
@@ -118,15 +108,7 @@ function initialize(mode: Mode, s: Settings, tmp: string): State {
   if (mode === "prompt" && !readFileSync(s.templatePath, "utf8").includes(COMPLETE)) {
     fail(NAME, `prompt file ${s.templatePath} does not contain ${COMPLETE}: the loop could never end cleanly`);
   }
-  const logs = join(s.ralphDir, "logs");
-  mkdirSync(logs, { recursive: true });
-  // Session logs are written while the agent works and commits: never part of its commits.
-  if (!existsSync(join(logs, ".gitignore"))) writeFileSync(join(logs, ".gitignore"), "# ralph's session logs: not committed\n*\n");
-  // session-YYYYMMDD-HHMMSS.log; a second session started within the same second gets a suffix.
-  const stamp = compactTimestamp();
-  let sessionLog = join(logs, `session-${stamp}.log`);
-  for (let n = 2; existsSync(sessionLog); n++) sessionLog = join(logs, `session-${stamp}-${n}.log`);
-  appendFileSync(sessionLog, "");
+  const sessionLog = newLogFile(s.ralphDir, "session");
   const state: State = { sessionLog, startedAt: Date.now(), iteration: 0, successful: 0, failed: 0 };
   writeState(tmp, STATE, state);
   say(NAME, `${mode} mode, agent ${s.agent.type} (${[s.agent.cli, ...s.agent.args].join(" ")}), session log ${relative(s.projectRoot, state.sessionLog)}`);
