@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, runLoopx, taggedSurvivors, waitFor, type RunResult } from "./helpers.js";
+import { BIN, NODE as NODE_EXE, RUNTIMES, runCommand, runLoopx, taggedSurvivors, waitFor, type RunResult } from "./helpers.js";
 import { FakeAgents, claudeApiRetry429Stream, claudeLimitStream, claudeStream, codexLimitStream, codexStream, lastWorkflowLine, sessionLog, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
 
 const NODE = RUNTIMES[0]!;
@@ -134,5 +134,19 @@ describe("usage limits: park until the reset, then the same iteration again", ()
     expect(second.calls()).toBe(1);
     expect(callTime(second, 1)).toBeGreaterThanOrEqual(resetsAt * 1000 + 500);
     expect(b.stderr).toMatch(/\nralph: usage limit \(five_hour\) seen by another loop on this account — resets \d\d:\d\d:\d\d; waiting until/);
+  });
+
+  it.concurrent("on a terminal: a countdown on one line while parked, cleared before the run goes on", async () => {
+    const resetsAt = Math.ceil(Date.now() / 1000) + 3;
+    const fake = new FakeAgents().step(1, { out: claudeLimitStream(resetsAt), code: 1 }).step(2, { out: claudeStream(`Done.\n${COMPLETE}`) });
+    const project = workflowProject(["ralph"]);
+    const env = workflowEnv(fake, { LIMIT_MARGIN: "0.5s", TERM: "xterm-256color", LOOPX_PROGRESS: "0" });
+    const command = [NODE_EXE, BIN, "run", "ralph:plan"].map((arg) => `'${arg}'`).join(" ");
+    const result = await runCommand("script", ["-qfec", command, "/dev/null"], { cwd: project, env, timeoutMs: 60_000 });
+    expect(result.code, result.stdout).toBe(0);
+    const screen = result.stdout; // script(1) puts the terminal's output on stdout
+    expect(screen).toMatch(/\r\x1b\[Kralph: waiting for the usage limit · [1-4]s left/);
+    expect(screen).toContain("\r\x1b[K· session"); // cleared, then the next attempt's view
+    expect(fake.calls()).toBe(2);
   });
 });
