@@ -151,8 +151,9 @@ export async function runRalph(mode: Mode): Promise<void> {
   const tmp = runDir(NAME);
   let state = readState<State>(tmp, STATE) ?? initialize(mode, s, tmp);
 
-  // Ctrl-C / SIGTERM reach the whole process group (this script and the agent). Let the agent
-  // die, then close the iteration and the session in the log before exiting 128+N.
+  // Ctrl-C / SIGTERM / SIGHUP reach this script's process group; the agent, in a group of its own,
+  // gets them passed on (run-agent.ts). Let the agent die, then close the iteration and the
+  // session in the log before exiting 128+N (124 at a loopx time limit).
   let interrupted: NodeJS.Signals | undefined;
   let inIteration = false;
   let iterationStart = Date.now();
@@ -168,9 +169,9 @@ export async function runRalph(mode: Mode): Promise<void> {
     }
     const limit = signal === "SIGTERM" ? timeLimitReached() : undefined;
     if (limit) finish(state, tmp, `Timed out by ${limit}`, 124);
-    finish(state, tmp, `Interrupted by ${signal}`, signal === "SIGINT" ? 130 : 143);
+    finish(state, tmp, `Interrupted by ${signal}`, signal === "SIGINT" ? 130 : signal === "SIGHUP" ? 129 : 143);
   };
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.on(signal, () => {
       if (interrupted) return;
       interrupted = signal;
