@@ -191,6 +191,47 @@ describe("the engine reports a run to its session", () => {
   });
 });
 
+describe("parts that hold back the next script (the seam for steering a run)", () => {
+  it("beforeScript runs before every script, goto hops included, and may delay it", async () => {
+    const seen: string[] = [];
+    let releaseFirst!: () => void;
+    const gate: RunPart = {
+      beforeScript: ({ target }) => {
+        seen.push(`gate:${target}`);
+        if (seen.length === 1) return new Promise<void>((resolve) => (releaseFirst = resolve));
+      },
+      onEvent: (event) => event.type === "iteration.start" && seen.push(`start:${event.target}`),
+    };
+    const { host: h } = host({ "a:index": ['{"goto":"next"}'], "a:next": ['{"stop":true}'] });
+    const done = drain(runLoop(request("a"), h, session([gate])));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(seen).toEqual(["gate:a:index"]); // held back: the script has not started
+    releaseFirst();
+    expect(await done).toBeUndefined();
+    expect(seen).toEqual(["gate:a:index", "start:a:index", "gate:a:next", "start:a:next"]);
+  });
+
+  it("a cancellation from beforeScript starts no further script; the cancellation ends the run", async () => {
+    const rec = recorder();
+    let gates = 0;
+    const stopper: RunPart = {
+      beforeScript: async (_next, controls) => {
+        if (++gates === 2) await controls.cancel({ reason: "interrupted", signal: "SIGTERM", exitCode: 143 });
+      },
+    };
+    const { host: h, envs } = host({ "a:index": ["", ""] });
+    expect(await drain(runLoop(request("a"), h, session([rec.part, stopper])))).toBeUndefined();
+    expect(envs).toHaveLength(1);
+    expect(rec.ends).toEqual([expect.objectContaining({ reason: "interrupted", exitCode: 143 })]);
+    expect(rec.events.filter((event) => event.type === "iteration.start")).toHaveLength(1);
+  });
+
+  it("a run without such a part is not gated", () => {
+    expect(session([recorder().part]).gated).toBe(false);
+    expect(session([{ beforeScript: () => {} }]).gated).toBe(true);
+  });
+});
+
 describe("iteration output in events", () => {
   it("cuts result to 4 KiB on a character boundary and counts its bytes", () => {
     const long = "é".repeat(3000); // 6000 bytes
