@@ -1,6 +1,6 @@
 /**
  * The `.env` dialect of spec §8.1, shared by the global env file and `-e` files.
- * Pure: no file access here (see src/core/env.ts for loading and writing).
+ * Pure: no file access here; the loop's host reads the files (src/runtime/env-files.ts), which also writes them.
  */
 
 const KEY_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
