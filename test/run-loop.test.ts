@@ -3,17 +3,12 @@
  * §5.1 discovery caching). Every script appends "<workflow>:<script> stdin=<what it read>" to
  * $LOOPX_PROJECT_ROOT/trace.log, so each test asserts the exact sequence of executions.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNTIMES, expectClean, expectLoopxError, makeProject, readTrace, runIsolated as run, sh } from "./helpers.js";
+import { emit, traced } from "./fixtures/loop/support.js";
 
-/** A bash script that records its workflow, its name and its stdin, then runs `then`. */
-const traced = (name: string, then = ""): string =>
-  sh(`in=$(cat)\nprintf '%s\\n' "$LOOPX_WORKFLOW:${name} stdin=$in" >> "$LOOPX_PROJECT_ROOT/trace.log"\n${then}`);
-
-/** A bash command printing `value` as JSON on stdout (value must not contain single quotes). */
-const emit = (value: unknown): string => `echo '${JSON.stringify(value)}'`;
 
 describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
   describe("starting target", () => {
@@ -180,89 +175,6 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
         "a:two stdin=",
         "a:index stdin=",
       ]);
-    });
-  });
-
-  describe("stdin piping", () => {
-    it.concurrent("result is piped to the goto target; a reset gives the start empty stdin even though result was set", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": traced("index", emit({ result: "payload", goto: "b" })),
-        ".loopx/ralph/b.sh": traced("b", emit({ result: "leftover" })),
-      });
-      const result = await run(runtime, cwd, ["run", "-n", "4", "ralph"]);
-      expectClean(result);
-      expect(readTrace(cwd)).toEqual([
-        "ralph:index stdin=",
-        "ralph:b stdin=payload",
-        "ralph:index stdin=",
-        "ralph:b stdin=payload",
-      ]);
-    });
-
-    it.concurrent("result is delivered byte-exact (no added newline) via `$LOOPX_BIN output`", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": sh('$LOOPX_BIN output --result "two words  and\n a newline" --goto b'),
-        ".loopx/ralph/b.sh": sh('cat > "$LOOPX_PROJECT_ROOT/b.stdin"\n$LOOPX_BIN output --stop'),
-      });
-      const result = await run(runtime, cwd, ["run", "ralph"]);
-      expectClean(result);
-      expect(readFileSync(join(cwd, "b.stdin"), "utf8")).toBe("two words  and\n a newline");
-    });
-
-    it.concurrent("goto without result gives the target empty stdin", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": traced("index", emit({ goto: "b" })),
-        ".loopx/ralph/b.sh": sh('cat > "$LOOPX_PROJECT_ROOT/b.stdin"\n' + emit({ stop: true })),
-      });
-      const result = await run(runtime, cwd, ["run", "ralph"]);
-      expectClean(result);
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
-      expect(readFileSync(join(cwd, "b.stdin"), "utf8")).toBe("");
-    });
-
-    it.concurrent("the first iteration and every reset get empty stdin, even when loopx's own stdin has data", async () => {
-      const cwd = makeProject({ ".loopx/ralph/index.sh": traced("index", emit({ result: "r" })) });
-      const result = await run(runtime, cwd, ["run", "-n", "2", "ralph"], "data on loopx's stdin\nmore\n");
-      expectClean(result);
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:index stdin="]);
-    });
-
-    it.concurrent("a ~1 MB multi-line, non-ASCII result piped via goto arrives intact", async () => {
-      const lines = 28_000;
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": sh(
-          [
-            "printf '{\"result\":\"'",
-            `yes 'abcdefghijklmnopqrstuvwxyz0123456789 \u00e9\u4e2d\\n' | head -n ${lines} | tr -d '\\n'`,
-            "printf '\",\"goto\":\"b\"}'",
-          ].join("\n"),
-        ),
-        ".loopx/ralph/b.sh": sh('cat > "$LOOPX_PROJECT_ROOT/b.stdin"\n' + emit({ stop: true })),
-      });
-      const result = await run(runtime, cwd, ["run", "ralph"]);
-      expectClean(result);
-      const expected = "abcdefghijklmnopqrstuvwxyz0123456789 \u00e9\u4e2d\n".repeat(lines);
-      expect(Buffer.byteLength(expected)).toBeGreaterThan(1_000_000);
-      const received = readFileSync(join(cwd, "b.stdin"), "utf8");
-      expect(received.length).toBe(expected.length);
-      expect(received === expected).toBe(true);
-    });
-
-    it.concurrent("a goto target that never reads its (large) piped stdin does not break the loop", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": sh(
-          [
-            'echo "index" >> "$LOOPX_PROJECT_ROOT/trace.log"',
-            "printf '{\"result\":\"'",
-            "head -c 1000000 /dev/zero | tr '\\0' 'x'",
-            "printf '\",\"goto\":\"b\"}'",
-          ].join("\n"),
-        ),
-        ".loopx/ralph/b.sh": sh('echo "b" >> "$LOOPX_PROJECT_ROOT/trace.log"'),
-      });
-      const result = await run(runtime, cwd, ["run", "-n", "6", "ralph"]);
-      expectClean(result);
-      expect(readTrace(cwd)).toEqual(["index", "b", "index", "b", "index", "b"]);
     });
   });
 

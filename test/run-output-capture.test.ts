@@ -1,124 +1,19 @@
 /**
- * Hardening — hostile or odd script I/O (issue "faults, hostile input and long runs", item 3).
- * Extends run-loop / run-runtime / run-output-parsing with the sizes and byte patterns a real
- * agent run can throw at loopx:
- *
- * - 100 MB on stdout (captured by design: a 100 MB `result` reaches the goto target byte-exact,
- *   a 100 MB raw stdout becomes a 100 MB `result` for the API) and 100 MB on stderr (streamed
- *   straight through: loopx's peak RSS does not move, the test counts bytes instead of storing them);
- * - invalid UTF-8 and NUL bytes on stdout (decoded, never crashing) and on stderr (passed through
- *   byte-exact); no trailing newline; stdout closed early, or held open by a grandchild;
- * - a script reading stdin when there is none (even when loopx's own stdin is a pipe nobody closes);
- * - a goto target that never reads its 10 MB piped `result` (exits at once, closes stdin, reads 10
- *   bytes, or stalls while writing megabytes of its own): no deadlock, no EPIPE crash.
+ * How a script's stdout and stderr are captured under `loopx run` (spec §6.6, §7.1), at the sizes
+ * and byte patterns a real agent run can throw at loopx: 100 MB on stdout (captured by design: a
+ * 100 MB `result` reaches the goto target byte-exact, a 100 MB raw stdout becomes a 100 MB
+ * `result` for the API) and 100 MB on stderr (streamed straight through: loopx's peak RSS does not
+ * move, the test counts bytes instead of storing them); invalid UTF-8 and NUL bytes on stdout
+ * (decoded, never crashing) and on stderr (passed through byte-exact); no trailing newline;
+ * stdout closed early, or held open by a grandchild.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "vitest";
-import { BIN, ROOT, RUNTIMES, isolatedEnv, makeProject, makeSymlink, runCommand, waitFor, type Runtime } from "./helpers.js";
+import { RUNTIMES, consumer, linuxOnly, makeProject, runConsumer, waitFor } from "./helpers.js";
+import { R, bigJson, fileLines as lines, printfBytes, runCounting, vm } from "./fixtures/stdio/support.js";
 
-// ---------------------------------------------------------------------------------------------
-// Local helpers
-// ---------------------------------------------------------------------------------------------
-
-const KEEP = 64 * 1024;
-
-interface Captured {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: Buffer;
-  /** Total bytes loopx wrote to stderr (scripts' stderr included); only head and tail are kept. */
-  stderrBytes: number;
-  stderrHead: Buffer;
-  stderrTail: Buffer;
-  ms: number;
-}
-
-/**
- * Spawns `<runtime> dist/bin.js ...args` with stderr going to a counting stream (so 100 MB never
- * sits in the test process). stdin is /dev/null, or — with `openStdin` — a pipe the test never
- * writes to nor closes until loopx has exited.
- */
-function runCounting(
-  runtime: Runtime,
-  args: string[],
-  options: { cwd: string; env?: Record<string, string>; openStdin?: boolean; timeoutMs?: number; onSpawn?: (child: ChildProcess) => void },
-): Promise<Captured> {
-  return new Promise((resolve, reject) => {
-    const startedAt = Date.now();
-    const child = spawn(runtime.exe, [BIN, ...args], {
-      cwd: options.cwd,
-      env: options.env ?? isolatedEnv(),
-      stdio: [options.openStdin ? "pipe" : "ignore", "pipe", "pipe"],
-    });
-    const stdout: Buffer[] = [];
-    let stderrBytes = 0;
-    let head = Buffer.alloc(0);
-    let tail = Buffer.alloc(0);
-    child.stdout!.on("data", (chunk: Buffer) => stdout.push(chunk));
-    child.stderr!.on("data", (chunk: Buffer) => {
-      stderrBytes += chunk.length;
-      if (head.length < KEEP) head = Buffer.concat([head, chunk.subarray(0, KEEP - head.length)]);
-      tail = Buffer.concat([tail, chunk]);
-      if (tail.length > KEEP) tail = tail.subarray(tail.length - KEEP);
-    });
-    child.stdin?.on("error", () => {});
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`timed out after ${options.timeoutMs ?? 60_000} ms: loopx ${args.join(" ")}\nstderr tail: ${tail.toString("utf8").slice(-2000)}`));
-    }, options.timeoutMs ?? 60_000);
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      child.stdin?.destroy();
-      resolve({ code, signal, stdout: Buffer.concat(stdout), stderrBytes, stderrHead: head, stderrTail: tail, ms: Date.now() - startedAt });
-    });
-    options.onSpawn?.(child);
-  });
-}
-
-function vm(pid: number, field: "VmHWM" | "VmRSS"): number {
-  const match = readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m"));
-  if (!match) throw new Error(`no ${field} for ${pid}`);
-  return Number(match[1]);
-}
-
-function lines(file: string): string[] {
-  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
-}
-
-const R = '"$LOOPX_PROJECT_ROOT"';
-
-/** bash that prints `{"result":"<n bytes of c>","goto":"<goto>"}` without holding it in memory. */
-const bigJson = (bytes: number, char: string, goto: string) =>
-  `printf '{"result":"'\nhead -c ${bytes} /dev/zero | tr '\\0' '${char}'\nprintf '","goto":"${goto}"}'\n`;
-
-/** A consumer project importing the built package as `loopx`. */
-function consumer(source: string, files: Record<string, string>): string {
-  const dir = makeProject({ "consumer.mjs": source, ...files });
-  makeSymlink(ROOT, join(dir, "node_modules", "loopx"));
-  return dir;
-}
-
-async function runConsumer(runtime: Runtime, dir: string, timeoutMs = 60_000) {
-  const result = await runCommand(runtime.exe, ["consumer.mjs"], { cwd: dir, env: isolatedEnv(), timeoutMs });
-  const last = result.stdout.trim().split("\n").pop() ?? "";
-  let json: any;
-  try {
-    json = JSON.parse(last);
-  } catch {
-    throw new Error(`consumer printed no JSON (code ${result.code}):\n${result.stdout.slice(0, 2000)}\n${result.stderr.slice(0, 2000)}`);
-  }
-  return { ...result, json };
-}
-
-/** Bytes in a bash script: `printf` with octal escapes, so the script file itself stays ASCII. */
-const printfBytes = (bytes: number[]) => `printf '${bytes.map((b) => `\\${b.toString(8).padStart(3, "0")}`).join("")}'`;
-
-// ---------------------------------------------------------------------------------------------
-
-describe.concurrent.each(RUNTIMES)("hardening: hostile script I/O ($name)", (runtime) => {
+linuxOnly.concurrent.each(RUNTIMES)("script output: sizes and bytes ($name)", (runtime) => {
   describe("100 MB on stdout and on stderr", () => {
     const HUNDRED_MB = 100_000_000;
 
@@ -153,7 +48,7 @@ describe.concurrent.each(RUNTIMES)("hardening: hostile script I/O ($name)", (run
             `else echo '{"result":"small","stop":true}'; fi\n`,
         },
       );
-      const result = await runConsumer(runtime, dir, 110_000);
+      const result = await runConsumer(runtime, dir, { timeoutMs: 110_000 });
       expect(result.code).toBe(0);
       expect(result.json).toEqual([
         { len: HUNDRED_MB, head: "rrrr", tail: "\nEND" },
@@ -350,68 +245,6 @@ describe.concurrent.each(RUNTIMES)("hardening: hostile script I/O ($name)", (run
       expect(result.stderrHead.toString()).toBe("");
       expect(result.code).toBe(0);
       expect(lines(join(cwd, "trace"))).toEqual(["b got half"]);
-    });
-  });
-
-  describe("a script that reads stdin when there is none", () => {
-    const READERS = {
-      // First iteration: reads everything with cat, then with read (fails at EOF), then goes on.
-      ".loopx/w/index.sh":
-        `n=$(cat ${R}/n 2>/dev/null || echo 0); echo $((n+1)) > ${R}/n\n` +
-        `all=$(cat); read -r line; rc=$?\necho "index n=$n cat=[\${all}] read_rc=$rc" >> ${R}/trace\n` +
-        `if [ $n -eq 0 ]; then echo '{"goto":"ts"}'; elif [ $n -eq 1 ]; then echo '{"result":"reset-me"}'; else echo '{"stop":true}'; fi\n`,
-      // A goto without result: the TS target reads stdin twice through input() and once raw.
-      ".loopx/w/ts.ts":
-        'import { input, output } from "loopx";\n' +
-        'import { appendFileSync } from "node:fs";\n' +
-        "const a = await input();\nconst b = await input();\n" +
-        "appendFileSync(`${process.env.LOOPX_PROJECT_ROOT}/trace`, `ts input=[${a}][${b}]\\n`);\n" +
-        'output({ result: "ignored-by-reset" });\n',
-    };
-    const EXPECTED = ["index n=0 cat=[] read_rc=1", "ts input=[][]", "index n=1 cat=[] read_rc=1", "index n=2 cat=[] read_rc=1"];
-
-    it("stdin is empty at the first iteration, after a goto without result and after a reset", async ({ expect }) => {
-      const cwd = makeProject(READERS);
-      const result = await runCounting(runtime, ["run", "w"], { cwd, timeoutMs: 30_000 });
-      expect(result.stderrHead.toString()).toBe("");
-      expect(result.code).toBe(0);
-      expect(lines(join(cwd, "trace"))).toEqual(EXPECTED);
-    });
-
-    it("…even when loopx's own stdin is a pipe that is never written to nor closed (no hang)", async ({ expect }) => {
-      const cwd = makeProject(READERS);
-      const result = await runCounting(runtime, ["run", "w"], { cwd, openStdin: true, timeoutMs: 30_000 });
-      expect(result.stderrHead.toString()).toBe("");
-      expect(result.code).toBe(0);
-      expect(lines(join(cwd, "trace"))).toEqual(EXPECTED);
-      expect(result.ms).toBeLessThan(20_000);
-    });
-  });
-
-  describe("a goto target that never reads its 10 MB piped result", () => {
-    const TEN_MB = 10_000_000;
-    it.for([
-      ["exits at once (bash)", `echo b >> ${R}/trace\n`],
-      ["exits at once (TS, process.exit)", null],
-      ["closes its stdin first, then answers", `exec <&-\necho b >> ${R}/trace\necho '{"result":"x"}'\n`],
-      ["reads only 10 bytes", `head -c 10 > ${R}/b.head\necho b >> ${R}/trace\n`],
-      ["stalls for a second while writing 2 MB of its own stdout", `sleep 1\nhead -c 2000000 /dev/zero | tr '\\0' 'z'\necho b >> ${R}/trace\n`],
-    ] as const)("target %s: no deadlock, no EPIPE crash, the loop goes on", { timeout: 60_000 }, async ([name, body], { expect }) => {
-      const files: Record<string, string> = { ".loopx/w/index.sh": `echo index >> ${R}/trace\n${bigJson(TEN_MB, "p", "b")}` };
-      if (body === null) {
-        files[".loopx/w/b.ts"] = 'import { appendFileSync } from "node:fs";\nappendFileSync(`${process.env.LOOPX_PROJECT_ROOT}/trace`, "b\\n");\nprocess.exit(0);\n';
-      } else {
-        files[".loopx/w/b.sh"] = body;
-      }
-      const cwd = makeProject(files);
-      const result = await runCounting(runtime, ["run", "-n", "6", "w"], { cwd, timeoutMs: 50_000 });
-      const stderr = result.stderrHead.toString();
-      expect(stderr).not.toMatch(/EPIPE|internal error|^\s+at /m);
-      expect(stderr).toBe("");
-      expect(result.code).toBe(0);
-      expect(result.signal).toBe(null);
-      expect(lines(join(cwd, "trace"))).toEqual(["index", "b", "index", "b", "index", "b"]);
-      if (name === "reads only 10 bytes") expect(readFileSync(join(cwd, "b.head"), "utf8")).toBe("p".repeat(10));
     });
   });
 });
