@@ -266,6 +266,14 @@ export function runIsolated(runtime: Runtime, cwd: string, args: string[], input
   return runLoopx(runtime, args, { cwd, env: isolatedEnv(), input });
 }
 
+/** The project root, quoted, in a bash script. */
+export const R = '"$LOOPX_PROJECT_ROOT"';
+
+/** The non-empty lines of `file`; [] when it does not exist. */
+export function fileLines(file: string): string[] {
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
+}
+
 /** A bash script: shebang line, then `body`. */
 export const sh = (body: string): string => `#!/bin/bash\n${body}\n`;
 
@@ -332,12 +340,15 @@ export const warnings = (stderr: string): string[] => stderr.split("\n").filter(
 export const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
 
 /**
- * Exit 1, empty stdout, exactly one `loopx:` line on stderr containing every needle, no stack trace
+ * Exit 1, empty stdout, exactly one `loopx:` line on stderr containing every needle, no stack trace,
+ * no internal error
  * (other, non-`loopx:` stderr lines are allowed). Returns that line.
  */
 export function expectLoopxError(result: RunResult, ...needles: string[]): string {
   expect(result.stdout).toBe("");
   expect(result.stderr).not.toContain("    at ");
+  expect(result.stderr).not.toMatch(/^\s+at /m);
+  expect(result.stderr).not.toContain("internal error");
   const lines = result.stderr.split("\n").filter((line) => line.startsWith("loopx:"));
   expect(lines, result.stderr).toHaveLength(1);
   for (const needle of needles) expect(lines[0]).toContain(needle);

@@ -9,9 +9,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, expectClean, isolatedEnv, linuxOnly, makeProject, readTrace, runIsolated as run, runLoopx, sh } from "./helpers.js";
+import { RUNTIMES, expectClean, isolatedEnv, linuxOnly, makeProject, readTrace, runIsolated as run, runLoopx, sh, R, fileLines as lines } from "./helpers.js";
 import { emit, traced } from "./fixtures/loop/support.js";
-import { R, bigJson, fileLines as lines, runCounting } from "./fixtures/stdio/support.js";
+import { bigJson, runCounting } from "./fixtures/stdio/support.js";
 
 describe.each(RUNTIMES)("script stdin ($name)", (runtime) => {
   it("a piped result can be read through /dev/stdin, and stdin is empty again after a reset", async () => {
