@@ -5,8 +5,10 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { parseEnvFile } from "../src/core/envfile.js";
-import { RUNTIMES, expectOneLineError, isolatedEnv, runLoopx, snapshotTree, tempDir, type RunResult } from "./helpers.js";
+import { envKey, settableValue } from "./fixtures/arbitraries.js";
+import { RUNTIMES, expectOneLineError, isolatedEnv, makeProject, runLoopx, snapshotTree, tempDir, type RunResult } from "./helpers.js";
 import { dumpProject, globalEnvFile, parseEnvList, readDump, writeGlobalEnv } from "./fixtures/env/support.js";
 
 function expectSuccess(result: RunResult, stdout = ""): void {
@@ -435,5 +437,31 @@ describe.concurrent.each(RUNTIMES)("loopx env: hostile files and concurrent writ
       }
       expectWellFormed(globalEnvFile(env), (k, v) => (k === "SEED" ? v === "s" : /^K\d+$/.test(k) && v === value(Number(k.slice(1)))));
     });
+  });
+});
+
+describe.concurrent.each(RUNTIMES)("loopx env: properties ($name)", (runtime) => {
+  it("`env set` → `env list` → the script's environment round-trips every settable value", { timeout: 120_000 }, async ({ expect }) => {
+    const cwd = makeProject({ ".loopx/w/index.sh": 'env -0 > "$LOOPX_PROJECT_ROOT/env.dump"\n' });
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(fc.tuple(envKey.map((k) => `P_${k}`), settableValue), { minLength: 1, maxLength: 3, selector: ([k]) => k }), async (pairs) => {
+        const env = isolatedEnv();
+        for (const [key, value] of pairs) {
+          const set = await runLoopx(runtime, ["env", "set", key, value], { cwd, env });
+          expect(set.stderr).toBe("");
+          expect(set.code).toBe(0);
+        }
+        const expected = [...pairs].sort(([a], [b]) => (a < b ? -1 : 1));
+        const list = await runLoopx(runtime, ["env", "list"], { cwd, env });
+        expect(list.stderr).toBe("");
+        expect(list.stdout).toBe(expected.map(([k, v]) => `${k}=${v}\n`).join(""));
+        const run = await runLoopx(runtime, ["run", "-n", "1", "w"], { cwd, env });
+        expect(run.stderr).toBe("");
+        expect(run.code).toBe(0);
+        const dump = new Map(readFileSync(join(cwd, "env.dump"), "utf8").split("\0").filter(Boolean).map((r) => [r.slice(0, r.indexOf("=")), r.slice(r.indexOf("=") + 1)] as const));
+        for (const [key, value] of pairs) expect(dump.get(key)).toBe(value);
+      }),
+      { numRuns: 10 },
+    );
   });
 });

@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { parseOutput, serializeOutput, type Output } from "../../src/core/output.js";
+import { normalized, utf16, validOutput } from "../fixtures/arbitraries.js";
 
 const RUNS = { numRuns: 500 };
 
@@ -325,6 +326,69 @@ describe("serializeOutput", () => {
         expect(parseOutput(serializeOutput(o))).toStrictEqual(o);
       }),
       { numRuns: 1000 },
+    );
+  });
+});
+
+describe("parseOutput — hostile stdout (in-process)", () => {
+  it("arbitrary bytes, decoded as loopx decodes stdout: never throws; non-structured → the decoded text", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 200 }), fc.constantFrom("", '{"result":"', '{"goto":"x","result":"'), (bytes, prefix) => {
+        const stdout = Buffer.concat([Buffer.from(prefix), Buffer.from(bytes)]).toString("utf8");
+        const parsed = parseOutput(stdout);
+        let structured = false;
+        try {
+          const value = JSON.parse(stdout);
+          structured = typeof value === "object" && value !== null && !Array.isArray(value) && ["result", "goto", "stop"].some((k) => Object.hasOwn(value, k));
+        } catch {
+          structured = false;
+        }
+        if (!structured) expect(parsed).toEqual({ result: stdout });
+        for (const [key, value] of Object.entries(parsed)) {
+          expect(["result", "goto", "stop"]).toContain(key);
+          expect(key === "stop" ? value === true : typeof value === "string").toBe(true);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("any JSON layout of a valid Output — indentation, padding, extra keys, key order — parses to that Output", () => {
+    const ws = fc.array(fc.constantFrom(" ", "\t", "\n", "\r"), { maxLength: 4 }).map((a) => a.join(""));
+    const extraKey = fc.string({ maxLength: 8 }).filter((k) => !["result", "goto", "stop", "__proto__"].includes(k));
+    fc.assert(
+      fc.property(validOutput, fc.dictionary(extraKey, fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }), fc.constantFrom(0, 1, 2, "\t"), ws, ws, fc.boolean(), (output, extras, indent, before, after, extrasFirst) => {
+        const known = JSON.parse(serializeOutput(output)) as Record<string, unknown>;
+        const object = extrasFirst ? { ...extras, ...known } : { ...known, ...extras };
+        const text = before + JSON.stringify(object, null, indent) + after;
+        expect(parseOutput(text)).toEqual(normalized(output));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("a stop that is not exactly true, or a goto that is not a string, never survives any layout", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 2 }).filter((v) => v !== true), fc.jsonValue({ maxDepth: 2 }).filter((v) => typeof v !== "string"), utf16(), (stop, goto, result) => {
+        const parsed = parseOutput(JSON.stringify({ goto, stop, result }, null, 1));
+        expect(parsed).toEqual({ result });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("pathologically deep nesting (up to 200,000 levels) in and around known fields never throws", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 200_000 }), fc.constantFrom("[", "{\"a\":"), fc.constantFrom("bare", "result", "goto", "stop"), (depth, open, where) => {
+        const close = open === "[" ? "]" : "}";
+        const nested = open.repeat(depth) + (open === "[" ? "" : "1") + close.repeat(depth);
+        const text = where === "bare" ? nested : `{"${where}":${nested}}`;
+        const parsed = parseOutput(text);
+        if (where === "result") expect(typeof parsed.result).toBe("string");
+        if (where === "goto" || where === "stop") expect(parsed).toEqual({});
+        if (where === "bare") expect(parsed).toEqual({ result: text });
+      }),
+      { numRuns: 40 },
     );
   });
 });

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { formatTarget, gotoTargetOf, parseTarget, runTargetOf } from "../../src/core/target.js";
 import { isValidName } from "../../src/core/names.js";
+import { utf16 } from "../fixtures/arbitraries.js";
 
 const RUNS = { numRuns: 800 };
 const NAME = /^[a-zA-Z0-9_][a-zA-Z0-9_-]*$/;
@@ -240,5 +241,36 @@ describe("gotoTargetOf — goto addresses scripts (spec §2.2)", () => {
 describe("formatTarget", () => {
   it("joins with a single colon", () => {
     expect(formatTarget({ workflow: "ralph", script: "index" })).toBe("ralph:index");
+  });
+});
+
+describe("parseTarget — messages and idempotence (in-process)", () => {
+  it("every rejection is a single line (safe for a one-line `loopx:` error), whatever the input", () => {
+    fc.assert(
+      fc.property(fc.oneof(utf16(30), fc.constantFrom("\n", "a\nb", "w:\r", ":\n", "a:b\n:c", "\u0000", "\u001b[2J")), (s) => {
+        const parsed = parseTarget(s);
+        if (!parsed.ok) {
+          expect(parsed.error).not.toMatch(/[\n\r\u0000\u001b]/);
+          expect(parsed.error.length).toBeGreaterThan(0);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("every accepted target, resolved for run or goto and formatted, re-parses to the same target", () => {
+    const name = fc.stringMatching(/^[a-zA-Z0-9_][a-zA-Z0-9_-]{0,8}$/);
+    fc.assert(
+      fc.property(fc.oneof(name, fc.tuple(name, name).map(([a, b]) => `${a}:${b}`)), name, (s, current) => {
+        const parsed = parseTarget(s);
+        expect(parsed.ok).toBe(true);
+        if (!parsed.ok) return;
+        for (const target of [gotoTargetOf(parsed.target, current), runTargetOf(parsed.target)]) {
+          const again = parseTarget(formatTarget(target));
+          expect(again.ok && again.target).toEqual({ workflow: target.workflow, script: target.script });
+        }
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
