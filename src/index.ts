@@ -10,4 +10,4 @@ export type {
   IterationOutput,
   RunEndEvent,
   RunEndReason,
-} from "./core/run-events.js";
+} from "./records/events.js";

@@ -4,7 +4,7 @@ import type { LoopRequest } from "../core/loop.js";
 import type { Output } from "../core/output.js";
 import { loopxBin } from "../runtime/detect.js";
 import type { RunCancel, RunSession } from "../core/run-session.js";
-import type { LoopEvent } from "../core/run-events.js";
+import type { LoopEvent } from "../records/events.js";
 import { ScriptSupervisor } from "../runtime/supervisor.js";
 
 export type { Output } from "../core/output.js";

@@ -1,11 +1,11 @@
 /**
- * The pure side of run records (src/core/run-report.ts): wording of endings, reading records that
+ * The pure side of run records (src/records/report.ts): wording of endings, reading records that
  * were cut off by a crash or written by a newer loopx, and the states `loopx runs` derives.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { IterationEndEvent, LoopEvent, RunEndEvent, RunStartEvent } from "../../src/core/run-events.js";
-import { describeEnding, durationBar, formatDuration, parseRecord, resultExcerpt, summarizeRun } from "../../src/core/run-report.js";
+import type { IterationEndEvent, LoopEvent, RunEndEvent, RunStartEvent } from "../../src/records/events.js";
+import { describeEnding, durationBar, formatDuration, parseRecord, resultExcerpt, summarizeRun } from "../../src/records/report.js";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 const at = (ms: number) => new Date(T0 + ms).toISOString();

@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LoopxError, ScriptFailedError } from "../../src/core/errors.js";
 import { runLoop, type LoopHost } from "../../src/core/loop.js";
-import type { LoopEvent } from "../../src/core/run-events.js";
+import type { LoopEvent } from "../../src/records/events.js";
 import { newRunId, outputForEvent, RunSession, type RunEnd, type RunPart } from "../../src/core/run-session.js";
 
 let root: string;

@@ -11,7 +11,7 @@ export class RunsListCommand extends Command {
   json = Option.Boolean("--json", false, { description: "JSON output" });
 
   async execute(): Promise<number> {
-    const { listRuns } = await import("../../runtime/runs.js");
+    const { listRuns } = await import("../../records/runs.js");
     listRuns(process.env, this.json, out);
     return 0;
   }
@@ -25,7 +25,7 @@ export class RunsShowCommand extends Command {
   id = Option.String();
 
   async execute(): Promise<number> {
-    const { showRun } = await import("../../runtime/runs.js");
+    const { showRun } = await import("../../records/runs.js");
     showRun(process.env, this.id, this.json, out);
     return 0;
   }
@@ -39,7 +39,7 @@ export class RunsTailCommand extends Command {
   id = Option.String({ required: false });
 
   async execute(): Promise<number> {
-    const { tailRun } = await import("../../runtime/runs.js");
+    const { tailRun } = await import("../../records/runs.js");
     await tailRun(process.env, this.id, process.cwd(), this.json, out);
     return 0;
   }

@@ -6,12 +6,12 @@ import {
   type RunEndEvent,
   type RunEndReason,
   type RunStartEvent,
-} from "./run-events.js";
+} from "./events.js";
 
 /**
  * Pure reading and wording of run events (loopx's own extension of the spec): what terminal
  * progress prints, and what `loopx runs` makes of a run record. No I/O here: the reader in
- * src/runtime/run-records.ts gives the text of a record and says whether its process is alive.
+ * src/records/store.ts gives the text of a record and says whether its process is alive.
  */
 
 /** 850ms, 12.3s, 4m05s, 2h03m. */

@@ -1,10 +1,10 @@
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { LoopxError } from "../../core/errors.js";
-import type { LoopEvent } from "../../core/run-events.js";
-import type { RunPart } from "../../core/run-session.js";
-import { pruneRecords } from "../run-records.js";
-import { warnToStderr } from "../stderr.js";
+import { LoopxError } from "../core/errors.js";
+import type { LoopEvent } from "./events.js";
+import type { RunPart } from "../core/run-session.js";
+import { pruneRecords } from "./store.js";
+import { warnToStderr } from "../runtime/stderr.js";
 
 /**
  * Run records and `--log` (loopx's own extension): every event of the run, one JSON object per

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { RunStartEvent } from "../core/run-events.js";
+import type { RunStartEvent } from "./events.js";
 
 /**
  * Where run records live and what the machine says about their processes (loopx's own extension):
