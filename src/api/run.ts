@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from "node:path";
 import { LoopxError } from "../core/errors.js";
 import type { LoopRequest } from "../core/loop.js";
 import type { Output } from "../core/output.js";
-import { loopxBin } from "../runtime/detect.js";
+import { loopxBin } from "../runtime/platform/runtime.js";
 import type { RunCancel, RunSession } from "../core/run-session.js";
 import type { LoopEvent } from "../records/events.js";
 import { ScriptSupervisor } from "../runtime/supervisor.js";

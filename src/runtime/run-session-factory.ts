@@ -1,6 +1,6 @@
 import { RunSession, type RunPart } from "../core/run-session.js";
 import { VERSION } from "../version.js";
-import { isBun, isStandalone } from "./detect.js";
+import { runtimeName } from "./platform/runtime.js";
 import { warnToStderr } from "./stderr.js";
 import type { ScriptSupervisor } from "./supervisor.js";
 
@@ -10,7 +10,7 @@ export function createRunSession(supervisor: ScriptSupervisor, options: { argv?:
     terminate: (signal) => supervisor.terminate(signal),
     graceEndsAt: () => supervisor.graceEndsAt,
     warn: warnToStderr,
-    runtime: isStandalone ? "binary" : isBun ? "bun" : "node",
+    runtime: runtimeName,
     version: VERSION,
     ...options,
   });

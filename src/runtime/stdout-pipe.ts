@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { closeSync, constants, mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ownDescriptorPath } from "./procfs.js";
 
 /**
  * A real pipe for a script's stdout. Node's and Bun's "pipe" stdio is a socketpair, and on Linux
@@ -62,7 +63,7 @@ export function openStdoutPipe(): StdoutPipe | undefined {
     unavailable = true;
     return undefined;
   }
-  const path = `/proc/self/fd/${fifo}`;
+  const path = ownDescriptorPath(fifo);
   let read: number | undefined;
   try {
     read = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);

@@ -1,8 +1,15 @@
+/**
+ * The standalone binary (`bun build --compile`): Bun's platform, except that JS/TS scripts run by
+ * the binary itself acting as Bun (BUN_BE_BUN=1), with the same preload and a helper package
+ * materialized in a per-version cache, since there is no package directory on disk.
+ */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { VERSION } from "../version.js";
+import { VERSION } from "../../version.js";
+import { bunPlatform, BUN_SCRIPT_FLAGS, prependNodePath } from "./bun.js";
+import type { Platform } from "./types.js";
 
 /** Embedded at compile time (`bun build --define`) into standalone binaries only. */
 declare const __LOOPX_HELPERS_JS__: string | undefined;
@@ -83,3 +90,15 @@ export function helperCache(): HelperCache {
   cached = { nodePath: join(dir, "node-path"), preload: join(dir, "preload.js") };
   return cached;
 }
+
+export const standalonePlatform: Platform = {
+  ...bunPlatform,
+  jsLauncher() {
+    const cache = helperCache();
+    return {
+      command: process.execPath,
+      args: (path) => [...BUN_SCRIPT_FLAGS, "--preload", cache.preload, path],
+      extraEnv: (env) => ({ NODE_PATH: prependNodePath(env, cache.nodePath), BUN_BE_BUN: "1" }),
+    };
+  },
+};
