@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync, unlinkSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { processRunning } from "../runtime/procfs.js";
+import { loopxDir } from "../runtime/xdg.js";
 import type { RunStartEvent } from "./events.js";
 
 /**
@@ -15,8 +15,7 @@ export const KEEP_RECORDS = 200;
 const RECORD_FILE = /^([0-9a-z]+)\.jsonl$/;
 
 export function recordsDir(env: Record<string, string | undefined>): string {
-  const stateHome = env.XDG_STATE_HOME ? env.XDG_STATE_HOME : join(env.HOME || homedir(), ".local", "state");
-  return join(stateHome, "loopx", "runs");
+  return join(loopxDir("state", env), "runs");
 }
 
 /** The ids of the records in `dir`, newest first (ids sort by start time). Missing dir: none. */

@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { LoopxError } from "../core/errors.js";
+import { fsReason, LoopxError } from "../core/errors.js";
 import type { LoopEvent } from "./events.js";
 import type { RunPart } from "../core/run-session.js";
 import { pruneRecords } from "./store.js";
@@ -11,11 +11,6 @@ import { warnToStderr } from "../runtime/stderr.js";
  * line, written with one write(2) per event on a descriptor opened once — nothing is buffered in
  * loopx, so a crash or SIGKILL loses at most the event in flight.
  */
-
-function reason(error: unknown): string {
-  const e = error as NodeJS.ErrnoException;
-  return e?.code ? `${e.code}${e.syscall ? ` (${e.syscall})` : ""}` : error instanceof Error ? error.message : String(error);
-}
 
 /** Appends events to one file; after the first failure it warns once and writes nothing more. */
 class EventFile {
@@ -42,7 +37,7 @@ class EventFile {
     this.close();
     if (this.failed) return;
     this.failed = true;
-    warnToStderr(`cannot write ${this.describe}: ${reason(error)}; the run goes on without it`);
+    warnToStderr(`cannot write ${this.describe}: ${fsReason(error)}; the run goes on without it`);
   }
 
   close(): void {
@@ -94,7 +89,7 @@ export function logPart(path: string): RunPart {
       try {
         file.open(path);
       } catch (error) {
-        throw new LoopxError(`cannot open the --log file ${path}: ${reason(error)}`);
+        throw new LoopxError(`cannot open the --log file ${path}: ${fsReason(error)}`);
       }
       if (pending) file.write(pending);
     },

@@ -805,7 +805,7 @@ try {
     expect(child.status, child.stderr).toBe(0);
     expect(JSON.parse(child.stdout)).toStrictEqual({
       error: "LoopxError",
-      message: `cannot read global env file ${join(config, "loopx", "env")}: permission denied`,
+      message: `cannot read global env file ${join(config, "loopx", "env")}: permission denied (EACCES)`,
       calls: 0,
     });
   });
