@@ -1,6 +1,10 @@
 import { serializeOutput, type Output } from "../core/output.js";
 import { writeAllSync } from "../runtime/write-all.js";
 
+// A note in the run's record (loopx's own addition), with output and input: the standalone
+// binary's "loopx" for scripts is this module, bundled.
+export { note } from "../runtime/record-note.js";
+
 /** Builds the Output that `output(value)` emits (spec §6.4); throws for values it rejects. */
 export function outputFromValue(value: unknown): Output {
   if (value === null || value === undefined) throw new TypeError(`output() needs a value, got ${value}`);

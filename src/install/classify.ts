@@ -1,6 +1,6 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { isWorkflowDir, scanScriptFiles } from "../core/discovery.js";
+import { isWorkflowDir, scanScriptFiles } from "../runtime/workflow-files.js";
 import { LoopxError } from "../core/errors.js";
 import { SCRIPT_EXTENSIONS } from "../core/names.js";
 

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import type { LoopEvent } from "./events.js";
 import type { RunPart } from "../core/run-session.js";
+import { RECORD_PATH_VAR } from "../runtime/record-note.js";
 import { pruneRecords } from "./store.js";
 import { warnToStderr } from "../runtime/stderr.js";
 
@@ -21,6 +22,10 @@ class EventFile {
 
   open(path: string): void {
     this.fd = openSync(path, "a", 0o600);
+  }
+
+  isOpen(): boolean {
+    return this.fd !== undefined;
   }
 
   write(event: LoopEvent): void {
@@ -55,10 +60,13 @@ class EventFile {
 /** The run's record `<dir>/<run id>.jsonl`; the oldest records beyond the newest 200 are pruned. */
 export function recordPart(dir: string): RunPart {
   let file: EventFile | undefined;
+  let path: string | undefined;
   return {
+    // Scripts may add notes to the record (runtime/record-note.ts) while it is open.
+    begin: () => (file?.isOpen() && path ? { [RECORD_PATH_VAR]: path } : undefined),
     onEvent(event) {
       if (event.type === "run.start") {
-        const path = join(dir, `${event.run}.jsonl`);
+        path = join(dir, `${event.run}.jsonl`);
         file = new EventFile(`the run record ${path}`);
         try {
           mkdirSync(dir, { recursive: true, mode: 0o700 });
