@@ -3,7 +3,7 @@ import { writeAllSync } from "../runtime/write-all.js";
 
 // A note in the run's record (loopx's own addition), with output and input: the standalone
 // binary's "loopx" for scripts is this module, bundled.
-export { note } from "../runtime/record-note.js";
+export { note } from "../records/note.js";
 
 /** Builds the Output that `output(value)` emits (spec §6.4); throws for values it rejects. */
 export function outputFromValue(value: unknown): Output {

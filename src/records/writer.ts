@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import type { LoopEvent } from "./events.js";
 import type { RunPart } from "../core/run-session.js";
-import { RECORD_PATH_VAR } from "../runtime/record-note.js";
+import { RECORD_PATH_VAR } from "./note.js";
 import { pruneRecords } from "./store.js";
 import { warnToStderr } from "../runtime/stderr.js";
 
@@ -62,7 +62,7 @@ export function recordPart(dir: string): RunPart {
   let file: EventFile | undefined;
   let path: string | undefined;
   return {
-    // Scripts may add notes to the record (runtime/record-note.ts) while it is open.
+    // Scripts may add notes to the record (records/note.ts) while it is open.
     begin: () => (file?.isOpen() && path ? { [RECORD_PATH_VAR]: path } : undefined),
     onEvent(event) {
       if (event.type === "run.start") {
