@@ -1,0 +1,24 @@
+import type { CommandGroup } from "../command-spec.js";
+
+/**
+ * The top-level commands in the order the help lists them. Each group's module loads only when
+ * that command runs: start-up of `loopx version` / `loopx output` must not pay for discovery, the
+ * engine or install code.
+ */
+export const COMMAND_GROUPS: Record<string, () => Promise<CommandGroup>> = {
+  run: async () => single("run", (await import("./run.js")).RunCommand),
+  version: async () => single("version", (await import("./version.js")).VersionCommand),
+  output: async () => single("output", (await import("./output.js")).OutputCommand),
+  env: async () => (await import("./env.js")).ENV_COMMANDS,
+  install: async () => single("install", (await import("./install.js")).InstallCommand),
+  runs: async () => (await import("./runs.js")).RUNS_COMMANDS,
+};
+
+function single(name: string, command: CommandGroup["commands"][number]): CommandGroup {
+  return { name, commands: [command] };
+}
+
+/** Every command group, for the top-level help and the catalog. */
+export async function loadCommandGroups(): Promise<CommandGroup[]> {
+  return Promise.all(Object.values(COMMAND_GROUPS).map((load) => load()));
+}
