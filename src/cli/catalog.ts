@@ -1,5 +1,5 @@
 import { commandSpec, placeholder } from "./command-spec.js";
-import { loadCommandGroups } from "./commands/index.js";
+import { COMMAND_GROUPS, loadCommandGroups, type CommandGroups } from "./commands/index.js";
 import type { ValueKind } from "./options.js";
 
 /**
@@ -17,9 +17,8 @@ export interface CatalogCommand {
   verbatim: boolean;
 }
 
-export async function commandCatalog(): Promise<CatalogCommand[]> {
-  const groups = await loadCommandGroups();
-  return groups.flatMap((group) =>
+export async function commandCatalog(groups: CommandGroups = COMMAND_GROUPS): Promise<CatalogCommand[]> {
+  return (await loadCommandGroups(groups)).flatMap((group) =>
     group.commands.map(commandSpec).map((spec) => ({
       path: spec.path,
       description: spec.description,

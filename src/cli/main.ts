@@ -2,20 +2,18 @@ import { Cli } from "clipanion";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { warnToStderr } from "../runtime/stderr.js";
 import { argumentSynopsis, commandSpec, optionLabel } from "./command-spec.js";
-import { COMMAND_GROUPS, loadCommandGroups } from "./commands/index.js";
+import { COMMAND_GROUPS, loadCommandGroups, type CommandGroups } from "./commands/index.js";
 import { isHelpFlag, parseArguments, selectCommand, wantsHelp } from "./grammar.js";
-
-const COMMAND_NAMES = Object.keys(COMMAND_GROUPS);
 
 /**
  * A token that is not a command at top level: `-h`/`--help` is the only top-level option (§4.2);
  * the message points to where the option lives (`loopx run -n ...`, `loopx version`).
  */
-async function topLevelOptionError(token: string): Promise<UsageError> {
+async function topLevelOptionError(token: string, groups: CommandGroups): Promise<UsageError> {
   if (token === "--version" || token === "-v" || token === "-V") {
     return new UsageError(`unknown option ${JSON.stringify(token)} (the only top-level option is -h; to print the version: loopx version)`);
   }
-  for (const group of await loadCommandGroups()) {
+  for (const group of await loadCommandGroups(groups)) {
     for (const spec of group.commands.map(commandSpec)) {
       const option = spec.options.find((candidate) => candidate.names.includes(token));
       if (option) {
@@ -30,20 +28,21 @@ async function topLevelOptionError(token: string): Promise<UsageError> {
 /**
  * The spec's grammar (§4, §11, §12): top-level `-h` first, no implicit `run`, every other flag at
  * top level an error; then the command's own grammar (grammar.ts) and help, from its class.
+ * `groups`: the commands (tests add a fixture command).
  */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], groups: CommandGroups = COMMAND_GROUPS): Promise<number> {
   const stdout = process.stdout;
   if (argv.length === 0 || isHelpFlag(argv[0])) {
     const { topLevelHelp } = await import("./help-text.js");
-    stdout.write(topLevelHelp(await loadCommandGroups()));
+    stdout.write(topLevelHelp(await loadCommandGroups(groups)));
     return 0;
   }
   const [command, ...args] = argv as [string, ...string[]];
-  if (command.startsWith("-")) throw await topLevelOptionError(command);
-  if (!COMMAND_NAMES.includes(command)) {
-    throw new UsageError(`unknown command ${JSON.stringify(command)} (commands: ${COMMAND_NAMES.join(", ")}; to run a workflow: loopx run <workflow>)`);
+  if (command.startsWith("-")) throw await topLevelOptionError(command, groups);
+  if (!Object.hasOwn(groups, command)) {
+    throw new UsageError(`unknown command ${JSON.stringify(command)} (commands: ${Object.keys(groups).join(", ")}; to run a workflow: loopx run <workflow>)`);
   }
-  const group = await COMMAND_GROUPS[command]!();
+  const group = await groups[command]!();
   const selected = selectCommand(group, args);
   if (selected === "group-help" || wantsHelp(selected.spec, selected.args)) {
     const { helpFor } = await import("./help-text.js");

@@ -5,7 +5,9 @@ import type { CommandGroup } from "../command-spec.js";
  * that command runs: start-up of `loopx version` / `loopx output` must not pay for discovery, the
  * engine or install code.
  */
-export const COMMAND_GROUPS: Record<string, () => Promise<CommandGroup>> = {
+export type CommandGroups = Record<string, () => Promise<CommandGroup>>;
+
+export const COMMAND_GROUPS: CommandGroups = {
   run: async () => single("run", (await import("./run.js")).RunCommand),
   version: async () => single("version", (await import("./version.js")).VersionCommand),
   output: async () => single("output", (await import("./output.js")).OutputCommand),
@@ -19,6 +21,6 @@ function single(name: string, command: CommandGroup["commands"][number]): Comman
 }
 
 /** Every command group, for the top-level help and the catalog. */
-export async function loadCommandGroups(): Promise<CommandGroup[]> {
-  return Promise.all(Object.values(COMMAND_GROUPS).map((load) => load()));
+export async function loadCommandGroups(groups: CommandGroups = COMMAND_GROUPS): Promise<CommandGroup[]> {
+  return Promise.all(Object.values(groups).map((load) => load()));
 }
