@@ -1,6 +1,6 @@
 import { commandSpec, placeholder } from "./command-spec.js";
 import { COMMAND_GROUPS, loadCommandGroups, type CommandGroups } from "./commands/index.js";
-import type { ValueKind } from "./options.js";
+import type { ValueKind } from "./command-spec.js";
 
 /**
  * Every command with its options and arguments, read from the command classes (for the shell

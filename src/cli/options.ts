@@ -1,29 +1,7 @@
 import { Option } from "clipanion";
 import { parseDuration } from "../core/duration.js";
 import { UsageError } from "../core/errors.js";
-
-/**
- * What a value is, by meaning: its placeholder in the help, and (for the shell completion) what
- * may be offered for it. Option values get theirs from `valueOption`; positional arguments name
- * theirs as clipanion's `name` (`Option.String({ name: "run-id" })`).
- */
-export const VALUE_KINDS = {
-  count: "<count>", // a non-negative integer
-  "env-file": "<path>", // an existing .env file
-  "log-file": "<file>", // a file appended to
-  duration: "<duration>", // 90, 1.5, 500ms, 1h30m
-  workflow: "<name>", // a workflow's name
-  variable: "<name>", // an environment variable's name
-  text: "<value>", // anything
-  goto: "<target>", // a goto target, not validated
-  target: "<workflow>[:<script>]", // what `loopx run` runs
-  source: "<source>", // what `loopx install` installs
-  "run-id": "<id>", // a run record's id or a unique prefix of it
-} as const;
-export type ValueKind = keyof typeof VALUE_KINDS;
-
-/** Where `valueOption` keeps the kind on clipanion's option declaration. */
-export const VALUE_KIND = Symbol("loopx/value-kind");
+import { VALUE_KIND, type ValueKind } from "./command-spec.js";
 
 /**
  * An option that takes one value: clipanion's `Option.String` plus the kind of its value. The
