@@ -1,4 +1,5 @@
-import { discover, type DiscoveredWorkflow } from "../core/discovery.js";
+import type { DiscoveredWorkflow } from "../core/discovery.js";
+import { discover } from "../runtime/workflow-files.js";
 import { isValidName } from "../core/names.js";
 
 /** Run help (spec §11.2): `usage` plus a non-fatal discovery of `.loopx/`; warnings go to stderr. */

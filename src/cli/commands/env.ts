@@ -2,7 +2,7 @@ import { Command, Option } from "clipanion";
 import type { CommandGroup } from "../command-spec.js";
 import { LoopxError } from "../../core/errors.js";
 import { envValueProblem, isValidEnvKey } from "../../core/envfile.js";
-import { listGlobalEnv, removeGlobalEnvVar, setGlobalEnvVar } from "../../core/env.js";
+import { listGlobalEnv, removeGlobalEnvVar, setGlobalEnvVar } from "../../runtime/env-files.js";
 import { warnToStderr } from "../../runtime/stderr.js";
 
 function checkName(name: string): void {

@@ -32,7 +32,8 @@ archive; otherwise each top-level directory holding script files is a workflow o
     if (this.sources.length > 1) {
       throw new UsageError(`loopx install takes exactly one source, got ${this.sources.length}: ${this.sources.map((s) => JSON.stringify(s)).join(" ")}`);
     }
-    const { installFromCli } = await import("../../install/index.js");
-    return installFromCli({ source: this.sources[0]!, workflow: this.workflow, yes: this.yes, projectRoot: process.cwd() });
+    const { install } = await import("../../install/index.js");
+    await install({ source: this.sources[0]!, workflow: this.workflow, yes: this.yes, projectRoot: process.cwd() });
+    return 0;
   }
 }
