@@ -8,15 +8,15 @@ import type { CommandGroup } from "../command-spec.js";
 export type CommandGroups = Record<string, () => Promise<CommandGroup>>;
 
 export const COMMAND_GROUPS: CommandGroups = {
-  run: async () => single("run", (await import("./run.js")).RunCommand),
-  version: async () => single("version", (await import("./version.js")).VersionCommand),
-  output: async () => single("output", (await import("./output.js")).OutputCommand),
+  run: async () => oneCommand("run", (await import("./run.js")).RunCommand),
+  version: async () => oneCommand("version", (await import("./version.js")).VersionCommand),
+  output: async () => oneCommand("output", (await import("./output.js")).OutputCommand),
   env: async () => (await import("./env.js")).ENV_COMMANDS,
-  install: async () => single("install", (await import("./install.js")).InstallCommand),
+  install: async () => oneCommand("install", (await import("./install.js")).InstallCommand),
   runs: async () => (await import("./runs.js")).RUNS_COMMANDS,
 };
 
-function single(name: string, command: CommandGroup["commands"][number]): CommandGroup {
+function oneCommand(name: string, command: CommandGroup["commands"][number]): CommandGroup {
   return { name, commands: [command] };
 }
 
