@@ -393,6 +393,13 @@ export function leftovers(tmp: string): string[] {
   return readdirSync(tmp).filter((name) => /^loopx-[A-Za-z0-9]{6}$/.test(name));
 }
 
+/** A memory figure of a live process, in kB, from /proc/<pid>/status (Linux only). */
+export function procMemoryKb(pid: number, field: "VmHWM" | "VmRSS"): number {
+  const match = readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m"));
+  if (!match) throw new Error(`no ${field} for ${pid}`);
+  return Number(match[1]);
+}
+
 /**
  * Live (non-zombie) processes whose environment holds HARDENING_TAG=<tag>: a test puts a unique tag
  * in loopx's environment, and every descendant inherits it, known to the test or not.

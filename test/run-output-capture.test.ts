@@ -10,8 +10,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "vitest";
-import { RUNTIMES, consumer, linuxOnly, makeProject, runConsumer, waitFor, R, fileLines as lines } from "./helpers.js";
-import { bigJson, printfBytes, runCounting, vm } from "./fixtures/stdio/support.js";
+import { R, RUNTIMES, consumer, fileLines as lines, linuxOnly, makeProject, procMemoryKb as vm, runConsumer, waitFor } from "./helpers.js";
+import { bigJson, printfBytes, runCounting } from "./fixtures/stdio/support.js";
 
 linuxOnly.concurrent.each(RUNTIMES)("script output: sizes and bytes ($name)", (runtime) => {
   describe("100 MB on stdout and on stderr", () => {

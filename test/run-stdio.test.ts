@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, expectClean, isolatedEnv, linuxOnly, makeProject, readTrace, runIsolated as run, runLoopx, sh, R, fileLines as lines } from "./helpers.js";
+import { R, RUNTIMES, expectClean, fileLines as lines, isolatedEnv, linuxOnly, makeProject, readTrace, runIsolated as run, runLoopx, sh } from "./helpers.js";
 import { emit, traced } from "./fixtures/loop/support.js";
 import { bigJson, runCounting } from "./fixtures/stdio/support.js";
 
