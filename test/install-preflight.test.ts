@@ -1,10 +1,9 @@
 import { existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, makeProject, makeSymlink, runLoopx, tempDir } from "./helpers.js";
+import { RUNTIMES, VERSION, isolatedEnv, makeProject, makeSymlink, runLoopx, tempDir, warnings } from "./helpers.js";
 import { fileUrl, installEnv, listDir, makeBareRepo, snapshot, type TreeSpec } from "./fixtures/install/support.js";
 
-const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 const pkg = (json: unknown) => JSON.stringify(json);
 
 /** Existing `.loopx/` content every failure test starts from (a broken sibling included). */
@@ -231,5 +230,41 @@ describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)"
     const run = await runLoopx(runtime, ["run", "good"], { cwd, env });
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
+  });
+});
+
+describe.concurrent.each(RUNTIMES)("install preflight: version and collision messages ($name)", (runtime) => {
+  it("install: a mismatch is refused naming workflow, version, range and running version; broken manifests warn the same way", async () => {
+    const source = makeBareRepo(
+      {
+        "strict/index.sh": "echo\n",
+        "strict/package.json": JSON.stringify({ dependencies: { loopx: ">=999.0.0" } }),
+        "badrange/index.sh": "echo\n",
+        "badrange/package.json": JSON.stringify({ dependencies: { loopx: "latest" } }),
+        "badjson/index.sh": "echo\n",
+        "badjson/package.json": "{ nope",
+      },
+      tempDir(),
+      "flows.git",
+    );
+    const cwd = makeProject();
+    const refused = await runLoopx(runtime, ["install", fileUrl(source)], { cwd, env: isolatedEnv() });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`workflow "strict" declares loopx version >=999.0.0, but the running loopx version is ${VERSION} (not satisfied, use -y to install anyway)`);
+    const forced = await runLoopx(runtime, ["install", "-y", fileUrl(source)], { cwd, env: isolatedEnv() });
+    expect(forced.code).toBe(0);
+    expect(warnings(forced.stderr)).toEqual([
+      expect.stringMatching(/^loopx: warning: workflow "badjson": package\.json is invalid JSON \(.+\); loopx version check skipped$/),
+      'loopx: warning: workflow "badrange": package.json declares loopx version "latest" in dependencies, which is not a valid semver range; loopx version check skipped',
+      `loopx: warning: workflow "strict" declares loopx version >=999.0.0, but the running loopx version is ${VERSION} (not satisfied, installing anyway because of -y)`,
+    ]);
+  });
+
+  const collision = 'workflow "ralph": name collision: scripts check.sh, check.ts share the script name "check"';
+  it("install preflight says the same", async () => {
+    const source = makeBareRepo({ "index.sh": "echo\n", "check.sh": "echo\n", "check.ts": "\n" }, tempDir(), "ralph.git");
+    const result = await runLoopx(runtime, ["install", fileUrl(source)], { cwd: makeProject(), env: isolatedEnv() });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`loopx: cannot install from ${fileUrl(source)}: ${collision}\n`);
   });
 });
