@@ -1,41 +1,27 @@
 /**
- * `loopx install` under fire (issue 7, item 5): decompression bombs, huge entry counts, servers
- * that lie or reset, git repositories that do not exist, and a full disk. Every failure must exit
- * 1 with a one-line message, leave `.loopx/` byte-for-byte as it was (no `.install-*` staging
- * directory), and leave nothing in the install's own TMPDIR.
+ * `loopx install` against hostile archives: decompression bombs (declared, trailing, gzip'd by the
+ * server, compressed twice), Content-Length past the limit, huge entry counts, a hardlink through
+ * a symlink, and the largest archives that must still install. Every failure exits 1 with a
+ * one-line message, leaves `.loopx/` byte-for-byte as it was (no `.install-*` staging directory),
+ * and leaves nothing in the install's own TMPDIR (fixtures/install/support.ts: failsCleanly).
  *
  * Already covered elsewhere, not repeated here: `..`/absolute paths, symlink and hardlink escapes,
  * devices and FIFOs (install-tarball "refuses an archive with %s"); a body cut short by a close,
  * truncated and corrupt gzip (install-tarball "fails cleanly on %s"); servers that hang before the
  * response or mid-body (install-interrupt "a server that goes silent $stall"); a missing file://
  * repository (install-git "reports git's own error for a repository that does not exist"); a
- * staging failure from ENAMETOOLONG (install-validation "a staging failure (ENAMETOOLONG)").
+ * staging failure from ENAMETOOLONG (install-preflight "a staging failure (ENAMETOOLONG)").
  */
-import { execFileSync } from "node:child_process";
-import { createReadStream, createWriteStream, existsSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { createReadStream, createWriteStream, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import type { ServerResponse } from "node:http";
-import { createServer as createNetServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { randomBytes } from "node:crypto";
 import { createGzip, gzipSync } from "node:zlib";
 import * as tar from "tar";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { RUNTIMES, isolatedEnv, makeProject, runLoopx, tempDir, type Runtime } from "./helpers.js";
-import {
-  installEnv,
-  listDir,
-  listenOnLoopback,
-  makeBareRepo,
-  rawTarGz,
-  snapshot,
-  startGitDaemon,
-  startServer,
-  tarGzOfTree,
-  type GitDaemon,
-  type TestServer,
-} from "./fixtures/install/support.js";
+import { RUNTIMES, makeProject, runLoopx, tempDir } from "./helpers.js";
+import { EXISTING, failsCleanly, installEnv, listDir, rawTarGz, responseHead, startRawServer, startServer, tarGzOfTree, type TestServer } from "./fixtures/install/support.js";
 
 const MiB = 1024 * 1024;
 /** What the bombs expand to: 1.1 GiB, past the 1 GiB limit. */
@@ -108,71 +94,11 @@ function sendFile(res: ServerResponse, file: string, headers: Record<string, str
   createReadStream(file).pipe(res);
 }
 
-/**
- * A bare TCP server on loopback that speaks just enough HTTP: once a request's headers are in,
- * `respond` gets the socket and the request path and writes whatever it likes (wrong lengths, resets).
- */
-async function startRawServer(respond: (socket: Socket, path: string) => void): Promise<TestServer> {
-  const requests: string[] = [];
-  const sockets = new Set<Socket>();
-  const server = createNetServer((socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-    socket.on("error", () => undefined);
-    let head = "";
-    socket.on("data", (data) => {
-      if (head.includes("\r\n\r\n")) return;
-      head += data.toString("latin1");
-      if (!head.includes("\r\n\r\n")) return;
-      const path = head.split(" ")[1] ?? "/";
-      requests.push(path);
-      respond(socket, path);
-    });
-  });
-  return listenOnLoopback(server, sockets, requests);
-}
-
-function responseHead(contentLength: number): string {
-  return `HTTP/1.1 200 OK\r\ncontent-type: application/gzip\r\ncontent-length: ${contentLength}\r\n\r\n`;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Shared checks
 // ---------------------------------------------------------------------------------------------
 
-/** Existing `.loopx/` content every failure starts from. */
-const EXISTING = {
-  ".loopx/keep/index.sh": "echo keep\n",
-  ".loopx/notes.md": "n\n",
-  // Workflows an install with -y would replace, had it succeeded.
-  ".loopx/bomb/index.sh": "echo old bomb\n",
-  ".loopx/flow/index.sh": "echo old flow\n",
-};
-
-interface Outcome {
-  code: number | null;
-  stderr: string;
-  stdout: string;
-  ms: number;
-}
-
-/** Runs `loopx install <args>` in a fresh project holding EXISTING; checks that the failure changed nothing. */
-async function failsCleanly(runtime: Runtime, args: string[], message: RegExp, timeoutMs = 60_000): Promise<Outcome> {
-  const cwd = makeProject(EXISTING);
-  const before = snapshot(join(cwd, ".loopx"));
-  const { env, tmp } = installEnv();
-  const started = Date.now();
-  const result = await runLoopx(runtime, ["install", ...args], { cwd, env, timeoutMs });
-  const ms = Date.now() - started;
-  expect({ code: result.code, stderr: result.stderr }).toMatchObject({ code: 1 });
-  expect(result.stderr).toMatch(message);
-  expect(result.stderr.trim().split("\n")).toHaveLength(1);
-  expect(result.stdout).toBe("");
-  expect(snapshot(join(cwd, ".loopx"))).toEqual(before); // no .install-* either
-  expect(listDir(tmp)).toEqual([]);
-  if (process.env["DEBUG_FIRE"]) console.log(`[${runtime.name}] ${ms} ms: ${result.stderr.trim()}`);
-  return { code: result.code, stderr: result.stderr, stdout: result.stdout, ms };
-}
 
 /** Number of entries (files, directories, links) under `dir`, not counting `dir`. */
 function countEntries(dir: string): { files: number; dirs: number } {
@@ -340,191 +266,3 @@ describe.each(RUNTIMES)("loopx install: hostile archives ($name)", (runtime) => 
     expect(listDir(tmp)).toEqual([]);
   });
 });
-
-// ---------------------------------------------------------------------------------------------
-// HTTP servers that reset or lie about Content-Length
-// ---------------------------------------------------------------------------------------------
-
-describe.each(RUNTIMES)("loopx install: servers that reset or lie ($name)", (runtime) => {
-  const good = tarGzOfTree({ "index.sh": "echo\n", "lib/data.md": "x".repeat(50_000), "lib/noise.bin": randomBytes(100_000).toString("base64") }, "flow");
-  const servers: TestServer[] = [];
-  afterEach(async () => {
-    for (const server of servers.splice(0)) await server.stop();
-  });
-
-  it.each<[string, (socket: Socket) => void, RegExp]>([
-    [
-      "a TCP reset in the middle of the body",
-      (socket) => {
-        socket.write(responseHead(good.length));
-        socket.write(good.subarray(0, Math.floor(good.length / 2)), () => setTimeout(() => socket.resetAndDestroy(), 50));
-      },
-      /^loopx: cannot download http:\/\/127\.0\.0\.1:\d+\/flow\.tgz: the download was cut short \(.*ECONNRESET.*\)\n$/,
-    ],
-    [
-      "a Content-Length larger than the body (the whole archive, then the connection closes)",
-      (socket) => socket.end(Buffer.concat([Buffer.from(responseHead(good.length + 4096)), good])),
-      /^loopx: cannot download http:\/\/127\.0\.0\.1:\d+\/flow\.tgz: the download was cut short \(.+\)\n$/,
-    ],
-    [
-      "a Content-Length smaller than the body (the archive is read only that far)",
-      (socket) => socket.end(Buffer.concat([Buffer.from(responseHead(Math.floor(good.length / 2))), good])),
-      /^loopx: cannot extract http:\/\/127\.0\.0\.1:\d+\/flow\.tgz: not a valid \.tar\.gz archive \(zlib: unexpected end of file\)\n$/,
-    ],
-  ])("fails cleanly on %s", async (_label, respond, message) => {
-    const server = await startRawServer((socket) => respond(socket));
-    servers.push(server);
-    await failsCleanly(runtime, ["-y", `${server.origin}/flow.tgz`], message);
-    expect(server.requests).toEqual(["/flow.tgz"]);
-  });
-});
-
-// ---------------------------------------------------------------------------------------------
-// git: a repository that does not exist, over loopback
-// ---------------------------------------------------------------------------------------------
-
-describe.each(RUNTIMES)("loopx install: a git repository that does not exist, over loopback ($name)", (runtime) => {
-  const daemons: GitDaemon[] = [];
-  const servers: TestServer[] = [];
-  afterEach(async () => {
-    for (const daemon of daemons.splice(0)) daemon.stop();
-    for (const server of servers.splice(0)) await server.stop();
-  });
-
-  it("git:// from a git daemon that serves other repositories", async () => {
-    const base = tempDir();
-    makeBareRepo({ "index.sh": "echo\n" }, base, "org/present.git");
-    const daemon = await startGitDaemon(base);
-    daemons.push(daemon);
-    await failsCleanly(runtime, [`${daemon.base}org/missing.git`], /^loopx: git clone of git:\/\/127\.0\.0\.1:\d+\/org\/missing\.git failed: .*(not exported|does not appear to be a git repository|not found)/);
-  });
-
-  it("http:// from a server that answers 404 (as a git host does for a missing repository)", async () => {
-    const server = await startServer((_req, res) => {
-      res.writeHead(404, { "content-type": "text/plain" });
-      res.end("Repository not found.\n");
-    });
-    servers.push(server);
-    await failsCleanly(runtime, [`${server.origin}/org/missing.git`], /^loopx: git clone of http:\/\/127\.0\.0\.1:\d+\/org\/missing\.git failed: .*not found/);
-    expect(server.requests.length).toBeGreaterThan(0);
-  });
-});
-
-// ---------------------------------------------------------------------------------------------
-// A full disk: small tmpfs mounts (root only)
-// ---------------------------------------------------------------------------------------------
-
-const mounted = new Set<string>();
-
-function mountTmpfs(dir: string, size: string): void {
-  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0755`, "tmpfs", dir], { stdio: "pipe" });
-  mounted.add(dir);
-}
-
-function unmount(dir: string): void {
-  if (!mounted.has(dir)) return;
-  try {
-    execFileSync("umount", [dir], { stdio: "pipe" });
-  } catch {
-    execFileSync("umount", ["-l", dir], { stdio: "pipe" });
-  }
-  mounted.delete(dir);
-}
-
-/** Why a tmpfs cannot be mounted here, or undefined if it can. */
-function mountProblem(): string | undefined {
-  if (process.platform !== "linux") return "tmpfs mounts are Linux-only";
-  const probe = tempDir("loopx-mount-probe-");
-  try {
-    mountTmpfs(probe, "64k");
-    unmount(probe);
-    return undefined;
-  } catch (error) {
-    const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
-    return `mount -t tmpfs is not possible here (${stderr || (error as Error).message})`;
-  }
-}
-
-const MOUNT_PROBLEM = mountProblem();
-afterAll(() => {
-  for (const dir of [...mounted]) unmount(dir);
-});
-
-/** A workflow source with a small workflow "a" and a workflow "b" holding 3 MiB that does not compress. */
-function bigArchive(): Buffer {
-  return tarGzOfTree({ "a/index.sh": "echo a\n", "b/index.sh": "echo b\n", "b/blob.bin": randomBytes(3 * MiB).toString("latin1") });
-}
-
-describe.skipIf(MOUNT_PROBLEM !== undefined).each(RUNTIMES)(
-  `loopx install on a full disk ($name)${MOUNT_PROBLEM ? ` — skipped: ${MOUNT_PROBLEM}` : ""}`,
-  (runtime) => {
-    const servers: TestServer[] = [];
-    afterEach(async () => {
-      for (const server of servers.splice(0)) await server.stop();
-    });
-    async function serveBody(body: Buffer): Promise<TestServer> {
-      const server = await startServer((_req, res) => {
-        res.writeHead(200, { "content-length": body.length });
-        res.end(body);
-      });
-      servers.push(server);
-      return server;
-    }
-
-    it.each([
-      ["existed (and -y would replace a workflow in it)", { ...EXISTING, ".loopx/a/index.sh": "echo old a\n" }, ["-y"]],
-      ["did not exist", {}, []],
-    ] as const)("the project's disk fills up while staging: .loopx/ %s and is as before", async (_label, existing, flags) => {
-      const body = bigArchive();
-      const server = await serveBody(body);
-      const cwd = tempDir("loopx-fullproject-");
-      mountTmpfs(cwd, "1m");
-      try {
-        makeProject(existing, cwd);
-        const before = snapshot(join(cwd, ".loopx"));
-        const used = Number(execFileSync("df", ["--output=used", "-B1", cwd]).toString().split("\n")[1]);
-        const { env, tmp } = installEnv();
-        const result = await runLoopx(runtime, ["install", ...flags, `${server.origin}/flows.tgz`], { cwd, env });
-        expect(result.code).toBe(1);
-        if (process.env["DEBUG_FIRE"]) console.log(`[${runtime.name}] ${result.stderr.trim()}`);
-        expect(result.stderr).toMatch(/^loopx: cannot stage workflow "b": no space left on device \(ENOSPC\).*; nothing was installed\n$/);
-        expect(snapshot(join(cwd, ".loopx"))).toEqual(before);
-        if (before === null) expect(existsSync(join(cwd, ".loopx"))).toBe(false);
-        expect(listDir(tmp)).toEqual([]);
-        expect(Number(execFileSync("df", ["--output=used", "-B1", cwd]).toString().split("\n")[1])).toBe(used);
-      } finally {
-        unmount(cwd);
-      }
-    });
-
-    it.each([
-      [
-        "the download does not fit",
-        bigArchive,
-        /^loopx: cannot download http:\/\/127\.0\.0\.1:\d+\/flows\.tgz: cannot write .*download\.tar\.gz: .*ENOSPC.*\n$/,
-      ],
-      [
-        "the download fits but its extraction does not",
-        () => tarGzOfTree({ "a/index.sh": "echo a\n", "b/index.sh": "echo b\n", "b/zeros.txt": "0".repeat(3 * MiB) }),
-        /^loopx: cannot extract http:\/\/127\.0\.0\.1:\d+\/flows\.tgz: .*ENOSPC.*\n$/,
-      ],
-    ] as const)("TMPDIR fills up: %s", async (_label, make, message) => {
-      const server = await serveBody(make());
-      const tmp = tempDir("loopx-fulltmp-");
-      mountTmpfs(tmp, "1m");
-      try {
-        const cwd = makeProject(EXISTING);
-        const before = snapshot(join(cwd, ".loopx"));
-        const result = await runLoopx(runtime, ["install", `${server.origin}/flows.tgz`], { cwd, env: isolatedEnv({ TMPDIR: tmp }) });
-        if (process.env["DEBUG_FIRE"]) console.log(`[${runtime.name}] ${result.stderr.trim()}`);
-        expect(result.code).toBe(1);
-        expect(result.stderr).toMatch(message);
-        expect(result.stderr.trim().split("\n")).toHaveLength(1);
-        expect(snapshot(join(cwd, ".loopx"))).toEqual(before);
-        expect(listDir(tmp)).toEqual([]);
-      } finally {
-        unmount(tmp);
-      }
-    });
-  },
-);
