@@ -15,8 +15,9 @@ Commands:
   env remove <name>                     Remove a global environment variable
   env list                              List global environment variables
   install [options] <source>            Install workflows from git or a tarball
-  runs [show <id> | tail [<id>]] [--json]
-                                        Recent runs, one run's iterations, or follow a run
+  runs [show <id> | tail [<id>] | serve]
+                                        Recent runs, one run's iterations, follow a run, or
+                                        a live web dashboard
                                         (loopx's own addition; see 'loopx runs -h')
 
 Run 'loopx run -h' to list the workflows in .loopx/, 'loopx install -h' for sources.
@@ -50,6 +51,10 @@ export const COMMAND_USAGE: Record<string, string> = {
                                    iterations, target, project
   loopx runs show <id> [--json]    One run's iterations (a unique prefix of the id is enough)
   loopx runs tail [<id>] [--json]  Follow a run until it ends (default: this project's latest run)
+  loopx runs serve [--port <n>] [--host <addr>] [--open]
+                                   A live web dashboard of every run, at the URL it prints
+                                   (default http://127.0.0.1:7420/?token=<random>; --port 0: any
+                                   free port; another --host is allowed, with a warning)
 
 loopx's own addition. Every 'loopx run' writes a record of its events, one JSON object per line,
 to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx/runs/); the

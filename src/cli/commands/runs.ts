@@ -44,3 +44,21 @@ export class RunsTailCommand extends Command {
     return 0;
   }
 }
+
+/** `loopx runs serve [--port N] [--host ADDR] [--open]`: a live web dashboard over the records. */
+export class RunsServeCommand extends Command {
+  static override paths = [["runs", "serve"]];
+  static override usage = Command.Usage({ description: "Serve a live web dashboard of the runs" });
+  port = Option.String("--port", { description: "Port to listen on (default 7420; 0: any free port)" });
+  host = Option.String("--host", { description: "Address to listen on (default 127.0.0.1)" });
+  open = Option.Boolean("--open", false, { description: "Open the printed URL in a browser" });
+
+  async execute(): Promise<number> {
+    const [{ serveRuns }, { VERSION }, { warnToStderr }] = await Promise.all([
+      import("../../dashboard/serve.js"),
+      import("../../version.js"),
+      import("../../runtime/stderr.js"),
+    ]);
+    return serveRuns({ port: this.port, host: this.host, open: this.open }, process.env, VERSION, out, warnToStderr);
+  }
+}
