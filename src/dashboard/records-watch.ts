@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
 import type { IterationEndEvent, IterationStartEvent, LoopEvent, RunEndEvent, RunStartEvent } from "../core/run-events.js";
-import { parseRecord, summarizeRun, type RunSummary } from "../core/run-report.js";
+import { parseRecord, recordEvent, summarizeRun, type RunSummary } from "../core/run-report.js";
 import { listRecordIds, readRecordEnds, runProcessAlive } from "../runtime/run-records.js";
 import { RunIndex } from "./run-index.js";
 
@@ -363,15 +363,26 @@ function readLines(
         lineStart = newline + 1;
         skipToLine = false;
       }
-      for (;;) {
-        const newline = data.indexOf(10, lineStart);
-        if (newline < 0) break;
-        if (newline > lineStart) {
-          const parsed = parseRecord(data.toString("utf8", lineStart, newline));
-          const event = parsed.events[0];
-          if (event) onEvent(event, pendingAt + lineStart, newline + 1 - lineStart);
+      // Decoded once per chunk; byte offsets follow from the lengths (equal for ASCII).
+      const lastNewline = data.lastIndexOf(10);
+      if (lastNewline >= lineStart) {
+        const text = data.toString("utf8", lineStart, lastNewline);
+        const ascii = text.length === lastNewline - lineStart;
+        let at = pendingAt + lineStart;
+        for (const line of text.split("\n")) {
+          const bytes = ascii ? line.length : Buffer.byteLength(line);
+          if (line !== "") {
+            let event: LoopEvent | number | undefined;
+            try {
+              event = recordEvent(JSON.parse(line));
+            } catch {
+              event = undefined; // the line in flight when a loop was killed
+            }
+            if (typeof event === "object") onEvent(event, at, bytes + 1);
+          }
+          at += bytes + 1;
         }
-        lineStart = newline + 1;
+        lineStart = lastNewline + 1;
       }
       // Copied: `chunk` is reused by the next read.
       pending = Buffer.from(data.subarray(lineStart));
