@@ -125,6 +125,9 @@ describe.each(CHANNELS)("loopx runs serve under $name", (channel) => {
       expect(result.stderr.trimEnd().split("\n"), result.stderr).toHaveLength(1);
     }
     expect((await loopx(["--port", "70000"])).stderr).toContain("--port");
+    const help = await loopx(["-h"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("loopx runs serve [--port <n>] [--host <addr>] [--open]");
 
     // A port in use: one line naming it.
     const blocker = createServer().listen(0, "127.0.0.1");
