@@ -9,7 +9,9 @@
 import { createServer } from "node:net";
 import { Script } from "node:vm";
 import { describe, expect, it } from "vitest";
-import { isolatedEnv, processAlive, runCommand, waitFor } from "./helpers.js";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { isolatedEnv, processAlive, runCommand, sh, tempDir, waitFor } from "./helpers.js";
 import { CHANNELS, request, serve } from "./dashboard-helpers.js";
 import { appendEvent, syntheticId, writeSyntheticRecord } from "./fixtures/dashboard/records.js";
 
@@ -107,7 +109,7 @@ describe.each(CHANNELS)("loopx runs serve under $name", (channel) => {
     }
   });
 
-  it("another --host only with a warning line; bad options are one line and exit 1", async () => {
+  it("another --host only with a warning line; --open opens the URL; bad options are one line and exit 1", async () => {
     const env = isolatedEnv();
     const served = await serve(channel, env, ["--host", "0.0.0.0"]);
     try {
@@ -117,6 +119,19 @@ describe.each(CHANNELS)("loopx runs serve under $name", (channel) => {
     } finally {
       await served.stop();
     }
+
+    // --open hands the URL to the desktop's opener (here a stand-in on PATH).
+    const bin = tempDir("loopx-opener-");
+    writeFileSync(join(bin, process.platform === "darwin" ? "open" : "xdg-open"), sh(`echo "$1" > "${bin}/opened"`), { mode: 0o755 });
+    const opened = await serve(channel, { ...env, PATH: `${bin}:${env.PATH}` }, ["--open"]);
+    try {
+      expect(await waitFor(() => existsSync(join(bin, "opened")), 10_000)).toBe(true);
+      expect(readFileSync(join(bin, "opened"), "utf8")).toBe(`${opened.url}\n`);
+      expect(opened.stdout()).toBe(`${opened.url}\n`);
+    } finally {
+      await opened.stop();
+    }
+
     const loopx = (args: string[]) => runCommand(channel.argv[0]!, [...channel.argv.slice(1), "runs", "serve", ...args], { cwd: env.HOME!, env });
     for (const args of [["--port", "70000"], ["--port", "abc"], ["--bogus"], ["--host", ""]]) {
       const result = await loopx(args);
