@@ -10,6 +10,8 @@ const main = document.getElementById("main");
 const live = document.getElementById("live");
 const PAGE = 50;
 const STATES = ["running", "stopped", "limit", "failed", "interrupted", "timed-out", "crashed", "aborted", "returned"];
+/** States a run can be resumed from: its loop was killed or ended early. */
+const RESUMABLE = ["crashed", "interrupted", "timed-out", "failed"];
 const CONTROLS = [
   ["stop", "Stop after this iteration"],
   ["stop-now", "Stop now"],
@@ -219,7 +221,7 @@ function runPage(id) {
     const running = run.state === "running";
     for (const button of buttons) {
       const action = button.getAttribute("data-action");
-      button.disabled = action === "resume" ? running : !running;
+      button.disabled = action === "resume" ? !RESUMABLE.includes(run.state) : !running;
     }
   }
 
@@ -253,8 +255,14 @@ function runPage(id) {
     });
     nodes.push(svg("text", { class: "axis", x: 2, y: 11 }, t.maxMs > 0 ? `longest ${formatDuration(t.maxMs)}` : ""));
     nodes.push(svg("line", { x1: 0, x2: W, y1: BASE + 0.5, y2: BASE + 0.5, stroke: "#c8ced8" }));
-    nodes.push(svg("text", { class: "axis", x: 2, y: 208 }, t.count ? "1" : "no iterations yet"));
-    if (t.count > 1) nodes.push(svg("text", { class: "axis", x: W - 2, y: 208, "text-anchor": "end" }, `${t.count}${t.perColumn > 1 ? ` · ${t.perColumn} iterations per bar` : ""}`));
+    if (t.perColumn === 1 && n <= 40) {
+      // Few iterations: each bar gets its number.
+      t.columns.forEach((c, i) => nodes.push(svg("text", { class: "axis", x: i * width + width / 2, y: 208, "text-anchor": "middle" }, String(c[0]))));
+    } else {
+      nodes.push(svg("text", { class: "axis", x: 2, y: 208 }, t.count ? "1" : "no iterations yet"));
+      if (t.count > 1) nodes.push(svg("text", { class: "axis", x: W - 2, y: 208, "text-anchor": "end" }, `${t.count}${t.perColumn > 1 ? ` · ${t.perColumn} iterations per bar` : ""}`));
+    }
+    if (!t.count) nodes.push(svg("text", { class: "axis", x: 2, y: 208 }, "no iterations yet"));
     chart.replaceChildren(...nodes);
     chart.setAttribute("data-columns", String(n));
     chart.setAttribute("data-count", String(t.count));
