@@ -14,7 +14,9 @@ import { RunIndex } from "./run-index.js";
  */
 
 /** A run as the dashboard shows it: the `loopx runs` summary plus the iteration running now. */
-export interface DashboardRun extends RunSummary {
+export interface DashboardRun extends Omit<RunSummary, "state"> {
+  /** `unknown` for a record written by a newer loopx, as `loopx runs --json` says. */
+  state: RunSummary["state"] | "unknown";
   current?: { n: number; target: string; start: string };
   /** Set for a record written by a newer loopx; nothing else is read from it. */
   newerVersion?: number;
@@ -304,7 +306,7 @@ function note(tracked: Tracked, event: LoopEvent): void {
 
 function summarize(tracked: Tracked, alive: (start: RunStartEvent) => boolean, now: number): DashboardRun | undefined {
   if (tracked.newerVersion !== undefined) {
-    return tracked.run ?? { id: tracked.id, state: "crashed", start: "", durationMs: 0, iterations: 0, target: "", project: "", pid: 0, maxIterations: null, runtime: "", version: "", newerVersion: tracked.newerVersion };
+    return tracked.run ?? { id: tracked.id, state: "unknown", start: "", durationMs: 0, iterations: 0, target: "", project: "", pid: 0, maxIterations: null, runtime: "", version: "", newerVersion: tracked.newerVersion };
   }
   if (!tracked.start) return undefined;
   const events: LoopEvent[] = [tracked.start];

@@ -126,6 +126,22 @@ describe("the records watcher", () => {
   });
 });
 
+describe("records of a newer loopx", () => {
+  it("are listed as such, never misread", () => {
+    const state = tempDir();
+    const id = syntheticId("newer");
+    writeSyntheticRecord(state, { id, iterations: 2 });
+    appendFileSync(`${recordsDirOf(state)}/${id}.jsonl`, `${JSON.stringify({ v: 2, type: "run.end", time: new Date().toISOString(), run: id })}\n`);
+    const watch = new RecordsWatch(recordsDirOf(state), () => true);
+    watch.start();
+    try {
+      expect(watch.run(id)).toMatchObject({ id, state: "unknown", newerVersion: 2 });
+    } finally {
+      watch.close();
+    }
+  });
+});
+
 it("src/dashboard/assets.generated.ts is generated from src/dashboard/assets/", () => {
   expect(readFileSync(GENERATED, "utf8")).toBe(dashboardAssetsModule());
 });
