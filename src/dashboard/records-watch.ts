@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
-import type { IterationEndEvent, IterationStartEvent, LoopEvent, RunEndEvent, RunStartEvent } from "../core/run-events.js";
+import type { IterationEndEvent, IterationStartEvent, RecordEvent, RunEndEvent, RunStartEvent } from "../core/run-events.js";
 import { parseRecord, recordEvent, summarizeRun, type RunSummary } from "../core/run-report.js";
 import { listRecordIds, readRecordEnds, runProcessAlive } from "../runtime/run-records.js";
 import { RunIndex } from "./run-index.js";
@@ -225,7 +225,7 @@ export class RecordsWatch {
       const tracked: Tracked = { id, path, offset: size, rest: Buffer.alloc(0), aligned: size === 0 };
       const record = parseRecord(text);
       if (record.newerVersion !== undefined) tracked.newerVersion = record.newerVersion;
-      for (const event of record.events) note(tracked, event);
+      for (const event of record.events) remember(tracked, event);
       this.tracked.set(id, tracked);
     }
     this.refreshAll();
@@ -260,7 +260,7 @@ export class RecordsWatch {
       from,
       Infinity,
       (event, offset, length) => {
-        note(tracked, event);
+        remember(tracked, event);
         tracked.detail?.add(event, offset, length);
       },
       tracked.aligned ? tracked.rest : undefined,
@@ -287,7 +287,7 @@ export class RecordsWatch {
   }
 }
 
-function note(tracked: Tracked, event: LoopEvent): void {
+function remember(tracked: Tracked, event: RecordEvent): void {
   switch (event.type) {
     case "run.start":
       tracked.start = event;
@@ -309,7 +309,7 @@ function summarize(tracked: Tracked, alive: (start: RunStartEvent) => boolean, n
     return tracked.run ?? { id: tracked.id, state: "unknown", start: "", durationMs: 0, iterations: 0, target: "", project: "", pid: 0, maxIterations: null, runtime: "", version: "", newerVersion: tracked.newerVersion };
   }
   if (!tracked.start) return undefined;
-  const events: LoopEvent[] = [tracked.start];
+  const events: RecordEvent[] = [tracked.start];
   if (tracked.lastStart) events.push(tracked.lastStart);
   if (tracked.lastEnd) events.push(tracked.lastEnd);
   if (tracked.end) events.push(tracked.end);
@@ -333,7 +333,7 @@ function readLines(
   path: string,
   from: number,
   until: number,
-  onEvent: (event: LoopEvent, offset: number, length: number) => void,
+  onEvent: (event: RecordEvent, offset: number, length: number) => void,
   rest?: Buffer,
   skipToLine = false,
 ): { end: number; rest: Buffer } | undefined {
@@ -374,7 +374,7 @@ function readLines(
         for (const line of text.split("\n")) {
           const bytes = ascii ? line.length : Buffer.byteLength(line);
           if (line !== "") {
-            let event: LoopEvent | number | undefined;
+            let event: RecordEvent | number | undefined;
             try {
               event = recordEvent(JSON.parse(line));
             } catch {

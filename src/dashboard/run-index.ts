@@ -1,4 +1,4 @@
-import type { LoopEvent, RunEndEvent } from "../core/run-events.js";
+import type { RecordEvent, RunEndEvent } from "../core/run-events.js";
 
 /**
  * What the dashboard keeps of one run's iterations (pure, no I/O): a few numbers per iteration in
@@ -50,7 +50,7 @@ export class RunIndex {
   private endLength = new Uint32Array(INITIAL);
 
   /** Feeds one event of the record; `offset`/`length`: where its line is (bytes). */
-  add(event: LoopEvent, offset: number, length: number): void {
+  add(event: RecordEvent, offset: number, length: number): void {
     switch (event.type) {
       case "run.start":
         this.startedMs = Date.parse(event.time);
