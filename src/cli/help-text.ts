@@ -15,9 +15,10 @@ Commands:
   env remove <name>                     Remove a global environment variable
   env list                              List global environment variables
   install [options] <source>            Install workflows from git or a tarball
-  runs [show <id> | tail [<id>] | serve]
-                                        Recent runs, one run's iterations, follow a run, or
-                                        a live web dashboard
+  runs [show <id> | tail [<id>]] [--json]
+                                        Recent runs, one run's iterations, or follow a run
+  runs serve [--port <n>] [--host <addr>] [--open]
+                                        A live web dashboard of every run
                                         (loopx's own addition; see 'loopx runs -h')
   note <text>                           Add a note to the current run's record, from a
                                         script (loopx's own addition; see 'loopx note -h')
