@@ -14,7 +14,7 @@ import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, NODE, ROOT, isolatedEnv, makeProject, sh, tempDir } from "./helpers.js";
 import { CHANNELS, launchBrowser, serve, type Served } from "./dashboard-helpers.js";
-import { syntheticId, writeSyntheticRecord } from "./fixtures/dashboard/records.js";
+import { appendEvent, syntheticId, writeSyntheticRecord } from "./fixtures/dashboard/records.js";
 
 let browser: BrowserContext;
 beforeAll(async () => {
@@ -51,6 +51,7 @@ describe("the dashboard in Chromium", () => {
       ".loopx/demo/index.sh": sh('sleep 0.2\necho \'{"result":"planned the next step","goto":"demo:work"}\''),
       ".loopx/demo/work.sh": sh(
         'sleep 0.$(( (LOOPX_ITERATION * 37) % 5 + 2 ))\n' +
+          '"$LOOPX_BIN" note "reviewed item $LOOPX_ITERATION"\n' +
           'if [ "$LOOPX_ITERATION" = 23 ]; then echo "tests failed" >&2; exit 1; fi\n' +
           'echo "{\\"result\\":\\"worked on item $LOOPX_ITERATION\\",\\"goto\\":\\"demo:check\\"}"',
       ),
@@ -95,6 +96,8 @@ describe("the dashboard in Chromium", () => {
       expect(await page.locator("#timeline [data-mark='failed']").count()).toBe(1);
       expect(await page.locator("#timeline [data-mark='goto']").count()).toBe(15);
       expect(await page.locator("#legend").textContent()).toContain("demo:work");
+      // The notes the script added, under their iteration.
+      expect(await page.locator('#iterations tr[data-n="20"] .note').textContent()).toMatch(/^note \d\d:\d\d:\d\d · reviewed item 20$/);
 
       // The screenshot of a real run's page, for the README.
       const shot = join(tempDir("loopx-shot-"), "dashboard.png");
@@ -115,16 +118,18 @@ describe("the dashboard in Chromium", () => {
     const env = isolatedEnv();
     const id = syntheticId("hostile");
     const hostile = ["<img src=x onerror=alert(1)>", "\u001b[2J\u001b[31mred", "<script>alert(2)</script>", "<svg onload=alert(3)>"];
-    writeSyntheticRecord(env.XDG_STATE_HOME!, { id, iterations: 4, targets: ["x:<b>bold</b>"], project: "/p/<img src=y onerror=alert(4)>", result: (n) => hostile[n - 1]! });
+    const path = writeSyntheticRecord(env.XDG_STATE_HOME!, { id, iterations: 4, targets: ["x:<b>bold</b>"], project: "/p/<img src=y onerror=alert(4)>", result: (n) => hostile[n - 1]! });
+    appendEvent(path, { run: id, type: "note", time: new Date().toISOString(), n: 2, workflow: "x", text: "<img src=z onerror=alert(5)>" });
     const served = await serve(node, env);
     const dialogs: string[] = [];
     try {
       const list = await openPage(served.url, dialogs);
       expect(await list.locator(`tr[data-run="${id}"] td`).nth(2).textContent()).toBe("/p/<img src=y onerror=alert(4)>");
       const page = await openPage(`${served.base}/runs/${id}?token=${served.token}`, dialogs);
-      const results = await page.locator("#iterations td.result").allTextContents();
+      const results = await page.locator("#iterations td.result").evaluateAll((cells) => cells.map((cell) => cell.firstChild?.textContent));
       expect(results).toEqual(["<svg onload=alert(3)>", "<script>alert(2)</script>", "␛[2J␛[31mred", "<img src=x onerror=alert(1)>"]);
       expect(await page.locator("#iterations td").nth(1).textContent()).toBe("x:<b>bold</b>");
+      expect(await page.locator('#iterations tr[data-n="2"] .note').textContent()).toMatch(/ · <img src=z onerror=alert\(5\)>$/);
       // Nothing from a record became an element.
       expect(await page.evaluate(() => document.querySelectorAll("main img, main script, main b, main svg svg, #iterations svg").length)).toBe(0);
       await page.waitForTimeout(300);

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
-import type { IterationEndEvent, IterationStartEvent, RecordEvent, RunEndEvent, RunStartEvent } from "../core/run-events.js";
+import type { IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunEndEvent, RunStartEvent } from "../core/run-events.js";
 import { parseRecord, recordEvent, summarizeRun, type RunSummary } from "../core/run-report.js";
 import { listRecordIds, readRecordEnds, runProcessAlive } from "../runtime/run-records.js";
 import { RunIndex } from "./run-index.js";
@@ -129,31 +129,41 @@ export class RecordsWatch {
     return tracked.detail;
   }
 
-  /** The `iteration.end` events of iterations `ns` of run `id`, read back from its record. */
-  iterationEnds(id: string, ns: number[]): Map<number, IterationEndEvent> {
+  /**
+   * The `iteration.end` events of iterations `ns` of run `id` and the notes their scripts added,
+   * read back from its record by offset.
+   */
+  iterationLines(id: string, ns: number[]): { ends: Map<number, IterationEndEvent>; notes: Map<number, NoteEvent[]> } {
     const ends = new Map<number, IterationEndEvent>();
+    const notes = new Map<number, NoteEvent[]>();
     const tracked = this.tracked.get(id);
     const index = tracked && this.detail(id);
-    if (!tracked || !index) return ends;
+    if (!tracked || !index) return { ends, notes };
     let fd: number;
     try {
       fd = openSync(tracked.path, "r");
     } catch {
-      return ends;
+      return { ends, notes };
     }
+    const read = (line: { offset: number; length: number }): RecordEvent | undefined => {
+      const buffer = Buffer.alloc(line.length);
+      readSync(fd, buffer, 0, line.length, line.offset);
+      return parseRecord(buffer.toString("utf8")).events[0];
+    };
     try {
       for (const n of ns) {
         const line = index.endLine(n);
-        if (!line) continue;
-        const buffer = Buffer.alloc(line.length);
-        readSync(fd, buffer, 0, line.length, line.offset);
-        const event = parseRecord(buffer.toString("utf8")).events[0];
+        const event = line && read(line);
         if (event?.type === "iteration.end") ends.set(n, event);
+        for (const place of index.notes(n)) {
+          const note = read(place);
+          if (note?.type === "note") notes.set(n, [...(notes.get(n) ?? []), note]);
+        }
       }
     } finally {
       closeSync(fd);
     }
-    return ends;
+    return { ends, notes };
   }
 
   private emit(change: Change): void {

@@ -48,6 +48,8 @@ export class RunIndex {
   private flag = new Uint8Array(INITIAL);
   private endAt = new Float64Array(INITIAL);
   private endLength = new Uint32Array(INITIAL);
+  /** Where the notes of iteration n are: offset, length, offset, length, ... */
+  private readonly noteLines = new Map<number, number[]>();
 
   /** Feeds one event of the record; `offset`/`length`: where its line is (bytes). */
   add(event: RecordEvent, offset: number, length: number): void {
@@ -80,7 +82,22 @@ export class RunIndex {
       case "run.end":
         this.markEnding(event);
         return;
+      case "note": {
+        if (typeof event.n !== "number") return;
+        const lines = this.noteLines.get(event.n);
+        if (lines) lines.push(offset, length);
+        else this.noteLines.set(event.n, [offset, length]);
+        return;
+      }
     }
+  }
+
+  /** Where the notes scripts added to iteration `n` are. */
+  notes(n: number): Array<{ offset: number; length: number }> {
+    const lines = this.noteLines.get(n) ?? [];
+    const out: Array<{ offset: number; length: number }> = [];
+    for (let i = 0; i < lines.length; i += 2) out.push({ offset: lines[i]!, length: lines[i + 1]! });
+    return out;
   }
 
   /** Where iteration `n`'s `iteration.end` line is, if it ended. */

@@ -114,7 +114,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     const from = clampInt(url.searchParams.get("from"), 1, Math.max(1, index.count), index.count);
     const ns: number[] = [];
     for (let n = from; n >= 1 && ns.length < size; n--) ns.push(n);
-    const ends = watch.iterationEnds(id, ns);
+    const { ends, notes } = watch.iterationLines(id, ns);
     const rows = ns.map((n) => {
       const row = index.iteration(n)!;
       const end = ends.get(n);
@@ -131,6 +131,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
         result: end?.output?.result?.slice(0, TABLE_TEXT),
         resultBytes: end?.output?.resultBytes,
         error: end?.error?.slice(0, TABLE_TEXT),
+        notes: notes.get(n)?.map((note) => ({ time: note.time, text: note.text.slice(0, TABLE_TEXT) })),
       };
     });
     return json(res, 200, { count: index.count, from, size, rows });

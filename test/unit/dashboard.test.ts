@@ -107,7 +107,7 @@ describe("the records watcher", () => {
     try {
       expect(watch.run(id)).toMatchObject({ state: "running", iterations: 1000 });
       expect(watch.detail(id)!.count).toBe(1000);
-      expect(watch.iterationEnds(id, [1000, 1]).get(1000)?.output?.result).toBe("result 1000");
+      expect(watch.iterationLines(id, [1000, 1]).ends.get(1000)?.output?.result).toBe("result 1000");
       // Spoil everything read so far: a watcher that re-read the file would lose the run.
       const size = statSync(path).size;
       const fd = openSync(path, "r+");

@@ -291,7 +291,7 @@ function runPage(id) {
         h("td", { class: "num" }, row.durationMs === null ? "" : formatDuration(row.durationMs)),
         h("td", {}, exitText(row)),
         h("td", {}, next),
-        h("td", { class: "text result" }, text + more),
+        h("td", { class: "text result" }, text + more, ...(row.notes || []).map((note) => h("div", { class: "note" }, `note ${formatLocalTime(note.time).slice(11)} · ${note.text}`))),
       );
     });
     body.replaceChildren(...rows);
