@@ -142,7 +142,7 @@ describe.each(CHANNELS)("loopx runs serve under $name", (channel) => {
     expect((await loopx(["--port", "70000"])).stderr).toContain("--port");
     const help = await loopx(["-h"]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain("loopx runs serve [--port <n>] [--host <addr>] [--open]");
+    expect(help.stdout).toContain("loopx runs serve [--port <port>] [--host <address>] [--open]");
 
     // A port in use: one line naming it.
     const blocker = createServer().listen(0, "127.0.0.1");
