@@ -13,7 +13,7 @@ export class RunsListCommand extends Command {
   json = Option.Boolean("--json", false);
 
   async execute(): Promise<number> {
-    const { listRuns } = await import("../../runtime/runs.js");
+    const { listRuns } = await import("../../records/runs.js");
     listRuns(process.env, this.json, out);
     return 0;
   }
@@ -27,7 +27,7 @@ export class RunsShowCommand extends Command {
   id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
-    const { showRun } = await import("../../runtime/runs.js");
+    const { showRun } = await import("../../records/runs.js");
     showRun(process.env, this.id, this.json, out);
     return 0;
   }
@@ -41,7 +41,7 @@ export class RunsTailCommand extends Command {
   id = Option.String({ name: "run-id", required: false });
 
   async execute(): Promise<number> {
-    const { tailRun } = await import("../../runtime/runs.js");
+    const { tailRun } = await import("../../records/runs.js");
     await tailRun(process.env, this.id, process.cwd(), this.json, out);
     return 0;
   }
