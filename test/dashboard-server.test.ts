@@ -41,7 +41,7 @@ describe.each(CHANNELS)("loopx runs serve under $name", (channel) => {
       const script = await request(`${served.base}/app.js?token=${served.token}`);
       expect(script.status).toBe(200);
       expect(() => new Script(script.body)).not.toThrow();
-      expect(script.body).toMatch(/^const formatDuration = \(/);
+      expect(script.body).toMatch(/^const formatElapsed = \(/);
 
       // Without the token, or with a wrong one: 403, for the page, the JSON and the stream.
       for (const path of ["/", `/runs/${id}`, "/api/runs", `/api/runs/${id}/timeline`, "/api/events", "/app.js"]) {

@@ -1,8 +1,8 @@
 import { closeSync, fstatSync, openSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
-import type { IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunEndEvent, RunStartEvent } from "../core/run-events.js";
-import { parseRecord, recordEvent, summarizeRun, type RunSummary } from "../core/run-report.js";
-import { listRecordIds, readRecordEnds, runProcessAlive } from "../runtime/run-records.js";
+import type { IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunEndEvent, RunStartEvent } from "../records/events.js";
+import { parseRecord, recordEvent, summarizeRun, type RunSummary } from "../records/report.js";
+import { listRecordIds, readRecordEnds, runProcessAlive } from "../records/store.js";
 import { RunIndex } from "./run-index.js";
 
 /**

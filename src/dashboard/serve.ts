@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { LoopxError, UsageError } from "../core/errors.js";
-import { recordsDir } from "../runtime/run-records.js";
+import { recordsDir } from "../records/store.js";
 import { loadControlChannel } from "./controls.js";
 import { isLoopback } from "./security.js";
 import { startDashboard } from "./server.js";

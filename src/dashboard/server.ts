@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { formatDuration, formatLocalTime } from "../core/run-report.js";
+import { formatElapsed, formatLocalTime } from "../records/report.js";
 import { ASSETS } from "./assets.generated.js";
 import { applyControl, isControlAction, type ControlChannel } from "./controls.js";
 import { RecordsWatch, type Change } from "./records-watch.js";
@@ -41,7 +41,7 @@ const STREAM_BACKLOG = 1024 * 1024;
 const TABLE_TEXT = 300;
 
 /** The browser's copies of core's wording: the same functions, shipped as their source. */
-const SHARED_JS = `const formatDuration = (${formatDuration.toString()});\nconst formatLocalTime = (${formatLocalTime.toString()});\n`;
+const SHARED_JS = `const formatElapsed = (${formatElapsed.toString()});\nconst formatLocalTime = (${formatLocalTime.toString()});\n`;
 
 export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
   const token = options.token ?? randomBytes(24).toString("base64url");

@@ -1,7 +1,7 @@
 // The dashboard page (loopx runs serve): plain DOM and SVG, no framework. Every text that comes
 // from a record goes into the page through text nodes (textContent / createTextNode), never as
 // HTML, and control characters are shown as visible symbols: a `result` holding markup or
-// terminal escapes stays inert. formatDuration and formatLocalTime are prepended by the server
+// terminal escapes stays inert. formatElapsed and formatLocalTime are prepended by the server
 // (core's own functions). The token of the page's URL goes with every request.
 "use strict";
 
@@ -118,7 +118,7 @@ function runsPage() {
           h("td", { class: "text" }, run.project),
           h("td", {}, run.target),
           h("td", {}, run.start ? formatLocalTime(run.start) : ""),
-          h("td", { class: "num", "data-ticking": run.state === "running" ? run.id : undefined }, formatDuration(elapsed(run))),
+          h("td", { class: "num", "data-ticking": run.state === "running" ? run.id : undefined }, formatElapsed(elapsed(run))),
           h("td", { class: "num iterations" }, String(run.iterations) + (run.maxIterations === null || run.maxIterations === undefined ? "" : `/${run.maxIterations}`)),
           h("td", {}, run.ending || (run.current ? `iteration ${run.current.n} · ${run.current.target}` : "")),
         ),
@@ -149,7 +149,7 @@ function runsPage() {
   setInterval(() => {
     for (const cell of body.querySelectorAll("[data-ticking]")) {
       const run = runs.get(cell.getAttribute("data-ticking"));
-      if (run) cell.textContent = formatDuration(elapsed(run));
+      if (run) cell.textContent = formatElapsed(elapsed(run));
     }
   }, 1000);
 }
@@ -209,7 +209,7 @@ function runPage(id) {
       ["Target", run.target],
       ["Project", run.project],
       ["Started", run.start ? formatLocalTime(run.start) : ""],
-      ["Elapsed", formatDuration(elapsed(run))],
+      ["Elapsed", formatElapsed(elapsed(run))],
       ["Iterations", String(run.iterations) + (run.maxIterations === null ? "" : ` of at most ${run.maxIterations}`)],
       ["Ended", run.state === "running" ? "not yet" : run.ending || run.state],
     ];
@@ -217,7 +217,7 @@ function runPage(id) {
     rows.push(["Process", `pid ${run.pid} · loopx ${run.version} (${run.runtime})`]);
     facts.replaceChildren(...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", { "data-fact": k.toLowerCase() }, v)]));
     current.hidden = !run.current;
-    if (run.current) current.replaceChildren(`Iteration ${run.current.n} · ${run.current.target} · running for `, h("span", { id: "current-elapsed" }, formatDuration(Date.now() - Date.parse(run.current.start))));
+    if (run.current) current.replaceChildren(`Iteration ${run.current.n} · ${run.current.target} · running for `, h("span", { id: "current-elapsed" }, formatElapsed(Date.now() - Date.parse(run.current.start))));
     const running = run.state === "running";
     for (const button of buttons) {
       const action = button.getAttribute("data-action");
@@ -241,7 +241,7 @@ function runPage(id) {
       const bar = svg("rect", { class: `bar c${target % 8}${open ? " open" : ""}`, x, y: BASE - height, width: Math.max(0.6, width - gap), height, "data-first": first, "data-last": last });
       const names = first === last ? `iteration ${first}` : `iterations ${first}–${last}`;
       const marks = [failed && `${failed} failed`, timeouts && "timed out", gotos && `${gotos} goto`, stops && "stop", open && "running"].filter(Boolean).join(", ");
-      bar.append(svg("title", {}, `${names} · ${t.targets[target] || ""} · ${first === last ? formatDuration(longest) : `longest ${formatDuration(longest)}, mean ${formatDuration(mean)}`}${marks ? ` · ${marks}` : ""}`));
+      bar.append(svg("title", {}, `${names} · ${t.targets[target] || ""} · ${first === last ? formatElapsed(longest) : `longest ${formatElapsed(longest)}, mean ${formatElapsed(mean)}`}${marks ? ` · ${marks}` : ""}`));
       nodes.push(bar);
       if (first !== last && mean > 0) {
         const h2 = Math.max(0.5, mean * scale);
@@ -253,7 +253,7 @@ function runPage(id) {
       if (gotos) mark("goto", 2);
       if (stops) mark("stop", 3);
     });
-    nodes.push(svg("text", { class: "axis", x: 2, y: 11 }, t.maxMs > 0 ? `longest ${formatDuration(t.maxMs)}` : ""));
+    nodes.push(svg("text", { class: "axis", x: 2, y: 11 }, t.maxMs > 0 ? `longest ${formatElapsed(t.maxMs)}` : ""));
     nodes.push(svg("line", { x1: 0, x2: W, y1: BASE + 0.5, y2: BASE + 0.5, stroke: "#c8ced8" }));
     if (t.perColumn === 1 && n <= 40) {
       // Few iterations: each bar gets its number.
@@ -288,7 +288,7 @@ function runPage(id) {
         { "data-n": row.n, class: row.flags & 2 ? "failed" : undefined },
         h("td", { class: "num" }, String(row.n)),
         h("td", {}, row.target),
-        h("td", { class: "num" }, row.durationMs === null ? "" : formatDuration(row.durationMs)),
+        h("td", { class: "num" }, row.durationMs === null ? "" : formatElapsed(row.durationMs)),
         h("td", {}, exitText(row)),
         h("td", {}, next),
         h("td", { class: "text result" }, text + more, ...(row.notes || []).map((note) => h("div", { class: "note" }, `note ${formatLocalTime(note.time).slice(11)} · ${note.text}`))),
@@ -364,9 +364,9 @@ function runPage(id) {
   setInterval(() => {
     if (!run || run.state !== "running") return;
     const cell = facts.querySelector('[data-fact="elapsed"]');
-    if (cell) cell.textContent = formatDuration(elapsed(run));
+    if (cell) cell.textContent = formatElapsed(elapsed(run));
     const now = document.getElementById("current-elapsed");
-    if (now && run.current) now.textContent = formatDuration(Date.now() - Date.parse(run.current.start));
+    if (now && run.current) now.textContent = formatElapsed(Date.now() - Date.parse(run.current.start));
   }, 1000);
 }
 
