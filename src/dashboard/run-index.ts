@@ -39,10 +39,8 @@ const INITIAL = 64;
 export class RunIndex {
   readonly targets: string[] = [];
   private readonly targetIds = new Map<string, number>();
-  private startedMs = 0;
   /** Highest n seen. */
   count = 0;
-  private startMs = new Float64Array(INITIAL);
   private durationMs = new Float64Array(INITIAL);
   private target = new Uint16Array(INITIAL);
   private flag = new Uint8Array(INITIAL);
@@ -54,13 +52,9 @@ export class RunIndex {
   /** Feeds one event of the record; `offset`/`length`: where its line is (bytes). */
   add(event: RecordEvent, offset: number, length: number): void {
     switch (event.type) {
-      case "run.start":
-        this.startedMs = Date.parse(event.time);
-        return;
       case "iteration.start": {
         const i = this.slot(event.n);
         if (i < 0) return;
-        this.startMs[i] = Date.parse(event.time) - this.startedMs;
         this.target[i] = this.targetId(event.target);
         return;
       }
@@ -68,7 +62,6 @@ export class RunIndex {
         const i = this.slot(event.n);
         if (i < 0) return;
         this.durationMs[i] = event.durationMs;
-        if (!this.startMs[i]) this.startMs[i] = Date.parse(event.time) - event.durationMs - this.startedMs;
         this.target[i] = this.targetId(event.target);
         let flags = FLAG.ENDED;
         if (event.exitCode !== 0 || event.signal || event.error !== undefined) flags |= FLAG.FAILED;
@@ -108,20 +101,20 @@ export class RunIndex {
   }
 
   /** Iteration `n` as the table shows it before its line is read. */
-  iteration(n: number): { n: number; target: string; startMs: number; durationMs: number | null; flags: number } | undefined {
+  iteration(n: number): { n: number; target: string; durationMs: number | null; flags: number } | undefined {
     const i = n - 1;
     if (i < 0 || i >= this.count) return undefined;
     const ended = (this.flag[i]! & FLAG.ENDED) !== 0;
-    return { n, target: this.targets[this.target[i]!] ?? "", startMs: this.startMs[i]!, durationMs: ended ? this.durationMs[i]! : null, flags: this.flag[i]! };
+    return { n, target: this.targets[this.target[i]!] ?? "", durationMs: ended ? this.durationMs[i]! : null, flags: this.flag[i]! };
   }
 
   /**
    * The timeline chart's data: one column per iteration up to `maxColumns` iterations, beyond that
    * consecutive iterations share a column (its longest and mean duration, its most frequent target,
    * how many failed / timed out / went to another target / said stop). An iteration still running
-   * counts with its duration so far (`nowMs`, relative to run start).
+   * counts with its duration so far (`open`: its n and how long it has been running).
    */
-  timeline(maxColumns: number, nowMs: number | undefined): Timeline {
+  timeline(maxColumns: number, open?: { n: number; ms: number }): Timeline {
     const count = this.count;
     const columnsWanted = Math.max(1, Math.min(count, maxColumns));
     const perColumn = Math.max(1, Math.ceil(count / columnsWanted));
@@ -137,15 +130,15 @@ export class RunIndex {
       let timeouts = 0;
       let gotos = 0;
       let stops = 0;
-      let open = 0;
+      let running = 0;
       votes.clear();
       for (let i = from; i < to; i++) {
         const flags = this.flag[i]!;
         let ms: number;
         if (flags & FLAG.ENDED) ms = this.durationMs[i]!;
-        else if (nowMs !== undefined && i === count - 1) {
-          ms = Math.max(0, nowMs - this.startMs[i]!);
-          open = 1;
+        else if (open && i === open.n - 1) {
+          ms = Math.max(0, open.ms);
+          running = 1;
         } else continue;
         longest = Math.max(longest, ms);
         total += ms;
@@ -161,7 +154,7 @@ export class RunIndex {
       let best = -1;
       for (const [candidate, n] of votes) if (n > best) [target, best] = [candidate, n];
       maxMs = Math.max(maxMs, longest);
-      columns.push([from + 1, to, Math.round(longest), Math.round(measured ? total / measured : 0), target, failed, timeouts, gotos, stops, open]);
+      columns.push([from + 1, to, Math.round(longest), Math.round(measured ? total / measured : 0), target, failed, timeouts, gotos, stops, running]);
     }
     return { count, perColumn, targets: this.targets, maxMs: Math.round(maxMs), columns };
   }
@@ -186,10 +179,9 @@ export class RunIndex {
   private slot(n: number): number {
     if (!Number.isInteger(n) || n < 1 || n > 2 ** 31) return -1;
     const i = n - 1;
-    if (i >= this.startMs.length) {
-      let size = this.startMs.length;
+    if (i >= this.flag.length) {
+      let size = this.flag.length;
       while (size <= i) size *= 2;
-      this.startMs = grow(this.startMs, new Float64Array(size));
       this.durationMs = grow(this.durationMs, new Float64Array(size));
       this.target = grow(this.target, new Uint16Array(size));
       this.flag = grow(this.flag, new Uint8Array(size));

@@ -91,7 +91,14 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       res.setHeader("allow", "GET, HEAD, POST");
       return reply(res, 405, "text/plain; charset=utf-8", "method not allowed\n");
     }
-    if (path === "/" || /^\/runs\/[0-9a-z]+$/.test(path)) return reply(res, 200, "text/html; charset=utf-8", html);
+    if (path === "/") return reply(res, 200, "text/html; charset=utf-8", html);
+    const page = /^\/runs\/([0-9a-z]+)$/.exec(path);
+    if (page) {
+      reply(res, 200, "text/html; charset=utf-8", html);
+      // The page will ask for the run's timeline next: index its record while the browser loads.
+      setImmediate(() => watch.run(page[1]!) && watch.detail(page[1]!));
+      return;
+    }
     const asset = assets[path];
     if (asset) return reply(res, 200, asset.type, asset.body);
     if (path === "/api/info") return json(res, 200, { version: options.version, dir: options.dir, controls: options.controls !== undefined });
@@ -106,8 +113,8 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     const index = watch.detail(id);
     if (!index) return json(res, 404, { message: `no run ${id} in ${options.dir}` });
     if (match[2] === "/timeline") {
-      const now = run.state === "running" ? Date.now() - Date.parse(run.start) : undefined;
-      return json(res, 200, index.timeline(clampInt(url.searchParams.get("columns"), 1, MAX_COLUMNS, MAX_COLUMNS), now));
+      const open = run.current && { n: run.current.n, ms: Date.now() - Date.parse(run.current.start) };
+      return json(res, 200, index.timeline(clampInt(url.searchParams.get("columns"), 1, MAX_COLUMNS, MAX_COLUMNS), open));
     }
     // Iterations, newest first: `from` is the highest n of the page (default: the newest).
     const size = clampInt(url.searchParams.get("size"), 1, MAX_PAGE, 50);
@@ -121,7 +128,6 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       return {
         n,
         target: row.target,
-        startMs: row.startMs,
         durationMs: row.durationMs,
         flags: row.flags,
         exitCode: end ? end.exitCode : null,

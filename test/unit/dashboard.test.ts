@@ -38,7 +38,7 @@ function indexOf(iterations: number, shape: (n: number) => { target?: string; ms
 describe("the timeline", () => {
   it("10 iterations: one column each, with its target, duration and marks", () => {
     const index = indexOf(10, (n) => ({ target: n % 2 ? "a:index" : "a:check", ms: n * 100, exit: n === 7 ? 1 : 0, goto: n === 3 ? "a:check" : undefined, stop: n === 10 }));
-    const t = index.timeline(500, undefined);
+    const t = index.timeline(500);
     expect(t).toMatchObject({ count: 10, perColumn: 1, targets: ["a:index", "a:check"], maxMs: 1000 });
     expect(t.columns).toHaveLength(10);
     expect(t.columns[2]).toEqual([3, 3, 300, 300, 0, 0, 0, 1, 0, 0]);
@@ -49,7 +49,7 @@ describe("the timeline", () => {
 
   it("100,000 iterations: at most the columns asked for, every failure still marked, the longest kept", () => {
     const index = indexOf(100_000, (n) => ({ ms: n === 54_321 ? 9000 : 10 + (n % 7), exit: n % 10_000 === 0 ? 1 : 0 }));
-    const t = index.timeline(500, undefined);
+    const t = index.timeline(500);
     expect(t.columns).toHaveLength(500);
     expect(t.perColumn).toBe(200);
     expect(t.maxMs).toBe(9000);
@@ -64,11 +64,11 @@ describe("the timeline", () => {
   it("the iteration running now counts with its time so far; a time limit's iteration is marked", () => {
     const index = indexOf(3);
     index.add({ ...base, type: "iteration.start", time: at(30), n: 4, target: "a:index" }, 0, 1);
-    const t = index.timeline(500, 530);
+    const t = index.timeline(500, { n: 4, ms: 500 });
     expect(t.columns[3]).toEqual([4, 4, 500, 500, 0, 0, 0, 0, 0, 1]);
     index.add({ ...base, type: "iteration.end", time: at(40), n: 4, target: "a:index", durationMs: 10, exitCode: null, signal: "SIGTERM", stdoutBytes: 0 }, 0, 1);
     index.add({ ...base, type: "run.end", time: at(41), reason: "timed-out", exitCode: 124, iterations: 4, durationMs: 41 }, 0, 1);
-    expect(index.timeline(500, undefined).columns[3]!.slice(5, 7)).toEqual([1, 1]);
+    expect(index.timeline(500).columns[3]!.slice(5, 7)).toEqual([1, 1]);
   });
 });
 

@@ -338,10 +338,10 @@ function runPage(id) {
     (found) => {
       run = found;
       showFacts();
-      refresh();
     },
     (error) => main.replaceChildren(h("p", { class: "empty" }, String(error))),
   );
+  refresh();
   let pending;
   subscribe(
     (all) => {
