@@ -124,12 +124,8 @@ export class RecordsWatch {
     if (!tracked.detail) {
       this.drain(tracked);
       const index = new RunIndex();
-      // An iteration.start line says nothing its iteration.end does not (n, target), except for
-      // the iteration without an end: the last one started, known from the tail. So the index
-      // skips them unparsed (a third of a record's lines), as long as they are written as the
-      // writer writes them (JSON.stringify, `v` and `type` first); any other form is parsed.
-      readLines(tracked.path, 0, tracked.offset - tracked.rest.length, (event, offset, length) => index.add(event, offset, length), undefined, false, ITERATION_START);
-      if (tracked.lastStart) index.add(tracked.lastStart, 0, 0);
+      readLines(tracked.path, 0, tracked.offset - tracked.rest.length, (event, offset, length) => index.add(event, offset, length), undefined, false, true);
+      if (tracked.lastStart) index.add(tracked.lastStart, 0, 0); // the one start line the index needs
       tracked.detail = index;
     }
     return tracked.detail;
@@ -342,7 +338,11 @@ function summarize(tracked: Tracked, alive: (start: RunStartEvent) => boolean, n
 /**
  * Reads complete lines of `path` from byte `from` up to `until`, calling `onEvent` with each
  * event and its line's byte offset and length. `rest` is an incomplete line that ended just before
- * `from`; `skipToLine` drops bytes up to the first newline. Returns where it stopped and the
+ * `from`; `skipToLine` drops bytes up to the first newline. `forIndex`: only what RunIndex reads
+ * matters — an iteration.start line says nothing its iteration.end does not (n, target), except for
+ * the iteration without an end, which the tail knows, so those lines are skipped unparsed (a third
+ * of a record's lines) when written as loopx writes them (`v` and `type` first; any other form is
+ * parsed). Returns where it stopped and the
  * incomplete line left there, or undefined when the file cannot be read.
  */
 function readLines(
@@ -352,7 +352,7 @@ function readLines(
   onEvent: (event: RecordEvent, offset: number, length: number) => void,
   rest?: Buffer,
   skipToLine = false,
-  unparsed?: string,
+  forIndex = false,
 ): { end: number; rest: Buffer } | undefined {
   let fd: number;
   try {
@@ -390,7 +390,7 @@ function readLines(
         let at = pendingAt + lineStart;
         for (const line of text.split("\n")) {
           const bytes = ascii ? line.length : Buffer.byteLength(line);
-          if (line !== "" && !(unparsed && line.startsWith(unparsed))) {
+          if (line !== "" && !(forIndex && line.startsWith(ITERATION_START))) {
             let event: RecordEvent | number | undefined;
             try {
               event = recordEvent(JSON.parse(line));
