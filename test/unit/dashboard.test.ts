@@ -12,7 +12,7 @@ import { FLAG, RunIndex } from "../../src/dashboard/run-index.js";
 import { RecordsWatch } from "../../src/dashboard/records-watch.js";
 import { hostAllowed, hostName, isLoopback, originAllowed, tokenMatches } from "../../src/dashboard/security.js";
 import { tempDir, waitFor } from "../helpers.js";
-import { recordsDirOf, syntheticId, writeSyntheticRecord } from "../fixtures/dashboard/records.js";
+import { appendEvent, recordsDirOf, syntheticId, writeSyntheticRecord } from "../fixtures/dashboard/records.js";
 // @ts-ignore: a plain .mjs script
 import { GENERATED, dashboardAssetsModule } from "../../scripts/dashboard-assets.mjs";
 
@@ -120,6 +120,29 @@ describe("the records watcher", () => {
       expect(await waitFor(() => watch.run(id)?.iterations === 1001, 5000)).toBe(true);
       expect(watch.run(id)!.current).toMatchObject({ n: 1001 });
       expect(watch.detail(id)!.count).toBe(1001);
+    } finally {
+      watch.close();
+    }
+  });
+});
+
+describe("the index of a record read whole", () => {
+  it("knows the iteration still running though it skips iteration.start lines", () => {
+    const state = tempDir();
+    const id = syntheticId("openiter");
+    const path = writeSyntheticRecord(state, { id, iterations: 3, ended: false, pid: process.pid, startMs: Date.now() - 5000 });
+    appendEvent(path, { run: id, type: "iteration.start", time: new Date(Date.now() - 700).toISOString(), n: 4, target: "synthetic:other" });
+    const watch = new RecordsWatch(recordsDirOf(state), () => true);
+    watch.start();
+    try {
+      const run = watch.run(id)!;
+      expect(run.current).toMatchObject({ n: 4, target: "synthetic:other" });
+      const index = watch.detail(id)!;
+      expect(index.count).toBe(4);
+      expect(index.iteration(4)).toMatchObject({ target: "synthetic:other", durationMs: null });
+      const column = index.timeline(500, { n: 4, ms: 700 }).columns[3]!;
+      expect([column[0], column[2], column[9]]).toEqual([4, 700, 1]);
+      expect(index.timeline(500).targets).toEqual(["synthetic:index", "synthetic:other"]);
     } finally {
       watch.close();
     }
