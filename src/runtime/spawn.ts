@@ -1,4 +1,6 @@
+import { closeSync } from "node:fs";
 import { groupAlive } from "./process-group.js";
+import type { StdoutPipe } from "./stdout-pipe.js";
 
 /**
  * What a script process is, whatever runtime starts it (platform/node.ts, platform/bun.ts): how it
@@ -58,7 +60,12 @@ export function stopReadingOnceGroupGone(pgid: number, chunks: unknown[], stopRe
 }
 
 /** A script process that could not be started. */
-export function failedSpawn(error: unknown): ScriptProcess {
+export function failedSpawn(error: unknown, pipe: StdoutPipe | undefined): ScriptProcess {
+  if (pipe) {
+    // Nothing was started on it: loopx's read end closes and the FIFO can serve the next script.
+    closeSync(pipe.read);
+    pipe.release(true);
+  }
   const spawnError = error instanceof Error ? error : new Error(String(error));
   return { pid: undefined, done: Promise.resolve({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError }), stopReading() {} };
 }

@@ -37,11 +37,7 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
       stderr: "inherit",
     });
   } catch (error) {
-    if (pipe) {
-      closeSync(pipe.read);
-      pipe.release(true);
-    }
-    return failedSpawn(error);
+    return failedSpawn(error, pipe);
   } finally {
     if (pipe) closeSync(pipe.write); // the child holds its own copy
   }

@@ -42,11 +42,7 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
       stdio: [stdinFd ?? "ignore", pipe?.write ?? "pipe", "inherit"],
     });
   } catch (error) {
-    if (pipe) {
-      closeSync(pipe.read);
-      pipe.release(true);
-    }
-    return failedSpawn(error);
+    return failedSpawn(error, pipe);
   } finally {
     if (stdinFd !== undefined) closeSync(stdinFd); // the child holds its own copy
     if (pipe) closeSync(pipe.write);
