@@ -98,9 +98,17 @@ function runsPage() {
     empty,
   );
 
-  function syncProjects() {
-    const known = new Set([...project.options].map((o) => o.value));
-    for (const run of runs.values()) if (run.project && !known.has(run.project)) project.append(h("option", { value: run.project }, run.project));
+  /** Every project and state seen becomes a filter choice (a newer loopx may know more states). */
+  function syncFilters() {
+    for (const [select, key] of [[project, "project"], [state, "state"]]) {
+      const known = new Set([...select.options].map((o) => o.value));
+      for (const run of runs.values()) {
+        const value = run[key];
+        if (!value || known.has(value)) continue;
+        known.add(value);
+        select.append(h("option", { value }, value));
+      }
+    }
   }
 
   function render() {
@@ -132,13 +140,13 @@ function runsPage() {
     (all) => {
       runs.clear();
       for (const run of all) runs.set(run.id, run);
-      syncProjects();
+      syncFilters();
       render();
       document.body.dataset.ready = "1";
     },
     (run) => {
       runs.set(run.id, run);
-      syncProjects();
+      syncFilters();
       render();
     },
     (id) => {
