@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { outputFromValue } from "../../src/api/script-helpers.js";
-import { parseOutput, serializeOutput, type Output } from "../../src/core/output.js";
+import { outputFromValue } from "../../../src/api/script-helpers.js";
+import { parseOutput, serializeOutput, type Output } from "../../../src/core/output.js";
 
 const RUNS = { numRuns: 500 };
 

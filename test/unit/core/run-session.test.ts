@@ -3,12 +3,12 @@
  * run's parts — driven through the real engine with a fake host (no processes).
  */
 import { describe, expect, it } from "vitest";
-import { LoopxError, ScriptFailedError } from "../../src/core/errors.js";
-import { runLoop, type LoopHost } from "../../src/core/loop.js";
-import type { LoopEvent } from "../../src/records/events.js";
-import { outputForEvent, RunSession, type RunEnd, type RunPart } from "../../src/core/run-session.js";
-import { createRunId } from "../../src/engine/index.js";
-import { memoryHost, MemoryTree } from "./core/memory-host.js";
+import { LoopxError, ScriptFailedError } from "../../../src/core/errors.js";
+import { runLoop, type LoopHost } from "../../../src/core/loop.js";
+import type { LoopEvent } from "../../../src/records/events.js";
+import { outputForEvent, RunSession, type RunEnd, type RunPart } from "../../../src/core/run-session.js";
+import { createRunId } from "../../../src/engine/index.js";
+import { memoryHost, MemoryTree } from "./memory-host.js";
 
 const TREE = [".loopx/a/index.sh", ".loopx/a/next.sh", ".loopx/b/index.sh"];
 

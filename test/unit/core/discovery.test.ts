@@ -7,9 +7,9 @@ import fc from "fast-check";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { workflowIssues } from "../../src/core/discovery.js";
-import { discover, isWorkflowDir, scanScriptFiles } from "../../src/runtime/workflow-files.js";
-import { SCRIPT_EXTENSIONS, splitScriptFileName } from "../../src/core/names.js";
+import { workflowIssues } from "../../../src/core/discovery.js";
+import { discover, isWorkflowDir, scanScriptFiles } from "../../../src/runtime/workflow-files.js";
+import { SCRIPT_EXTENSIONS, splitScriptFileName } from "../../../src/core/names.js";
 
 const roots: string[] = [];
 afterAll(() => {

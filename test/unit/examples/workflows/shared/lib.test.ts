@@ -7,10 +7,10 @@ import fc from "fast-check";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { agentSpec, reportedCost, responseText, streamFailure } from "../../examples/workflows/shared/agent.ts";
-import { readKeyValueFile, splitArgs, substitute } from "../../examples/workflows/shared/util.ts";
-import { ampStream, claudeStream, clineStream, codexStream } from "../fixtures/agents/support.js";
-import { tempDir } from "../helpers.js";
+import { agentSpec, reportedCost, responseText, streamFailure } from "../../../../../examples/workflows/shared/agent.ts";
+import { readKeyValueFile, splitArgs, substitute } from "../../../../../examples/workflows/shared/util.ts";
+import { ampStream, claudeStream, clineStream, codexStream } from "../../../../fixtures/agents/support.js";
+import { tempDir } from "../../../../helpers.js";
 
 const events = (ndjson: string) => ndjson.trim().split("\n").map((line) => JSON.parse(line));
 

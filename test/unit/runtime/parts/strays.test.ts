@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { endStrays, findStrays } from "../../src/runtime/parts/strays.js";
+import { endStrays, findStrays } from "../../../../src/runtime/parts/strays.js";
 
 const started: ChildProcess[] = [];
 afterEach(() => {

@@ -3,8 +3,8 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { parseOutput, serializeOutput, type Output } from "../../src/core/output.js";
-import { normalized, utf16, validOutput } from "../fixtures/arbitraries.js";
+import { parseOutput, serializeOutput, type Output } from "../../../src/core/output.js";
+import { normalized, utf16, validOutput } from "../../fixtures/arbitraries.js";
 
 const RUNS = { numRuns: 500 };
 

@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseVersionRequirement, satisfiesVersion } from "../../src/core/version-requirement.js";
-import { readVersionRequirement } from "../../src/runtime/workflow-package.js";
-import { tempDir } from "../helpers.js";
+import { parseVersionRequirement, satisfiesVersion } from "../../../src/core/version-requirement.js";
+import { readVersionRequirement } from "../../../src/runtime/workflow-package.js";
+import { tempDir } from "../../helpers.js";
 
 describe("workflow version requirement (spec §3.2)", () => {
   it.each([

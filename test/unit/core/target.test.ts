@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { formatTarget, gotoTargetOf, parseTarget, runTargetOf } from "../../src/core/target.js";
-import { isValidName } from "../../src/core/names.js";
-import { utf16 } from "../fixtures/arbitraries.js";
+import { formatTarget, gotoTargetOf, parseTarget, runTargetOf } from "../../../src/core/target.js";
+import { isValidName } from "../../../src/core/names.js";
+import { utf16 } from "../../fixtures/arbitraries.js";
 
 const RUNS = { numRuns: 800 };
 const NAME = /^[a-zA-Z0-9_][a-zA-Z0-9_-]*$/;

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { checkLimit, formatDuration, parseDuration } from "../../src/core/duration.js";
+import { checkLimit, formatDuration, parseDuration } from "../../../src/core/duration.js";
 
 const RUNS = { numRuns: 1000 };
 const UNITS = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { detectSource, displayUrl } from "../../src/install/source.js";
+import { detectSource, displayUrl } from "../../../src/install/source.js";
 
 describe("install source detection (spec §10.1)", () => {
   it.each([

@@ -5,9 +5,9 @@
  * CLI reports (Claude's rate_limit_event, a 429, Codex's usage-limit error and its reset time).
  */
 import { describe, expect, it } from "vitest";
-import { finalAnswer, signalled } from "../../examples/workflows/shared/agent.ts";
-import { codexResetTime, usageLimit } from "../../examples/workflows/shared/limits.ts";
-import { ampStream, claudeApiRetry429Stream, claudeLimitStream, claudeStream, clineStream, codexLimitStream, codexStream } from "../fixtures/agents/support.js";
+import { finalAnswer, signalled } from "../../../../../examples/workflows/shared/agent.ts";
+import { codexResetTime, usageLimit } from "../../../../../examples/workflows/shared/limits.ts";
+import { ampStream, claudeApiRetry429Stream, claudeLimitStream, claudeStream, clineStream, codexLimitStream, codexStream } from "../../../../fixtures/agents/support.js";
 
 const COMPLETE = "<promise>COMPLETE</promise>";
 const events = (ndjson: string) => ndjson.trim().split("\n").map((line) => JSON.parse(line));

@@ -5,8 +5,8 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { groupHasLiveProcess, hasProcfs, listPids, processCommand, processesWithVariable, processRunning, processUid, readProcess } from "../../src/runtime/procfs.js";
-import { waitFor } from "../helpers.js";
+import { groupHasLiveProcess, hasProcfs, listPids, processCommand, processesWithVariable, processRunning, processUid, readProcess } from "../../../src/runtime/procfs.js";
+import { waitFor } from "../../helpers.js";
 
 const children: ChildProcess[] = [];
 afterEach(() => {

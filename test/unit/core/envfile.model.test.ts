@@ -5,8 +5,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseEnvFile, serializeEnvAssignment, withEnvVar, withoutEnvVar } from "../../src/core/envfile.js";
-import { envKey, settableValue, utf16 } from "../fixtures/arbitraries.js";
+import { parseEnvFile, serializeEnvAssignment, withEnvVar, withoutEnvVar } from "../../../src/core/envfile.js";
+import { envKey, settableValue, utf16 } from "../../fixtures/arbitraries.js";
 
 describe("env-file parser — whole generated files against a model (in-process)", () => {
   type Line =

@@ -11,7 +11,7 @@ import {
   serializeEnvAssignment,
   withEnvVar,
   withoutEnvVar,
-} from "../../src/core/envfile.js";
+} from "../../../src/core/envfile.js";
 
 const RUNS = { numRuns: 500 };
 
