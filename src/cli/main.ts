@@ -18,7 +18,7 @@ const COMMANDS: Record<string, () => Promise<CommandClass[]>> = {
   install: async () => [(await import("./commands/install.js")).InstallCommand],
   runs: async () => {
     const runs = await import("./commands/runs.js");
-    return [runs.RunsListCommand, runs.RunsShowCommand, runs.RunsTailCommand];
+    return [runs.RunsListCommand, runs.RunsShowCommand, runs.RunsTailCommand, runs.RunsStopCommand, runs.RunsPauseCommand, runs.RunsContinueCommand, runs.RunsResumeCommand];
   },
 };
 const SUBCOMMANDS = Object.keys(COMMANDS);

@@ -1,6 +1,7 @@
 import { abortReason } from "../core/errors.js";
 import { runLoop } from "../core/loop.js";
 import type { Output } from "../core/output.js";
+import type { RecordedOptions } from "../core/run-events.js";
 import { newRunId, RunSession, type RunCancel, type RunEnd, type RunPart } from "../core/run-session.js";
 import { isBun, isStandalone, loopxBin } from "../runtime/detect.js";
 import { createHeapKeeper } from "../runtime/heap.js";
@@ -29,6 +30,25 @@ export interface RunRequest extends RunOptionValues {
   projectRoot: string;
   /** The environment scripts inherit, and where the run's features read their settings. */
   baseEnv: Record<string, string | undefined>;
+  /**
+   * The run goes on where it ended (control/resume.ts prepares this from its record): `target`
+   * above is still the run's starting target and `maxIterations` its whole budget.
+   */
+  resume?: ResumeRequest;
+}
+
+/** What the engine needs to go on with a run that ended or died. */
+export interface ResumeRequest {
+  /** The run's id: LOOPX_RUN_ID stays, the record goes on. */
+  runId: string;
+  /** The script that runs first, "workflow:script". */
+  target: string;
+  /** Exactly what it gets on stdin (what it got when the run ended), if anything. */
+  stdin?: string;
+  /** Iterations done before: the first script is iteration `iterations + 1`. */
+  iterations: number;
+  /** How long the run was going before, for `run.end`'s duration. */
+  elapsedMs: number;
 }
 
 /** The features a run asks for besides its options; each one nobody asks for costs nothing. */
@@ -89,6 +109,16 @@ export function createRunId(now: number = Date.now()): string {
 
 const DONE: IteratorResult<Output, void> = { done: true, value: undefined };
 
+/** The options `run.start` keeps for a resume; only those given. */
+function recordedOptions(envFile: string | undefined, timeout: number | undefined, maxTime: number | undefined, log: string | undefined): RecordedOptions {
+  return {
+    ...(envFile !== undefined ? { envFile } : {}),
+    ...(timeout !== undefined ? { timeout } : {}),
+    ...(maxTime !== undefined ? { maxTime } : {}),
+    ...(log !== undefined ? { log } : {}),
+  };
+}
+
 /** Starts a run. Never throws: a bad request surfaces from the first `next()` and in `outcome`. */
 export function startRun(request: RunRequest, features: RunFeatures = {}): RunHandle {
   return new EngineRun(request, features);
@@ -127,14 +157,16 @@ class EngineRun implements RunHandle {
         timeout: options.timeout,
         maxTime: options.maxTime,
         onEvent: options.onEvent,
+        control: true,
       });
       if (features.compactHeap) {
         const keepHeapCompact = createHeapKeeper();
         parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });
       }
       if (features.parts) parts.push(...features.parts);
+      const resume = request.resume;
       this.session = new RunSession({
-        id: createRunId(),
+        id: resume?.runId ?? createRunId(),
         pid: process.pid,
         terminate: (signal) => this.supervisor.terminate(signal),
         graceEndsAt: () => this.supervisor.graceEndsAt,
@@ -143,6 +175,10 @@ class EngineRun implements RunHandle {
         version: VERSION,
         parts,
         ...(features.argv ? { argv: features.argv } : {}),
+        options: recordedOptions(request.envFile, options.timeout, options.maxTime, features.log),
+        ...(resume
+          ? { resume: { iterations: resume.iterations, elapsedMs: resume.elapsedMs, ...(resume.stdin !== undefined ? { stdinBytes: Buffer.byteLength(resume.stdin) } : {}) } }
+          : {}),
       });
       this.loop = runLoop(
         {
@@ -153,6 +189,7 @@ class EngineRun implements RunHandle {
           projectRoot: request.projectRoot,
           baseEnv: request.baseEnv,
           loopxBin: loopxBin(),
+          ...(resume ? { resume: { target: resume.target, stdin: resume.stdin } } : {}),
         },
         createLoopHost(this.supervisor),
         this.session,
@@ -176,7 +213,7 @@ class EngineRun implements RunHandle {
   cancel(cancel: RunCancel): Promise<void> {
     if (this.session) return this.session.cancel(cancel);
     this.earlyCancel ??= cancel;
-    return this.supervisor.terminate(cancel.signal);
+    return cancel.signal ? this.supervisor.terminate(cancel.signal) : Promise.resolve();
   }
 
   [Symbol.asyncIterator](): this {
