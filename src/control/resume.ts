@@ -1,6 +1,6 @@
 import { existsSync, lstatSync } from "node:fs";
 import { join } from "node:path";
-import { LoopxError } from "../core/errors.js";
+import { fsReason, LoopxError } from "../core/errors.js";
 import { decideResume, type ResumePoint } from "../core/resume.js";
 import { parseRecord } from "../core/run-report.js";
 import { EVENT_VERSION, type RecordedOptions } from "../core/run-events.js";
@@ -34,6 +34,15 @@ export interface PreparedResume {
 }
 
 export function prepareResume(env: Record<string, string | undefined>, prefix: string, options: ResumeOptions = {}): PreparedResume {
+  try {
+    return prepare(env, prefix, options);
+  } catch (error) {
+    if (error instanceof LoopxError) throw error;
+    throw new LoopxError(`cannot read the record of run ${JSON.stringify(prefix)} in ${recordsDir(env)}: ${fsReason(error)}`);
+  }
+}
+
+function prepare(env: Record<string, string | undefined>, prefix: string, options: ResumeOptions): PreparedResume {
   const dir = recordsDir(env);
   const id = resolveRunId(dir, prefix);
   const path = join(dir, `${id}.jsonl`);
@@ -56,8 +65,8 @@ export function prepareResume(env: Record<string, string | undefined>, prefix: s
     const given = parsed.ok ? formatTarget(runTargetOf(parsed.target)) : options.target;
     if (given !== point.start.target) throw new LoopxError(`run ${id} runs ${point.start.target}, not ${options.target}`);
   }
-  let stdin: string | undefined;
-  if (point.stdinBytes !== undefined && point.stdinBytes > 0) {
+  let stdin = point.stdin;
+  if (stdin === undefined && point.stdinBytes !== undefined) {
     const kept = readKeptInput(dir, id);
     const header = kept?.header;
     if (!header || header.n !== point.n || header.bytes !== point.stdinBytes) {
@@ -68,7 +77,7 @@ export function prepareResume(env: Record<string, string | undefined>, prefix: s
     }
     if (kept.data.length !== header.bytes) throw new LoopxError(`run ${id} cannot be resumed at ${point.target}: the input it got was kept only in part`);
     stdin = kept.data.toString("utf8");
-  } else if (point.stdinBytes === 0) stdin = "";
+  }
   const recorded = { ...point.options, ...options.overrides };
   return {
     point,

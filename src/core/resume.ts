@@ -18,8 +18,10 @@ export interface ResumePoint {
   target: string;
   /** Its iteration number (LOOPX_ITERATION); iterations before it are done. */
   n: number;
-  /** The bytes it gets on stdin, when it gets any (read from the kept input). */
+  /** The size of what it gets on stdin, when it gets anything. */
   stdinBytes?: number;
+  /** What it gets on stdin, when the record holds all of it (a result up to 4 KiB); else it is in the kept input. */
+  stdin?: string;
   /** The whole run's budget from now on (iterations done included); undefined: unlimited. */
   maxIterations: number | undefined;
   /** How long the run was going, every sitting together. */
@@ -57,12 +59,10 @@ export function decideResume(runId: string, events: LoopEvent[], alive: (sitting
 
   let target: string;
   let n: number;
-  let stdinBytes: number | undefined;
   if (!started) {
-    // Nothing ran in the last sitting: it starts where that sitting started.
-    target = sitting.target;
-    n = (sitting.type === "run.resume" ? sitting.iterations : 0) + 1;
-    stdinBytes = sitting.type === "run.resume" ? sitting.stdinBytes : undefined;
+    // No script ever started: the run starts over.
+    target = start.target;
+    n = 1;
   } else if (completed) {
     if (completed.output!.stop === true) return { ok: false, message: `run ${runId} was stopped by ${completed.target}: nothing to resume` };
     n = completed.n + 1;
@@ -72,14 +72,13 @@ export function decideResume(runId: string, events: LoopEvent[], alive: (sitting
       const parsed = parseTarget(goto);
       if (!parsed.ok) return { ok: false, message: `run ${runId} cannot be resumed: its last goto is invalid (${parsed.error})` };
       target = formatTarget(gotoTargetOf(parsed.target, completed.target.split(":")[0]!));
-      stdinBytes = completed.output!.result !== undefined ? completed.output!.resultBytes ?? 0 : undefined;
     }
   } else {
     // It was running (or failed): it runs again, with what it got.
     target = started.target;
     n = started.n;
-    stdinBytes = inputOf(events, started.n);
   }
+  const input = inputOf(events, n);
 
   const budget = sitting.maxIterations ?? undefined;
   const maxIterations = newBudget !== undefined ? n - 1 + newBudget : budget;
@@ -97,7 +96,7 @@ export function decideResume(runId: string, events: LoopEvent[], alive: (sitting
       start,
       target,
       n,
-      ...(stdinBytes !== undefined ? { stdinBytes } : {}),
+      ...input,
       maxIterations,
       elapsedMs: elapsed(events),
       options: start.options ?? {},
@@ -107,19 +106,20 @@ export function decideResume(runId: string, events: LoopEvent[], alive: (sitting
 }
 
 /**
- * The bytes iteration `n` got on stdin: the result of iteration n-1 when that one went to it by
- * goto (a resume gives a script what it got before, so this holds across sittings), or what the
- * sitting that began with it was given.
+ * What iteration `n` gets on stdin: the result of iteration n-1 when that one went on by goto (a
+ * resume gives a script what it got before, so this holds across sittings) — its size, and the
+ * text itself when the record holds all of it.
  */
-function inputOf(events: LoopEvent[], n: number): number | undefined {
+function inputOf(events: LoopEvent[], n: number): { stdinBytes?: number; stdin?: string } {
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i]!;
-    if (event.type === "iteration.end" && event.n === n - 1 && event.output !== undefined && event.error === undefined) {
-      return event.output.goto !== undefined && event.output.result !== undefined ? event.output.resultBytes ?? 0 : undefined;
-    }
-    if (event.type === "run.resume" && event.iterations === n - 1) return event.stdinBytes;
+    if (event.type !== "iteration.end" || event.n !== n - 1 || event.output === undefined || event.error !== undefined) continue;
+    const { goto, result, resultBytes } = event.output;
+    if (goto === undefined || result === undefined) return {};
+    const bytes = resultBytes ?? 0;
+    return new TextEncoder().encode(result).length === bytes ? { stdinBytes: bytes, stdin: result } : { stdinBytes: bytes };
   }
-  return undefined;
+  return {};
 }
 
 /** How long the run was going: `run.end` durations count every sitting before; a sitting without one ends at its last event. */

@@ -1,11 +1,12 @@
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { RESULT_EXCERPT_BYTES } from "../../core/run-events.js";
 import type { RunPart } from "../../core/run-session.js";
 
 /**
  * The last piped input, kept with the run record (loopx's own addition) so that `loopx runs
  * resume` can give a script exactly the bytes it got: before a script that gets a goto's result
- * on stdin starts, `<records dir>/<run id>.input` is rewritten (mode 0600, in the records' 0700
+ * of more than 4 KiB on stdin starts (a smaller one is whole in the record's iteration.end), `<records dir>/<run id>.input` is rewritten (mode 0600, in the records' 0700
  * directory) with a header line — the iteration that gets it and its size — then the bytes. Runs
  * that pipe nothing write nothing. Inputs over 16 MiB are not kept; the header says so.
  */
@@ -51,7 +52,8 @@ export function runInputPart(dir: string): RunPart {
       if (event.type === "run.start" || event.type === "run.resume") path = inputPath(dir, event.run);
     },
     beforeScript(next) {
-      if (next.stdin === undefined || next.stdin === "" || path === undefined) return;
+      // A result the record holds whole (its iteration.end keeps 4 KiB) needs no copy.
+      if (next.stdin === undefined || path === undefined || Buffer.byteLength(next.stdin) <= RESULT_EXCERPT_BYTES) return;
       const data = Buffer.from(next.stdin, "utf8");
       const kept = data.length <= KEPT_INPUT_BYTES;
       const header: InputHeader = { n: next.n, bytes: data.length, kept };
