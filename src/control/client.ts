@@ -3,10 +3,10 @@ import { lstatSync, readdirSync, unlinkSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import { parseRecord, summarizeRun } from "../core/run-report.js";
-import { isStandalone, loopxBin } from "../runtime/detect.js";
-import { listRecordIds, readRecordText, recordsDir, runProcessAlive } from "../runtime/run-records.js";
-import { pickRunId } from "../runtime/runs.js";
+import { parseRecord, summarizeRun } from "../records/report.js";
+import { loopxBin, runtimeName } from "../runtime/platform/runtime.js";
+import { listRecordIds, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
+import { pickRunId } from "../records/runs.js";
 import { controlDirs, socketName } from "./paths.js";
 import type { ControlReply, ControlRequest } from "./protocol.js";
 import { prepareResume } from "./resume.js";
@@ -162,7 +162,7 @@ const RESUME_START_MS = 10_000;
 export async function resumeDetached(env: Env, prefix: string): Promise<string> {
   const { point } = prepareResume(env, prefix);
   const id = point.runId;
-  const command = isStandalone ? [process.execPath] : [process.execPath, loopxBin()];
+  const command = runtimeName === "binary" ? [process.execPath] : [process.execPath, loopxBin()];
   const child = spawn(command[0]!, [...command.slice(1), "runs", "resume", id], {
     cwd: point.start.projectRoot,
     env: env as NodeJS.ProcessEnv,

@@ -2,7 +2,7 @@ import { chmodSync, lstatSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import { recordsDir } from "../runtime/run-records.js";
+import { recordsDir } from "../records/store.js";
 
 /**
  * Where a run's control channel lives (loopx's own addition): a Unix socket `<run id>.sock` in a

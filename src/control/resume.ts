@@ -1,14 +1,14 @@
 import { existsSync, lstatSync } from "node:fs";
 import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import { decideResume, type ResumePoint } from "../core/resume.js";
-import { parseRecord } from "../core/run-report.js";
-import { EVENT_VERSION, type RecordedOptions } from "../core/run-events.js";
+import { decideResume, type ResumePoint } from "./resume-point.js";
+import { parseRecord } from "../records/report.js";
+import { EVENT_VERSION, type RecordedOptions } from "../records/events.js";
 import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
 import type { RunRequest } from "../engine/index.js";
 import { readKeptInput } from "../runtime/parts/run-input.js";
-import { readRecordText, recordsDir, runProcessAlive } from "../runtime/run-records.js";
-import { resolveRunId } from "../runtime/runs.js";
+import { readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
+import { resolveRunId } from "../records/runs.js";
 
 /**
  * A resume, ready for the engine (loopx's own addition): the run's record read and judged

@@ -1,4 +1,6 @@
 import { Command, Option } from "clipanion";
+import type { CommandGroup } from "../command-spec.js";
+import { parseCount, valueOption } from "../options.js";
 
 /** `loopx runs` (loopx's own extension): the run records under $XDG_STATE_HOME/loopx/runs/. */
 
@@ -7,11 +9,11 @@ const out = (text: string) => void process.stdout.write(text);
 /** `loopx runs [--json]`: recent runs, newest first. */
 export class RunsListCommand extends Command {
   static override paths = [["runs"]];
-  static override usage = Command.Usage({ description: "List recent runs" });
-  json = Option.Boolean("--json", false, { description: "JSON output" });
+  static override usage = Command.Usage({ description: "Recent runs, newest first: id, state, start, duration,\niterations, target, project" });
+  json = Option.Boolean("--json", false);
 
   async execute(): Promise<number> {
-    const { listRuns } = await import("../../runtime/runs.js");
+    const { listRuns } = await import("../../records/runs.js");
     listRuns(process.env, this.json, out);
     return 0;
   }
@@ -20,12 +22,12 @@ export class RunsListCommand extends Command {
 /** `loopx runs show <id> [--json]`: one row per iteration (a unique prefix of the id is enough). */
 export class RunsShowCommand extends Command {
   static override paths = [["runs", "show"]];
-  static override usage = Command.Usage({ description: "Show one run" });
-  json = Option.Boolean("--json", false, { description: "JSON output" });
-  id = Option.String();
+  static override usage = Command.Usage({ description: "One run's iterations (a unique prefix of the id is enough)" });
+  json = Option.Boolean("--json", false);
+  id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
-    const { showRun } = await import("../../runtime/runs.js");
+    const { showRun } = await import("../../records/runs.js");
     showRun(process.env, this.id, this.json, out);
     return 0;
   }
@@ -34,12 +36,12 @@ export class RunsShowCommand extends Command {
 /** `loopx runs tail [<id>] [--json]`: follows a run until it ends; default the current project's latest. */
 export class RunsTailCommand extends Command {
   static override paths = [["runs", "tail"]];
-  static override usage = Command.Usage({ description: "Follow a run until it ends" });
-  json = Option.Boolean("--json", false, { description: "JSON output" });
-  id = Option.String({ required: false });
+  static override usage = Command.Usage({ description: "Follow a run until it ends (default: this project's latest run)" });
+  json = Option.Boolean("--json", false);
+  id = Option.String({ name: "run-id", required: false });
 
   async execute(): Promise<number> {
-    const { tailRun } = await import("../../runtime/runs.js");
+    const { tailRun } = await import("../../records/runs.js");
     await tailRun(process.env, this.id, process.cwd(), this.json, out);
     return 0;
   }
@@ -48,9 +50,9 @@ export class RunsTailCommand extends Command {
 /** `loopx runs stop <id> [--now]`: the running script finishes and no further one starts (--now: as Ctrl-C). */
 export class RunsStopCommand extends Command {
   static override paths = [["runs", "stop"]];
-  static override usage = Command.Usage({ description: "Stop a run after its running script (loopx's own addition)" });
-  now = Option.Boolean("--now", false, { description: "Interrupt the running script as Ctrl-C does" });
-  id = Option.String();
+  static override usage = Command.Usage({ description: "Stop a run once its running script finishes (--now: interrupt it as Ctrl-C does)" });
+  now = Option.Boolean("--now", false);
+  id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
     const { requestControl } = await import("../../control/client.js");
@@ -62,8 +64,8 @@ export class RunsStopCommand extends Command {
 /** `loopx runs pause <id>`: the running script finishes; the next one waits for `runs continue`. */
 export class RunsPauseCommand extends Command {
   static override paths = [["runs", "pause"]];
-  static override usage = Command.Usage({ description: "Pause a run before its next script (loopx's own addition)" });
-  id = Option.String();
+  static override usage = Command.Usage({ description: "Pause a run: its running script finishes, the next one waits" });
+  id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
     const { requestControl } = await import("../../control/client.js");
@@ -75,8 +77,8 @@ export class RunsPauseCommand extends Command {
 /** `loopx runs continue <id>`: a paused run goes on. */
 export class RunsContinueCommand extends Command {
   static override paths = [["runs", "continue"]];
-  static override usage = Command.Usage({ description: "Continue a paused run (loopx's own addition)" });
-  id = Option.String();
+  static override usage = Command.Usage({ description: "Continue a paused run" });
+  id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
     const { requestControl } = await import("../../control/client.js");
@@ -88,14 +90,36 @@ export class RunsContinueCommand extends Command {
 /** `loopx runs resume <id> [-n <count>]`: a run that ended early or died goes on, in this terminal. */
 export class RunsResumeCommand extends Command {
   static override paths = [["runs", "resume"]];
-  static override usage = Command.Usage({ description: "Resume a run that was interrupted, timed out, failed or died (loopx's own addition)" });
-  maxIterations = Option.Array("-n", { description: "Run at most <count> more script executions (default: what is left of the run's -n)" });
-  id = Option.String();
+  static override usage = Command.Usage({
+    description: "Resume a run that was interrupted, timed out, failed or died, where it was\n(-n: at most <count> more script executions; default: what is left of its -n)",
+  });
+  maxIterations = valueOption("-n", "count");
+  id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
-    const { parseCount, single } = await import("../options.js");
-    const count = single(this.maxIterations, "-n");
+    const count = this.maxIterations;
     const { resumeFromCli } = await import("../run-loop.js");
     return resumeFromCli(this.id, count === undefined ? undefined : parseCount(count, "-n"), process.argv.slice(2));
   }
 }
+
+export const RUNS_COMMANDS: CommandGroup = {
+  name: "runs",
+  commands: [RunsListCommand, RunsShowCommand, RunsTailCommand, RunsStopCommand, RunsPauseCommand, RunsContinueCommand, RunsResumeCommand],
+  description: "Recent runs, one run's iterations, follow, stop, pause,\ncontinue or resume a run (loopx's own addition; see 'loopx runs -h')",
+  details: `loopx's own addition. Every 'loopx run' writes a record of its events, one JSON object per line,
+to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx/runs/); the
+newest 200 are kept. LOOPX_RECORD=0 turns records off. States: running, paused, stopping,
+stopped, stopped-on-request, limit, failed, interrupted, timed-out, or crashed (its process is
+gone without a run.end).
+
+Every run (CLI and API) can be steered from another terminal by its id or a unique prefix of it,
+by the user who started it only: stop, pause and continue go through the run's control channel,
+a Unix socket in a directory only that user can enter ($XDG_STATE_HOME/loopx/control/;
+LOOPX_CONTROL=0 runs without one). A paused run's --max-time keeps counting. resume goes on with
+a run that ended early or died, in its own project, with the same LOOPX_RUN_ID, its env file and
+options, LOOPX_ITERATION counting on, a new LOOPX_TMPDIR and the same record; the script that was
+running runs again with exactly the bytes it got on stdin. Nothing to resume after a stop
+(by a script or runs stop) or -n reached (unless a new -n is given).
+`,
+};

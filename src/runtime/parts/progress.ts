@@ -1,7 +1,7 @@
 import { writeSync } from "node:fs";
 import { isatty } from "node:tty";
-import { describeIterationStart, describeRunEnd, describeSteering } from "../../core/run-report.js";
-import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../../core/run-events.js";
+import { describeIterationStart, describeRunEnd, describeSteering } from "../../records/report.js";
+import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../../records/events.js";
 import type { RunPart } from "../../core/run-session.js";
 
 /**

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { RESULT_EXCERPT_BYTES } from "../../core/run-events.js";
+import { RESULT_EXCERPT_BYTES } from "../../records/events.js";
 import type { RunPart } from "../../core/run-session.js";
 
 /**

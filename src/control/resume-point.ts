@@ -1,6 +1,6 @@
-import { describeEnding, lastIterationEnd, lastSitting, startEvent } from "./run-report.js";
-import type { IterationStartEvent, LoopEvent, RecordedOptions, RunEndEvent, RunStartEvent } from "./run-events.js";
-import { formatTarget, gotoTargetOf, parseTarget } from "./target.js";
+import { describeEnding, lastIterationEnd, lastSitting, startEvent } from "../records/report.js";
+import type { IterationStartEvent, RecordEvent, RecordedOptions, RunEndEvent, RunStartEvent } from "../records/events.js";
+import { formatTarget, gotoTargetOf, parseTarget } from "../core/target.js";
 
 /**
  * Where a run that ended or died goes on (loopx's own addition: `loopx runs resume`,
@@ -40,7 +40,7 @@ const FINISHED = new Set<string>(["stopped", "stopped-on-request"]);
  * `alive` tells whether the process of the run's last sitting still runs; `newBudget` is a new
  * -n (more iterations from here), if one was given.
  */
-export function decideResume(runId: string, events: LoopEvent[], alive: (sitting: { pid: number; time: string }) => boolean, newBudget?: number): ResumeDecision {
+export function decideResume(runId: string, events: RecordEvent[], alive: (sitting: { pid: number; time: string }) => boolean, newBudget?: number): ResumeDecision {
   const start = startEvent(events);
   const sitting = lastSitting(events);
   if (!start || !sitting) return { ok: false, message: `run ${runId} has no run.start in its record: it cannot be resumed` };
@@ -110,7 +110,7 @@ export function decideResume(runId: string, events: LoopEvent[], alive: (sitting
  * resume gives a script what it got before, so this holds across sittings) — its size, and the
  * text itself when the record holds all of it.
  */
-function inputOf(events: LoopEvent[], n: number): { stdinBytes?: number; stdin?: string } {
+function inputOf(events: RecordEvent[], n: number): { stdinBytes?: number; stdin?: string } {
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i]!;
     if (event.type !== "iteration.end" || event.n !== n - 1 || event.output === undefined || event.error !== undefined) continue;
@@ -123,7 +123,7 @@ function inputOf(events: LoopEvent[], n: number): { stdinBytes?: number; stdin?:
 }
 
 /** How long the run was going: `run.end` durations count every sitting before; a sitting without one ends at its last event. */
-function elapsed(events: LoopEvent[]): number {
+function elapsed(events: RecordEvent[]): number {
   let total = 0;
   let before = 0;
   let sittingStart: number | undefined;

@@ -1,9 +1,9 @@
 import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LoopxError } from "../core/errors.js";
-import { EVENT_VERSION, type IterationEndEvent, type LoopEvent, type RunStartEvent } from "../core/run-events.js";
-import { formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, startEvent, summarizeRun, type RunSummary } from "../core/run-report.js";
-import { listRecordIds, readRecordEnds, readRecordText, recordsDir, runProcessAlive } from "./run-records.js";
+import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "./events.js";
+import { formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, startEvent, summarizeRun, type RunSummary } from "./report.js";
+import { listRecordIds, readRecordEnds, readRecordText, recordsDir, runProcessAlive } from "./store.js";
 
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */
 
@@ -78,7 +78,7 @@ export function pickRunId(ids: string[], prefix: string, where: string): string 
   throw new LoopxError(`run id ${JSON.stringify(prefix)} is ambiguous: it starts ${matches.length} runs (${matches.slice(0, 3).join(", ")}${matches.length > 3 ? ", ..." : ""})`);
 }
 
-function readEvents(dir: string, id: string): LoopEvent[] {
+function readEvents(dir: string, id: string): RecordEvent[] {
   const record = parseRecord(readRecordText(dir, id));
   if (record.newerVersion !== undefined) throw newer(id, record.newerVersion);
   return record.events;

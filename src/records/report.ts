@@ -2,21 +2,22 @@ import {
   EVENT_VERSION,
   type IterationEndEvent,
   type IterationStartEvent,
-  type LoopEvent,
+  type NoteEvent,
+  type RecordEvent,
   type RunEndEvent,
   type RunEndReason,
   type RunResumeEvent,
   type RunStartEvent,
-} from "./run-events.js";
+} from "./events.js";
 
 /**
  * Pure reading and wording of run events (loopx's own extension of the spec): what terminal
  * progress prints, and what `loopx runs` makes of a run record. No I/O here: the reader in
- * src/runtime/run-records.ts gives the text of a record and says whether its process is alive.
+ * src/records/store.ts gives the text of a record and says whether its process is alive.
  */
 
-/** 850ms, 12.3s, 4m05s, 2h03m. */
-export function formatDuration(ms: number): string {
+/** An elapsed time for display, rounded: 850ms, 12.3s, 4m05s, 2h03m (exact limits: core/duration.ts formatDuration). */
+export function formatElapsed(ms: number): string {
   if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
   if (ms < 60_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)}s`;
   const seconds = Math.floor(ms / 1000);
@@ -26,7 +27,7 @@ export function formatDuration(ms: number): string {
 
 /** "iteration 3/10 · ralph:index · 12.3s" (the count as `-n` counts it). */
 export function describeIterationStart(event: Pick<IterationStartEvent, "n" | "target">, maxIterations: number | null, elapsedMs: number): string {
-  return `iteration ${event.n}${maxIterations === null ? "" : `/${maxIterations}`} · ${event.target} · ${formatDuration(elapsedMs)}`;
+  return `iteration ${event.n}${maxIterations === null ? "" : `/${maxIterations}`} · ${event.target} · ${formatElapsed(elapsedMs)}`;
 }
 
 /**
@@ -62,7 +63,7 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
 
 /** "stopped by ralph:check · 3 iterations · 1m05s" */
 export function describeRunEnd(end: RunEndEvent, maxIterations: number | null, last?: IterationEndEvent): string {
-  return `${describeEnding(end, maxIterations, last)} · ${end.iterations} iteration${end.iterations === 1 ? "" : "s"} · ${formatDuration(end.durationMs)}`;
+  return `${describeEnding(end, maxIterations, last)} · ${end.iterations} iteration${end.iterations === 1 ? "" : "s"} · ${formatElapsed(end.durationMs)}`;
 }
 
 /**
@@ -73,7 +74,8 @@ export type RunState = RunEndReason | "running" | "paused" | "stopping" | "crash
 
 /** A record's events, as far as they can be read. */
 export interface ParsedRecord {
-  events: LoopEvent[];
+  /** The run's events and its scripts' notes, in the order they were written. */
+  events: RecordEvent[];
   /** Set when a line was written by a newer loopx (a `v` this one does not know). */
   newerVersion?: number;
 }
@@ -83,7 +85,7 @@ export interface ParsedRecord {
  * process died) is skipped; a line of a newer format makes the whole record "newer", never misread.
  */
 export function parseRecord(text: string): ParsedRecord {
-  const events: LoopEvent[] = [];
+  const events: RecordEvent[] = [];
   let newerVersion: number | undefined;
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
@@ -100,7 +102,7 @@ export function parseRecord(text: string): ParsedRecord {
       continue;
     }
     if (v !== EVENT_VERSION || typeof (value as { type?: unknown }).type !== "string") continue;
-    events.push(value as LoopEvent);
+    events.push(value as RecordEvent);
   }
   return newerVersion === undefined ? { events } : { events, newerVersion };
 }
@@ -126,13 +128,13 @@ export interface RunSummary {
   message?: string;
 }
 
-export function startEvent(events: LoopEvent[]): RunStartEvent | undefined {
+export function startEvent(events: RecordEvent[]): RunStartEvent | undefined {
   const first = events[0];
   return first?.type === "run.start" ? first : undefined;
 }
 
 /** The process running the loop now and since when: `run.start`'s, or the last `run.resume`'s. */
-export function lastSitting(events: LoopEvent[]): RunStartEvent | RunResumeEvent | undefined {
+export function lastSitting(events: RecordEvent[]): RunStartEvent | RunResumeEvent | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i]!;
     if (event.type === "run.resume" || event.type === "run.start") return event;
@@ -141,7 +143,7 @@ export function lastSitting(events: LoopEvent[]): RunStartEvent | RunResumeEvent
 }
 
 /** The steering state of a run that is going: paused, stopping, or (undefined) running. */
-function steering(events: LoopEvent[]): "paused" | "stopping" | undefined {
+function steering(events: RecordEvent[]): "paused" | "stopping" | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const type = events[i]!.type;
     if (type === "run.stop") return "stopping";
@@ -151,7 +153,7 @@ function steering(events: LoopEvent[]): "paused" | "stopping" | undefined {
   return undefined;
 }
 
-export function lastIterationEnd(events: LoopEvent[]): IterationEndEvent | undefined {
+export function lastIterationEnd(events: RecordEvent[]): IterationEndEvent | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i]!;
     if (event.type === "iteration.end") return event;
@@ -163,7 +165,7 @@ export function lastIterationEnd(events: LoopEvent[]): IterationEndEvent | undef
  * What a record says about its run (`events`: all of them, or its first and last ones). `alive` tells whether the run's process still exists (asked
  * only for records without `run.end`); `now` is used for the duration of a running run.
  */
-export function summarizeRun(id: string, events: LoopEvent[], alive: (sitting: Pick<RunStartEvent, "pid" | "time">) => boolean, now: number): RunSummary | undefined {
+export function summarizeRun(id: string, events: RecordEvent[], alive: (sitting: Pick<RunStartEvent, "pid" | "time">) => boolean, now: number): RunSummary | undefined {
   const start = startEvent(events);
   if (!start) return undefined;
   const sitting = lastSitting(events)!;
@@ -228,7 +230,7 @@ export function formatTable(rows: string[][]): string {
 export function formatRunList(summaries: RunSummary[]): string {
   const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", "TARGET", "PROJECT"]];
   for (const run of summaries) {
-    rows.push([run.id, run.state, formatLocalTime(run.start), formatDuration(run.durationMs), String(run.iterations), run.target, run.project]);
+    rows.push([run.id, run.state, formatLocalTime(run.start), formatElapsed(run.durationMs), String(run.iterations), run.target, run.project]);
   }
   return formatTable(rows);
 }
@@ -262,10 +264,10 @@ function exitOf(event: IterationEndEvent): string {
 }
 
 /** `loopx runs show`: a header, then one row per iteration with a bar proportional to its duration. */
-export function formatRunDetail(summary: RunSummary, events: LoopEvent[], now: number): string {
+export function formatRunDetail(summary: RunSummary, events: RecordEvent[], now: number): string {
   const header =
     `run ${summary.id} · ${summary.state === "running" ? "running" : summary.ending ?? summary.state} · ` +
-    `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatDuration(summary.durationMs)}\n` +
+    `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatElapsed(summary.durationMs)}\n` +
     `started ${formatLocalTime(summary.start)} · ${summary.target} · ${summary.project} · pid ${summary.pid} · loopx ${summary.version} (${summary.runtime})\n` +
     (summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? `${summary.message}\n` : "");
   const iterations: Array<{ n: number; target: string; ms: number; end?: IterationEndEvent }> = [];
@@ -280,7 +282,8 @@ export function formatRunDetail(summary: RunSummary, events: LoopEvent[], now: n
       }
     }
   }
-  if (iterations.length === 0) return header;
+  const notes = events.filter((event): event is NoteEvent => event.type === "note");
+  if (iterations.length === 0) return header + notes.map((event) => `${describeNote(event)}\n`).join("");
   const max = Math.max(...iterations.map((row) => row.ms));
   const rows = [["N", "TARGET", "DURATION", "", "EXIT", "NEXT", "RESULT"]];
   for (const row of iterations) {
@@ -288,22 +291,31 @@ export function formatRunDetail(summary: RunSummary, events: LoopEvent[], now: n
     rows.push([
       String(row.n),
       row.target,
-      formatDuration(row.ms),
+      formatElapsed(row.ms),
       durationBar(row.ms, max),
       open ? (summary.state === "running" ? "running" : "-") : exitOf(row.end!),
       open ? "" : describeNext(row.end!.output),
       open ? "" : row.end!.output ? resultExcerpt(row.end!.output.result) : resultExcerpt(row.end!.error),
     ]);
   }
-  return header + formatTable(rows);
+  if (notes.length === 0) return header + formatTable(rows);
+  // Each note under the row of the iteration whose script wrote it (notes of no known iteration last).
+  const lines = formatTable(rows).split("\n");
+  const out = [lines[0]!];
+  iterations.forEach((row, i) => {
+    out.push(lines[i + 1]!);
+    for (const event of notes) if (event.n === row.n) out.push(describeNote(event));
+  });
+  for (const event of notes) if (!iterations.some((row) => row.n === event.n)) out.push(describeNote(event));
+  return `${header}${out.join("\n")}\n`;
 }
 
-function lastTime(events: LoopEvent[]): string {
+function lastTime(events: RecordEvent[]): string {
   return events[events.length - 1]!.time;
 }
 
 /** One line of `loopx runs tail` per event. */
-export function formatTailEvent(event: LoopEvent, start: RunStartEvent | undefined, last: IterationEndEvent | undefined): string {
+export function formatTailEvent(event: RecordEvent, start: RunStartEvent | undefined, last: IterationEndEvent | undefined): string {
   switch (event.type) {
     case "run.start":
       return `run ${event.run} started ${formatLocalTime(event.time)} · ${event.target} · ${event.projectRoot} · pid ${event.pid}`;
@@ -312,10 +324,12 @@ export function formatTailEvent(event: LoopEvent, start: RunStartEvent | undefin
     case "iteration.end": {
       const next = describeNext(event.output);
       const result = event.output ? resultExcerpt(event.output.result, 60) : resultExcerpt(event.error, 60);
-      return `  ${event.target} ${formatDuration(event.durationMs)} · exit ${exitOf(event)}${next ? ` · ${next}` : ""}${result ? ` · ${result}` : ""}`;
+      return `  ${event.target} ${formatElapsed(event.durationMs)} · exit ${exitOf(event)}${next ? ` · ${next}` : ""}${result ? ` · ${result}` : ""}`;
     }
     case "run.end":
       return describeRunEnd(event, start?.maxIterations ?? null, last);
+    case "note":
+      return describeNote(event);
     case "run.resume":
       return `run ${event.run} resumed ${formatLocalTime(event.time)} at ${event.target} · iteration ${event.iterations + 1} · pid ${event.pid}`;
     default:
@@ -324,16 +338,21 @@ export function formatTailEvent(event: LoopEvent, start: RunStartEvent | undefin
 }
 
 /** A pause, continuation or stop request in words (progress lines, `runs tail`); undefined for other events. */
-export function describeSteering(event: LoopEvent): string | undefined {
+export function describeSteering(event: RecordEvent): string | undefined {
   const at = formatLocalTime(event.time).slice(11);
   switch (event.type) {
     case "run.pause":
       return `paused at ${at}${event.running ? ` · ${event.running} finishes, then the run waits` : ""} (loopx runs continue ${event.run})`;
     case "run.continue":
-      return `continued at ${at} after ${formatDuration(event.pausedMs)} paused`;
+      return `continued at ${at} after ${formatElapsed(event.pausedMs)} paused`;
     case "run.stop":
       return event.now ? `stop now requested at ${at}` : `stop requested at ${at}${event.running ? ` · ${event.running} finishes, no further script starts` : ""}`;
     default:
       return undefined;
   }
+}
+
+/** "  note 19:55:02 · ralph: waiting for the usage limit …" (a script's note, local time). */
+export function describeNote(event: NoteEvent): string {
+  return `  note ${formatLocalTime(event.time).slice(11)} · ${event.text}`;
 }
