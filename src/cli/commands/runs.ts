@@ -50,7 +50,7 @@ export class RunsTailCommand extends Command {
 /** `loopx runs stop <id> [--now]`: the running script finishes and no further one starts (--now: as Ctrl-C). */
 export class RunsStopCommand extends Command {
   static override paths = [["runs", "stop"]];
-  static override usage = Command.Usage({ description: "Stop a run once its running script finishes (--now: interrupt it as Ctrl-C does)" });
+  static override usage = Command.Usage({ description: "Stop a run after its running script (--now: as Ctrl-C)" });
   now = Option.Boolean("--now", false);
   id = Option.String({ name: "run-id" });
 
@@ -91,7 +91,7 @@ export class RunsContinueCommand extends Command {
 export class RunsResumeCommand extends Command {
   static override paths = [["runs", "resume"]];
   static override usage = Command.Usage({
-    description: "Resume a run that was interrupted, timed out, failed or died, where it was\n(-n: at most <count> more script executions; default: what is left of its -n)",
+    description: "Resume a run that ended early or died, where it was\n(-n: <count> more iterations; default: what its -n left)",
   });
   maxIterations = valueOption("-n", "count");
   id = Option.String({ name: "run-id" });
