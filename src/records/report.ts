@@ -275,7 +275,8 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[], now:
     if (event.type === "iteration.start") {
       iterations.push({ n: event.n, target: event.target, ms: Math.max(0, (summary.state === "running" ? now : Date.parse(lastTime(events))) - Date.parse(event.time)) });
     } else if (event.type === "iteration.end") {
-      const row = iterations.find((candidate) => candidate.n === event.n);
+      // The latest try of that iteration (a resumed run runs the interrupted one again).
+      const row = iterations.findLast((candidate) => candidate.n === event.n && candidate.end === undefined);
       if (row) {
         row.ms = event.durationMs;
         row.end = event;
