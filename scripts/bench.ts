@@ -1,7 +1,7 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,helper,ping,rss,records,control,strays,node-versions] [--binary <path>] [--json <file>] [--keep]`.
+ * [--only loop,startup,helper,ping,rss,records,control,strays,dashboard,node-versions] [--binary <path>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
  * measure function and its table), on top of scripts/bench/setup.ts (options, the benchmark
@@ -37,6 +37,10 @@
  * Stray scan (strays): the /proc scan for processes carrying a run's LOOPX_RUN_ID, which runs once
  * when a run ends, timed with 1,000 extra processes on the machine (target < 100 ms).
  *
+ * Dashboard (dashboard): `loopx runs serve` in Chromium: a 100,000-iteration run's page interactive
+ * (target < 1 s), the server's memory, and a live event's way from the record to an open page
+ * (target < 500 ms).
+ *
  * Per Node version (node-versions): TS and .js scripts under loopx against `node plain.mjs`, and
  * `loopx output --stop` against `node -e 0`, on the machine's Node and Node 22/24/26 from
  * test/node-versions (installed on demand by scripts/node-versions.mjs).
@@ -58,6 +62,7 @@ import { measureLoop, printLoop } from "./bench/measures/loop.js";
 import { measureNodeVersions, printNodeVersions } from "./bench/measures/node-versions.js";
 import { measurePingPong, printPingPong } from "./bench/measures/ping-pong.js";
 import { benchControl, formatControl } from "./bench/measures/control.js";
+import { benchDashboard, formatDashboard } from "./bench/measures/dashboard.js";
 import { benchRecords, formatRecords } from "./bench/measures/records.js";
 import { measureRss, printRss } from "./bench/measures/rss.js";
 import { measureStartup, printStartup } from "./bench/measures/startup.js";
@@ -156,6 +161,14 @@ const MEASURES: Measure[] = [
     async run() {
       const strays = await benchStrays({ quick: QUICK });
       return { print: () => console.log(`\n${formatStrays(strays)}`), json: { strays } };
+    },
+  },
+  {
+    id: "dashboard",
+    title: "dashboard: 100,000-iteration page, live latency",
+    async run() {
+      const dashboard = await benchDashboard({ quick: QUICK });
+      return { print: () => console.log(`\n${formatDashboard(dashboard)}`), json: { dashboard } };
     },
   },
   {

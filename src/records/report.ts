@@ -95,16 +95,23 @@ export function parseRecord(text: string): ParsedRecord {
     } catch {
       continue;
     }
-    if (typeof value !== "object" || value === null) continue;
-    const v = (value as { v?: unknown }).v;
-    if (typeof v === "number" && v > EVENT_VERSION) {
-      newerVersion = Math.max(newerVersion ?? 0, v);
-      continue;
-    }
-    if (v !== EVENT_VERSION || typeof (value as { type?: unknown }).type !== "string") continue;
-    events.push(value as RecordEvent);
+    const event = recordEvent(value);
+    if (typeof event === "number") newerVersion = Math.max(newerVersion ?? 0, event);
+    else if (event) events.push(event);
   }
   return newerVersion === undefined ? { events } : { events, newerVersion };
+}
+
+/**
+ * One parsed line of a record: its event; the version of a newer format (never misread); or
+ * undefined for anything else.
+ */
+export function recordEvent(value: unknown): RecordEvent | number | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const v = (value as { v?: unknown }).v;
+  if (typeof v === "number" && v > EVENT_VERSION) return v;
+  if (v !== EVENT_VERSION || typeof (value as { type?: unknown }).type !== "string") return undefined;
+  return value as RecordEvent;
 }
 
 /** One row of `loopx runs`. */

@@ -103,10 +103,28 @@ export class RunsResumeCommand extends Command {
   }
 }
 
+/** `loopx runs serve [--port <port>] [--host <address>] [--open]`: a live web dashboard over the records. */
+export class RunsServeCommand extends Command {
+  static override paths = [["runs", "serve"]];
+  static override usage = Command.Usage({ description: "A live web dashboard of every run, at the URL it prints" });
+  port = valueOption("--port", "port");
+  host = valueOption("--host", "address");
+  open = Option.Boolean("--open", false);
+
+  async execute(): Promise<number> {
+    const [{ serveRuns }, { VERSION }, { warnToStderr }] = await Promise.all([
+      import("../../dashboard/serve.js"),
+      import("../../version.js"),
+      import("../../runtime/stderr.js"),
+    ]);
+    return serveRuns({ port: this.port, host: this.host, open: this.open }, process.env, VERSION, out, warnToStderr);
+  }
+}
+
 export const RUNS_COMMANDS: CommandGroup = {
   name: "runs",
-  commands: [RunsListCommand, RunsShowCommand, RunsTailCommand, RunsStopCommand, RunsPauseCommand, RunsContinueCommand, RunsResumeCommand],
-  description: "Recent runs, one run's iterations, follow, stop, pause,\ncontinue or resume a run (loopx's own addition; see 'loopx runs -h')",
+  commands: [RunsListCommand, RunsShowCommand, RunsTailCommand, RunsStopCommand, RunsPauseCommand, RunsContinueCommand, RunsResumeCommand, RunsServeCommand],
+  description: "Recent runs, one run's iterations, follow, stop, pause, continue\nor resume a run, a dashboard (loopx's own addition; see 'loopx runs -h')",
   details: `loopx's own addition. Every 'loopx run' writes a record of its events, one JSON object per line,
 to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx/runs/); the
 newest 200 are kept. LOOPX_RECORD=0 turns records off. States: running, paused, stopping,
@@ -121,5 +139,9 @@ a run that ended early or died, in its own project, with the same LOOPX_RUN_ID, 
 options, LOOPX_ITERATION counting on, a new LOOPX_TMPDIR and the same record; the script that was
 running runs again with exactly the bytes it got on stdin. Nothing to resume after a stop
 (by a script or runs stop) or -n reached (unless a new -n is given).
+
+'runs serve' listens on 127.0.0.1:7420 (--port 0: any free port) and prints its URL once, with
+a random token every request must carry. Another --host is allowed, with a warning: anyone who
+reaches it with the URL can watch and steer your runs. --open opens the URL in a browser.
 `,
 };
