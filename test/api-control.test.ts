@@ -84,3 +84,27 @@ describe.each(RUNTIMES)("the API and the control channel ($name)", (runtime: Run
     expect(events(env, id).at(-1)).toMatchObject({ type: "run.end", reason: "limit", iterations: 4 });
   });
 });
+
+describe("the control channel as a module (the dashboard's): createControlChannel", () => {
+  it("stop/pause/continue answer in words, refusals reject with the one line; resume starts the run detached and answers once it has resumed", async () => {
+    const { createControlChannel } = (await import(join(ROOT, "dist", "control", "client.js"))) as typeof import("../src/control/client.js");
+    const cwd = makeProject({ ...WORKFLOWS, fail: "" });
+    const env = isolatedEnv();
+    const channel = createControlChannel(env);
+    await expect(channel.pause("zzz")).rejects.toThrow(/^no run "zzz" in /);
+    const failing = { ".loopx/f/index.sh": sh('if [ -e "$LOOPX_PROJECT_ROOT/fail" ]; then exit 3; fi\necho "resumed $LOOPX_ITERATION $$" >> "$LOOPX_PROJECT_ROOT/trace.log"\necho \'{"stop":true}\'') };
+    makeProject(failing, cwd);
+    expect((await loopx(node, ["run", "f"], cwd, env)).code).toBe(1);
+    const id = recordIds(env)[0]!;
+    await expect(channel.stop(id, { now: false })).rejects.toThrow(`run ${id} has ended (f:index exited with code 3)`);
+    await runCommand("rm", [join(cwd, "fail")], { cwd });
+    const answer = await channel.resume(id.slice(0, 9));
+    const pid = Number(/\(pid (\d+), detached\)$/.exec(answer)?.[1]);
+    expect(answer).toMatch(new RegExp(`^run ${id} resumed at f:index, iteration 1 \\(pid \\d+, detached\\)$`));
+    expect(await waitFor(() => events(env, id).at(-1)?.type === "run.end" && events(env, id).length > 5, 20_000)).toBe(true);
+    expect(events(env, id).at(-1)).toMatchObject({ reason: "stopped" });
+    expect(trace(cwd)).toEqual([`resumed 1 ${trace(cwd)[0]!.split(" ")[2]}`]);
+    await waitFor(() => !processAlive(pid), 5000);
+    await expect(channel.resume(id)).rejects.toThrow(`run ${id} was stopped by f:index: nothing to resume`);
+  });
+});
