@@ -1,9 +1,9 @@
 import { chmodSync, lstatSync, readdirSync, unlinkSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import type { RunControls, RunPart } from "../core/run-session.js";
-import { controlDirs, fitsSocketAddress, privateDir, socketName } from "./paths.js";
+import { controlDirs, fitsSocketAddress, privateDir, removeMadeDirs, socketName } from "./paths.js";
 import { MAX_REQUEST_BYTES, type ControlReply, type ControlRequest } from "./protocol.js";
 
 /**
@@ -22,6 +22,8 @@ export function controlPart(env: Record<string, string | undefined>): RunPart {
   let controls: RunControls | undefined;
   let server: Server | undefined;
   let path: string | undefined;
+  /** The directories made for the socket, removed with it when empty. */
+  let made: string | undefined;
   /** The script running now, if one is. */
   let running: string | undefined;
   let stopping = false;
@@ -100,7 +102,7 @@ export function controlPart(env: Record<string, string | undefined>): RunPart {
     async begin(runControls) {
       controls = runControls;
       try {
-        ({ server, path } = await listen(env, runControls.id, serve));
+        ({ server, path, made } = await listen(env, runControls.id, serve));
       } catch (error) {
         runControls.warn(`cannot open the run's control channel (loopx runs stop/pause/continue): ${error instanceof Error ? error.message : String(error)}; the run goes on without it`);
       }
@@ -128,6 +130,7 @@ export function controlPart(env: Record<string, string | undefined>): RunPart {
       } catch {
         // Removed by the runtime when it closed the server.
       }
+      removeMadeDirs(dirname(path!), made);
     },
   };
 }
@@ -137,7 +140,7 @@ export function controlPart(env: Record<string, string | undefined>): RunPart {
  * there by the same run — it died and is resumed — is replaced); unref'd. Sockets of runs that died
  * in the same directory are removed in passing.
  */
-async function listen(env: Record<string, string | undefined>, runId: string, serve: (socket: Socket) => void): Promise<{ server: Server; path: string }> {
+async function listen(env: Record<string, string | undefined>, runId: string, serve: (socket: Socket) => void): Promise<{ server: Server; path: string; made: string | undefined }> {
   const problems: string[] = [];
   for (const dir of controlDirs(env)) {
     const path = join(dir, socketName(runId));
@@ -145,8 +148,9 @@ async function listen(env: Record<string, string | undefined>, runId: string, se
       problems.push(`${path} is too long for a socket`);
       continue;
     }
+    let made: string | undefined;
     try {
-      privateDir(dir);
+      made = privateDir(dir);
     } catch (error) {
       problems.push(error instanceof Error ? error.message : String(error));
       continue;
@@ -157,13 +161,20 @@ async function listen(env: Record<string, string | undefined>, runId: string, se
       // Not there: the usual case.
     }
     const server = createServer(serve);
-    try {
-      await new Promise<void>((resolve, reject) => {
+    const listening = () =>
+      new Promise<void>((resolve, reject) => {
         server.once("error", reject);
         server.listen(path, () => {
           server.off("error", reject);
           resolve();
         });
+      });
+    try {
+      await listening().catch((error: NodeJS.ErrnoException) => {
+        // Another run's end removed the directory, empty, between our mkdir and listen: again.
+        if (error.code !== "ENOENT") throw error;
+        made = privateDir(dir) ?? made;
+        return listening();
       });
     } catch (error) {
       problems.push(`cannot listen on ${path}: ${fsReason(error)}`);
@@ -177,7 +188,7 @@ async function listen(env: Record<string, string | undefined>, runId: string, se
       // The directory is what keeps others out.
     }
     sweepDeadSockets(dir, path);
-    return { server, path };
+    return { server, path, made };
   }
   throw new LoopxError(problems.join("; "));
 }

@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, mkdirSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, rmdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
@@ -37,17 +37,35 @@ export function fitsSocketAddress(path: string): boolean {
 /**
  * Makes `dir` (and its parents) if missing and checks that it is private: a real directory (not a
  * symlink) owned by this user, mode 0700 (a looser mode of our own directory is tightened).
+ * Returns the first directory it made, if it made any (see removeMadeDirs).
  */
-export function privateDir(dir: string): void {
+export function privateDir(dir: string): string | undefined {
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const made = mkdirSync(dir, { recursive: true, mode: 0o700 });
     const stat = lstatSync(dir);
     const uid = process.getuid?.();
     if (!stat.isDirectory()) throw new LoopxError(`${dir} is not a directory`);
     if (uid !== undefined && stat.uid !== uid) throw new LoopxError(`${dir} belongs to another user (uid ${stat.uid})`);
     if ((stat.mode & 0o077) !== 0) chmodSync(dir, 0o700);
+    return made;
   } catch (error) {
     if (error instanceof LoopxError) throw error;
     throw new LoopxError(`cannot use ${dir}: ${fsReason(error)}`);
+  }
+}
+
+/**
+ * Removes `dir` and its parents up to `made` (what privateDir made) while they are empty: a run
+ * with records off leaves nothing in the state directory. A directory another run uses is not
+ * empty and stays.
+ */
+export function removeMadeDirs(dir: string, made: string | undefined): void {
+  if (made === undefined) return;
+  for (let at = dir; at.length >= made.length; at = dirname(at)) {
+    try {
+      rmdirSync(at);
+    } catch {
+      return;
+    }
   }
 }

@@ -262,22 +262,25 @@ class EngineRun implements RunHandle {
     if (this.aborted) return this.fail(this.cancellation!.error);
     if (!this.loop) return this.fail(this.setupError);
     this.driving = true;
+    let outcome: RunOutcome | undefined;
     try {
       const result = await this.loop.next();
       if (this.aborted) return this.fail(this.cancellation!.error);
       if (this.finished) return DONE;
-      if (result.done) {
-        this.finished = true;
-        // The loop's `finally` has ended a run that began; one that did not (-n 0) completed it.
-        await this.conclude({ reason: "limit", exitCode: 0 });
-      }
-      return result;
+      if (!result.done) return result;
+      this.finished = true;
+      // The loop's `finally` has ended a run that began; one that did not (-n 0) completed it.
+      outcome = await this.conclude({ reason: "limit", exitCode: 0 });
     } catch (error) {
       if (this.finished && !this.aborted) return DONE;
       return this.fail(error);
     } finally {
       this.driving = false;
     }
+    // A cancellation that stopped the loop before a script started (a time limit between two
+    // scripts, a stop --now) ends it with its error, as one during a script does.
+    if (outcome.error !== undefined) throw outcome.error;
+    return DONE;
   }
 
   async return(): Promise<IteratorResult<Output, void>> {
