@@ -82,10 +82,7 @@ linuxOnly("the dashboard in Chromium", () => {
       const elapsed = page.locator('[data-fact="elapsed"]');
       const before = await elapsed.textContent();
       await page.waitForFunction((before) => document.querySelector('[data-fact="elapsed"]')?.textContent !== before, before, { timeout: 5000 });
-      // A button goes through the control channel and says what happened (same-origin POST).
-      await page.locator("button[data-action='pause']").click();
-      await page.waitForFunction(() => !document.querySelector("#control-answer")?.textContent?.endsWith("…"));
-      expect(await page.locator("#control-answer").textContent()).toMatch(/control channel|paused/);
+      // (Its buttons steer it for real through the control channel: test/dashboard-steer.test.ts.)
 
       // The run fails at iteration 23 (work's exit 1): the page shows how it ended, live.
       await page.waitForFunction(() => document.querySelector("#run-state [data-state]")?.textContent === "failed", undefined, { timeout: 40_000 });

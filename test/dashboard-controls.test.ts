@@ -14,7 +14,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { ControlChannel } from "../src/dashboard/controls.js";
 import { startDashboard, type Dashboard } from "../src/dashboard/server.js";
 import { launchBrowser } from "./dashboard-helpers.js";
-import { recordsDirOf, syntheticId, writeSyntheticRecord } from "./fixtures/dashboard/records.js";
+import { appendEvent, recordsDirOf, syntheticId, writeSyntheticRecord } from "./fixtures/dashboard/records.js";
 import { linuxOnly, sleep, tempDir } from "./helpers.js";
 
 const calls: string[] = [];
@@ -42,10 +42,11 @@ let dashboard: Dashboard;
 const sleeper = spawn("sleep", ["60"], { stdio: "ignore" });
 const running = syntheticId("ctlrun");
 const crashed = syntheticId("ctlcrash");
+let runningRecord: string;
 
 beforeAll(async () => {
   const state = tempDir();
-  writeSyntheticRecord(state, { id: running, iterations: 3, ended: false, pid: sleeper.pid!, startMs: Date.now() - 1000 });
+  runningRecord = writeSyntheticRecord(state, { id: running, iterations: 3, ended: false, pid: sleeper.pid!, startMs: Date.now() - 1000 });
   writeSyntheticRecord(state, { id: crashed, iterations: 2, ended: false, pid: 999_999 });
   dashboard = await startDashboard({ dir: recordsDirOf(state), host: "127.0.0.1", port: 0, version: "test", controls: channel });
   browser = await launchBrowser();
@@ -71,6 +72,11 @@ linuxOnly("the dashboard's controls", () => {
     await press("stop", `run ${running} will stop after this iteration`);
     await press("stop-now", `run ${running} stopped now`);
     await press("pause", `run ${running} paused after iteration 3`);
+    // Continue applies to a paused run only: the record says it is paused now (the stand-in does not write).
+    expect(await page.locator("button[data-action='continue']").isDisabled()).toBe(true);
+    appendEvent(runningRecord, { type: "run.pause", time: new Date().toISOString(), run: running });
+    await page.waitForFunction(() => document.querySelector("#run-state [data-state]")?.textContent === "paused", undefined, { timeout: 10_000 });
+    expect(await page.locator("button[data-action='pause']").isDisabled()).toBe(true);
     await press("continue", `run ${running} continues`);
     expect(calls).toEqual([`stop ${running} now=false`, `stop ${running} now=true`, `pause ${running}`, `continue ${running}`]);
 

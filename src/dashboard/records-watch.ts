@@ -18,6 +18,8 @@ export interface DashboardRun extends Omit<RunSummary, "state"> {
   /** `unknown` for a record written by a newer loopx, as `loopx runs --json` says. */
   state: RunSummary["state"] | "unknown";
   current?: { n: number; target: string; start: string };
+  /** The last resume (`loopx runs resume`): when, and the iteration and target it started again at. */
+  resumed?: { time: string; n: number; target: string };
   /** Set for a record written by a newer loopx; nothing else is read from it. */
   newerVersion?: number;
 }
@@ -110,6 +112,9 @@ export class RecordsWatch {
   }
 
   run(id: string): DashboardRun | undefined {
+    // A run newer than the last scan (its page opened as it started, before the records
+    // directory could be watched): look again now rather than answer "no run".
+    if (!this.tracked.has(id)) this.scan();
     const run = this.tracked.get(id)?.run;
     return run && this.fresh(run);
   }
@@ -178,7 +183,7 @@ export class RecordsWatch {
 
   /** A running run's duration is as of now. */
   private fresh(run: DashboardRun): DashboardRun {
-    if (run.state !== "running") return run;
+    if (!isGoing(run.state)) return run;
     return { ...run, durationMs: Math.max(0, Date.now() - Date.parse(run.start)) };
   }
 
@@ -294,13 +299,18 @@ export class RecordsWatch {
     for (const tracked of this.tracked.values()) {
       const run = summarize(tracked, this.alive, now);
       if (!run) continue;
-      const key = JSON.stringify({ ...run, durationMs: run.state === "running" ? 0 : run.durationMs });
+      const key = JSON.stringify({ ...run, durationMs: isGoing(run.state) ? 0 : run.durationMs });
       tracked.run = run;
       if (key === tracked.sent) continue;
       tracked.sent = key;
       this.emit({ kind: "run", run });
     }
   }
+}
+
+/** A run whose loop is going (its duration grows, its control channel answers). */
+function isGoing(state: DashboardRun["state"]): boolean {
+  return state === "running" || state === "paused" || state === "stopping";
 }
 
 function remember(tracked: Tracked, event: RecordEvent): void {
@@ -346,8 +356,9 @@ function summarize(tracked: Tracked, alive: (sitting: Pick<RunStartEvent, "pid" 
   const summary = summarizeRun(tracked.id, events, alive, now);
   if (!summary) return undefined;
   const run: DashboardRun = summary;
+  if (tracked.sitting) run.resumed = { time: tracked.sitting.time, n: tracked.sitting.iterations + 1, target: tracked.sitting.target };
   const current = tracked.lastStart;
-  if (summary.state === "running" && current && (!tracked.lastEnd || tracked.lastEnd.n < current.n)) {
+  if (isGoing(summary.state) && current && (!tracked.lastEnd || tracked.lastEnd.n < current.n)) {
     run.current = { n: current.n, target: current.target, start: current.time };
   }
   return run;

@@ -12,6 +12,8 @@ const PAGE = 50;
 const STATES = ["running", "paused", "stopping", "stopped", "stopped-on-request", "limit", "failed", "interrupted", "timed-out", "crashed", "aborted", "returned"];
 /** States a run can be resumed from: its loop was killed or ended early. */
 const RESUMABLE = ["crashed", "interrupted", "timed-out", "failed"];
+/** States of a run whose loop is going: its control channel answers. */
+const GOING = ["running", "paused", "stopping"];
 const CONTROLS = [
   ["stop", "Stop after this iteration"],
   ["stop-now", "Stop now"],
@@ -19,6 +21,23 @@ const CONTROLS = [
   ["continue", "Continue"],
   ["resume", "Resume"],
 ];
+
+/** Whether a control applies to a run in `state`: a paused run can be continued (or stopped), a stopping one only stopped now. */
+function allowed(action, state) {
+  switch (action) {
+    case "resume":
+      return RESUMABLE.includes(state);
+    case "stop-now":
+      return GOING.includes(state);
+    case "stop":
+      return state === "running" || state === "paused";
+    case "pause":
+      return state === "running";
+    case "continue":
+      return state === "paused";
+  }
+  return false;
+}
 
 function url(path, params) {
   const u = new URL(path, location.origin);
@@ -58,7 +77,7 @@ async function getJson(path, params) {
 }
 
 function elapsed(run) {
-  return run.state === "running" ? Math.max(0, Date.now() - Date.parse(run.start)) : run.durationMs;
+  return GOING.includes(run.state) ? Math.max(0, Date.now() - Date.parse(run.start)) : run.durationMs;
 }
 
 function stateBadge(run) {
@@ -126,7 +145,7 @@ function runsPage() {
           h("td", { class: "text" }, run.project),
           h("td", {}, run.target),
           h("td", {}, run.start ? formatLocalTime(run.start) : ""),
-          h("td", { class: "num", "data-ticking": run.state === "running" ? run.id : undefined }, formatElapsed(elapsed(run))),
+          h("td", { class: "num", "data-ticking": GOING.includes(run.state) ? run.id : undefined }, formatElapsed(elapsed(run))),
           h("td", { class: "num iterations" }, String(run.iterations) + (run.maxIterations === null || run.maxIterations === undefined ? "" : `/${run.maxIterations}`)),
           h("td", {}, run.ending || (run.current ? `iteration ${run.current.n} · ${run.current.target}` : "")),
         ),
@@ -219,18 +238,15 @@ function runPage(id) {
       ["Started", run.start ? formatLocalTime(run.start) : ""],
       ["Elapsed", formatElapsed(elapsed(run))],
       ["Iterations", String(run.iterations) + (run.maxIterations === null ? "" : ` of at most ${run.maxIterations}`)],
-      ["Ended", run.state === "running" ? "not yet" : run.ending || run.state],
+      ["Ended", GOING.includes(run.state) ? "not yet" : run.ending || run.state],
     ];
+    if (run.resumed) rows.push(["Resumed", `${formatLocalTime(run.resumed.time)} at iteration ${run.resumed.n} · ${run.resumed.target}`]);
     if (run.message) rows.push(["Message", run.message]);
     rows.push(["Process", `pid ${run.pid} · loopx ${run.version} (${run.runtime})`]);
     facts.replaceChildren(...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", { "data-fact": k.toLowerCase() }, v)]));
     current.hidden = !run.current;
     if (run.current) current.replaceChildren(`Iteration ${run.current.n} · ${run.current.target} · running for `, h("span", { id: "current-elapsed" }, formatElapsed(Date.now() - Date.parse(run.current.start))));
-    const running = run.state === "running";
-    for (const button of buttons) {
-      const action = button.getAttribute("data-action");
-      button.disabled = action === "resume" ? !RESUMABLE.includes(run.state) : !running;
-    }
+    for (const button of buttons) button.disabled = !allowed(button.getAttribute("data-action"), run.state);
   }
 
   function drawTimeline(t) {
@@ -281,7 +297,7 @@ function runPage(id) {
   }
 
   function exitText(row) {
-    if (row.durationMs === null) return run && run.state === "running" && row.n === run.iterations ? "running" : "–";
+    if (row.durationMs === null) return run && GOING.includes(run.state) && row.n === run.iterations ? "running" : "–";
     if (row.signal) return row.signal;
     return row.exitCode === null ? "error" : String(row.exitCode);
   }
@@ -370,7 +386,7 @@ function runPage(id) {
     },
   );
   setInterval(() => {
-    if (!run || run.state !== "running") return;
+    if (!run || !GOING.includes(run.state)) return;
     const cell = facts.querySelector('[data-fact="elapsed"]');
     if (cell) cell.textContent = formatElapsed(elapsed(run));
     const now = document.getElementById("current-elapsed");
