@@ -62,7 +62,7 @@ function bundleEntries(out) {
   const entries = [
     { file: "runtime/loader/register.js", external: [] },
     { file: "runtime/loader/hooks.js", external: [] },
-    { file: "bin.js", external: ["./cli/main.js", "./version.js"] },
+    { file: "bin.js", external: ["./cli/main.js", "./version.js", "./runtime/guardian.js"] },
   ];
   for (const { file, external } of entries) {
     esbuild.buildSync({

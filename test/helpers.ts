@@ -29,6 +29,21 @@ export const REAL_BIN = realpathSync(BIN);
 /** Bun from the `bun` devDependency. */
 export const BUN = realpathSync(join(ROOT, "node_modules", ".bin", "bun"));
 export const NODE = process.execPath;
+/** This machine's standalone binary (`node scripts/build-binaries.mjs --host` writes it). */
+export const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
+
+/** How the CLI is started: under node, under bun, or as the standalone binary. */
+export interface CliRunner {
+  name: "node" | "bun" | "binary";
+  exe: string;
+  /** Arguments before loopx's own (the entry script for node and bun). */
+  prefix: string[];
+}
+export const CLI_RUNNERS: CliRunner[] = [
+  { name: "node", exe: NODE, prefix: [BIN] },
+  { name: "bun", exe: BUN, prefix: [BIN] },
+  { name: "binary", exe: BINARY, prefix: [] },
+];
 
 export interface Runtime {
   name: "node" | "bun";
@@ -281,24 +296,29 @@ export function expectLoopxError(result: RunResult, ...needles: string[]): strin
   return lines[0]!;
 }
 
+/** Live (non-zombie) processes whose environment holds the variable `name=value`. */
+export function carriersOf(name: string, value: string): number[] {
+  const needle = `\0${name}=${value}\0`;
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let environ: string;
+    try {
+      environ = `\0${readFileSync(`/proc/${entry}/environ`, "latin1")}`;
+    } catch {
+      continue;
+    }
+    if (environ.includes(needle) && processAlive(Number(entry))) found.push(Number(entry));
+  }
+  return found;
+}
+
 /**
  * Live (non-zombie) processes whose environment holds HARDENING_TAG=<tag>: a test puts a unique tag
  * in loopx's environment, and every descendant inherits it, known to the test or not.
  */
 export function taggedSurvivors(tag: string): number[] {
-  const needle = `\0HARDENING_TAG=${tag}\0`;
-  const found: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    let environ: string;
-    try {
-      environ = `\0${readFileSync(`/proc/${name}/environ`, "latin1")}`;
-    } catch {
-      continue;
-    }
-    if (environ.includes(needle) && processAlive(Number(name))) found.push(Number(name));
-  }
-  return found;
+  return carriersOf("HARDENING_TAG", tag);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,8 +8,14 @@
 /** Bumped only when a field changes meaning; readers report records of a newer version. */
 export const EVENT_VERSION = 1;
 
-/** How a run ended. `aborted` and `returned` happen only through the API. */
-export type RunEndReason = "stopped" | "limit" | "failed" | "interrupted" | "timed-out" | "aborted" | "returned";
+/**
+ * How a run ended. `aborted` and `returned` happen only through the API. `hangup` and `quit` are
+ * SIGHUP and SIGQUIT (a closed terminal, Ctrl-\). `killed` and `crashed` are written by the run's
+ * guardian when loopx itself died without ending the run: killed by a signal it cannot handle
+ * (SIGKILL, an out-of-memory kill; the signal when known), or crashed (a fatal fault, an abort, a
+ * host process of `run()` that exited or threw).
+ */
+export type RunEndReason = "stopped" | "limit" | "failed" | "interrupted" | "hangup" | "quit" | "timed-out" | "aborted" | "returned" | "killed" | "crashed";
 
 interface EventBase {
   v: 1;

@@ -48,6 +48,14 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
     }
     case "interrupted":
       return `interrupted by ${end.signal ?? "a signal"}`;
+    case "hangup":
+      return "hung up (SIGHUP)";
+    case "quit":
+      return "quit (SIGQUIT)";
+    case "killed":
+      return end.signal ? `killed by ${end.signal}` : "killed (signal unknown)";
+    case "crashed":
+      return end.signal ? `crashed (${end.signal})` : "crashed";
     case "timed-out":
       return "timed out";
     case "aborted":
@@ -62,7 +70,7 @@ export function describeRunEnd(end: RunEndEvent, maxIterations: number | null, l
   return `${describeEnding(end, maxIterations, last)} · ${end.iterations} iteration${end.iterations === 1 ? "" : "s"} · ${formatDuration(end.durationMs)}`;
 }
 
-/** The state `loopx runs` shows: how it ended, `running`, or `crashed` (gone without `run.end`). */
+/** The state `loopx runs` shows: how it ended, `running`, or `crashed` (also: gone without `run.end`). */
 export type RunState = RunEndReason | "running" | "crashed";
 
 /** A record's events, as far as they can be read. */

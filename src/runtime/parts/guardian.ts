@@ -1,0 +1,103 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import type { RunPart } from "../../core/run-session.js";
+import { guardianCommand } from "../detect.js";
+import type { TmpdirPart } from "./tmpdir.js";
+
+/**
+ * The run's guardian (loopx's own addition): a small process, started once per run, that closes
+ * the run when loopx itself dies without doing so — SIGKILL, an out-of-memory kill, a crash, a
+ * host process of `run()` that exits. It then ends what is left of the run's processes, removes
+ * LOOPX_TMPDIR and appends `run.end` to the run's record (src/runtime/guardian.ts does that work).
+ *
+ * It is a `/bin/sh` that blocks reading a pipe whose write end only loopx holds (close-on-exec,
+ * so no script inherits it): no polling, no per-iteration cost, ~1 MB while it waits. A normal
+ * ending writes "done" (the guardian exits with no work and no output); end of file without
+ * "done" means loopx is gone, and only then does the guardian exec loopx's own runtime to do the
+ * work. loopx's exit hooks write how it is going ("signal SIGHUP", "exit 1") when they can run.
+ *
+ * The guardian leads its own session (no terminal: a closed terminal's SIGHUP or Ctrl-C in it do
+ * not reach it), has no stdout/stderr (it never holds loopx's terminal or pipes open), runs in `/`
+ * and does not carry LOOPX_RUN_ID (no stray scan, its own run's or an outer run's, ends it).
+ */
+
+/** What the guardian needs to know about the run; given to it as JSON on its command line. */
+export interface GuardedRun {
+  run: string;
+  /** ms since 1970: the run's start, for the duration when there is no record to read it from. */
+  startedAt: number;
+  /** LOOPX_TMPDIR and its identity (bigints as decimal strings). */
+  scratch?: { path: string; dev: string; ino: string; birth: string };
+  /** The run's record and `--log` file, in that order of trust: run.end is appended to each. */
+  files: string[];
+}
+
+/**
+ * The waiting guardian. `$0` is its name, "$@" the command to exec once loopx is gone. The last line that is
+ * not "done" says how loopx ended, if its exit hooks could tell; /proc/<loopx>/stat, read at once,
+ * may still hold the dead loopx's wait status before its parent reaps it (Linux).
+ */
+const WAITING_SH = `ending=
+while IFS= read -r line; do
+  [ "$line" = done ] && exit 0
+  ending=$line
+done
+stat=
+{ read -r stat < "/proc/$PPID/stat"; } 2>/dev/null
+exec "$@" "$ending" "$stat"`;
+
+/**
+ * The guardian part. After the scratch directory (it needs its identity); its `run.end` observer
+ * must come after the record's, so that "done" is only said once the record is closed.
+ */
+export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string; log?: string }): RunPart {
+  let guardian: ChildProcess | undefined;
+  let removeExitHook: (() => void) | undefined;
+  const send = (line: string) => {
+    try {
+      guardian?.stdin?.write(`${line}\n`);
+    } catch {
+      // The guardian is gone (someone killed it): the run goes on without it.
+    }
+  };
+  return {
+    async begin(controls) {
+      const { onExit } = await import("signal-exit");
+      const scratch = options.tmpdir.scratch;
+      const guarded: GuardedRun = {
+        run: controls.id,
+        startedAt: Date.now(),
+        ...(scratch ? { scratch: { path: scratch.path, dev: String(scratch.dev), ino: String(scratch.ino), birth: String(scratch.birth) } } : {}),
+        files: [...(options.recordsDir !== undefined ? [join(options.recordsDir, `${controls.id}.jsonl`)] : []), ...(options.log !== undefined ? [options.log] : [])],
+      };
+      const env: NodeJS.ProcessEnv = { ...process.env };
+      delete env.LOOPX_RUN_ID; // an outer run's id: its stray scan must not end this run's guardian
+      try {
+        guardian = spawn("/bin/sh", ["-c", WAITING_SH, "loopx-guardian", ...guardianCommand(), JSON.stringify(guarded)], {
+          cwd: "/",
+          env,
+          detached: true,
+          stdio: ["pipe", "ignore", "ignore"],
+        });
+      } catch (error) {
+        controls.warn(`cannot start the run's guardian: ${error instanceof Error ? error.message : String(error)}; the run goes on without it`);
+        return;
+      }
+      guardian.on("error", (error) => controls.warn(`cannot start the run's guardian: ${error.message}; the run goes on without it`));
+      guardian.stdin?.on("error", () => undefined);
+      // Neither the guardian nor its pipe keeps a host process of run() alive.
+      guardian.unref();
+      (guardian.stdin as { unref?: () => void } | null)?.unref?.();
+      // Synchronous, at the last moment loopx can run code: how it is going (process.exit(), an
+      // uncaught exception, a signal nobody else handles). The write is done before the exit.
+      removeExitHook = onExit((code, signal) => send(signal ? `signal ${signal}` : `exit ${code ?? 0}`));
+    },
+    onEvent(event) {
+      if (event.type !== "run.end" || !guardian) return;
+      removeExitHook?.();
+      send("done");
+      guardian.stdin?.end();
+      guardian = undefined;
+    },
+  };
+}
