@@ -1,13 +1,13 @@
-import { closeSync, constants, fstatSync, openSync, readSync, utimesSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { constants as os } from "node:os";
-import { basename, dirname } from "node:path";
+import { join } from "node:path";
 import { EVENT_VERSION, type RunEndEvent, type RunEndReason } from "../core/run-events.js";
 import { parseRecord, startEvent } from "../core/run-report.js";
 import type { GuardedRun } from "./parts/guardian.js";
 import { endStrays, findStrays } from "./parts/strays.js";
 import { removeScratchDir } from "./parts/tmpdir.js";
 import { groupAlive, signalGroup, waitForGroupExit } from "./process-group.js";
-import { readRecordEnds } from "./run-records.js";
+import { closingPath, readRecordEnds } from "./run-records.js";
 import { KILL_GRACE_MS } from "./supervisor.js";
 
 /**
@@ -81,10 +81,11 @@ export function endingOf(said: string, stat: string): Ending {
   };
 }
 
-/** The events at the start and the end of a record; none if it cannot be read. */
-function recordEvents(file: string) {
+/** The events at the start and the end of the run's record; none if it cannot be read. */
+function recordEvents(run: GuardedRun) {
+  if (run.records === undefined) return [];
   try {
-    return parseRecord(readRecordEnds(dirname(file), basename(file, ".jsonl"))).events;
+    return parseRecord(readRecordEnds(run.records, run.run)).events;
   } catch {
     return [];
   }
@@ -143,19 +144,20 @@ export async function guard(args: string[]): Promise<number> {
   let run: GuardedRun;
   try {
     run = JSON.parse(args[0] ?? "") as GuardedRun;
-    if (typeof run.run !== "string" || !Array.isArray(run.files)) return 2;
+    if (typeof run.run !== "string") return 2;
   } catch {
     return 2;
   }
-  const events = run.files.length > 0 ? recordEvents(run.files[0]!) : [];
+  const events = recordEvents(run);
   // loopx died after closing the record itself: its ending did the work.
   if (events[events.length - 1]?.type === "run.end") return 0;
-  // A record being closed is not pruned (its last change is recent): see pruneRecords.
-  for (const file of run.files.slice(0, 1)) {
+  // While this guardian closes the run, its record is not pruned (see pruneRecords).
+  const closing = run.records === undefined || events.length === 0 ? undefined : closingPath(run.records, run.run);
+  if (closing !== undefined) {
     try {
-      utimesSync(file, new Date(), new Date());
+      writeFileSync(closing, String(process.pid), { mode: 0o600 });
     } catch {
-      // No record (LOOPX_RECORD=0, pruned): nothing to keep.
+      // The directory is gone: nothing to keep.
     }
   }
   const ending = endingOf(args[1] ?? "", args[2] ?? "");
@@ -181,6 +183,8 @@ export async function guard(args: string[]): Promise<number> {
     message: [ending.message, ...problems].join("; "),
     ...(ending.signal !== undefined ? { signal: ending.signal } : {}),
   };
-  for (const file of run.files) append(file, `${JSON.stringify(end)}\n`);
+  const files = [...(run.records !== undefined ? [join(run.records, `${run.run}.jsonl`)] : []), ...(run.log !== undefined ? [run.log] : [])];
+  for (const file of files) append(file, `${JSON.stringify(end)}\n`);
+  if (closing !== undefined) rmSync(closing, { force: true });
   return 0;
 }

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
 import type { RunPart } from "../../core/run-session.js";
 import { guardianCommand } from "../detect.js";
 import type { TmpdirPart } from "./tmpdir.js";
@@ -28,8 +27,10 @@ export interface GuardedRun {
   startedAt: number;
   /** LOOPX_TMPDIR and its identity (bigints as decimal strings). */
   scratch?: { path: string; dev: string; ino: string; birth: string };
-  /** The run's record and `--log` file, in that order of trust: run.end is appended to each. */
-  files: string[];
+  /** The run's records directory (its record is `<run>.jsonl` there), when it is recorded. */
+  records?: string;
+  /** The `--log` file, if any: run.end is appended to it too. */
+  log?: string;
 }
 
 /**
@@ -68,7 +69,8 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
         run: controls.id,
         startedAt: Date.now(),
         ...(scratch ? { scratch: { path: scratch.path, dev: String(scratch.dev), ino: String(scratch.ino), birth: String(scratch.birth) } } : {}),
-        files: [...(options.recordsDir !== undefined ? [join(options.recordsDir, `${controls.id}.jsonl`)] : []), ...(options.log !== undefined ? [options.log] : [])],
+        ...(options.recordsDir !== undefined ? { records: options.recordsDir } : {}),
+        ...(options.log !== undefined ? { log: options.log } : {}),
       };
       const env: NodeJS.ProcessEnv = { ...process.env };
       delete env.LOOPX_RUN_ID; // an outer run's id: its stray scan must not end this run's guardian
