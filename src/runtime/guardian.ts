@@ -27,9 +27,11 @@ interface Ending {
 }
 
 /** Signals of a fault or an abort: the process crashed rather than being told to end. */
-const CRASH_SIGNALS = new Set(["SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT", "SIGIOT", "SIGSYS", "SIGTRAP"]);
+const CRASH_SIGNALS = new Set(["SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT", "SIGSYS", "SIGTRAP"]);
 
-const SIGNAL_NAMES = new Map(Object.entries(os.signals).map(([name, number]) => [number, name as NodeJS.Signals]));
+/** Signal numbers to names, the first name of each number (SIGABRT, not its alias SIGIOT). */
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>();
+for (const [name, number] of Object.entries(os.signals)) if (!SIGNAL_NAMES.has(number)) SIGNAL_NAMES.set(number, name as NodeJS.Signals);
 
 /** The ending a signal gives a run: as loopx's own handling names it, or killed / crashed. */
 export function reasonForSignal(signal: NodeJS.Signals): RunEndReason {
@@ -61,7 +63,8 @@ function statusFromStat(stat: string): { signal?: NodeJS.Signals; code?: number 
 /** How loopx ended: what its exit hook said ("signal SIGHUP", "exit 1"), else its wait status. */
 export function endingOf(said: string, stat: string): Ending {
   const [kind, value] = said.split(" ");
-  const seen = kind === "signal" ? { signal: value as NodeJS.Signals } : kind === "exit" ? { code: Number(value) } : statusFromStat(stat);
+  const named = kind === "signal" ? SIGNAL_NAMES.get(os.signals[value as NodeJS.Signals]) : undefined;
+  const seen = named ? { signal: named } : kind === "exit" ? { code: Number(value) } : statusFromStat(stat);
   if (seen?.signal !== undefined) {
     const number = os.signals[seen.signal];
     return {
