@@ -1,6 +1,10 @@
 import { writeSync } from "node:fs";
 import { serializeOutput, type Output } from "../core/output.js";
 
+// A note in the run's record (loopx's own addition), with output and input: the standalone
+// binary's "loopx" for scripts is this module, bundled.
+export { note } from "../runtime/record-note.js";
+
 /**
  * Writes all of `text` to fd 1 synchronously. Process exit must not lose any of it, and stdout can
  * be a non-blocking pipe (EAGAIN) whose reader is slower than we are.
