@@ -17,6 +17,9 @@ export const EVENT_VERSION = 1;
  */
 export type RunEndReason = "stopped" | "limit" | "failed" | "interrupted" | "hangup" | "quit" | "timed-out" | "aborted" | "returned" | "killed" | "crashed";
 
+/** The endings a run gets from the signals that cancel it (the CLI's, a host's of `run()`). */
+export const SIGNAL_REASONS = { SIGINT: "interrupted", SIGTERM: "interrupted", SIGHUP: "hangup", SIGQUIT: "quit" } as const satisfies Partial<Record<NodeJS.Signals, RunEndReason>>;
+
 interface EventBase {
   v: 1;
   /** ISO 8601 time the event happened. */

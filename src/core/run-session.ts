@@ -32,14 +32,14 @@ export interface RunEnd {
   /**
    * For parts: when the grace period of the cancellation's termination ends (ms since 1970), if a
    * script's group was being terminated. Parts that end processes too share it (a Ctrl-C still
-   * ends the run within one grace period).
+   * ends the run within one grace period). Read it when needed: a second Ctrl-C moves it to now.
    */
-  graceEndsAt?: number;
+  readonly graceEndsAt?: number;
 }
 
 /** A cancellation requested from outside the engine. The first one decides how the run ends. */
 export interface RunCancel {
-  reason: "interrupted" | "timed-out" | "aborted" | "returned";
+  reason: "interrupted" | "hangup" | "quit" | "timed-out" | "aborted" | "returned";
   /** Sent to the running script's process group (grace, then SIGKILL, as on Ctrl-C). */
   signal: NodeJS.Signals;
   exitCode: number | null;
@@ -294,8 +294,8 @@ export class RunSession implements RunControls {
         }
       : seen;
     if (this.termination) await this.termination;
-    const graceEndsAt = this.options.graceEndsAt?.();
-    const partEnd: RunEnd = graceEndsAt === undefined ? end : { ...end, graceEndsAt };
+    const graceEndsAt = this.options.graceEndsAt;
+    const partEnd: RunEnd = graceEndsAt?.() === undefined ? end : Object.defineProperty({ ...end }, "graceEndsAt", { get: graceEndsAt, enumerable: true });
     for (const part of this.began.reverse()) {
       try {
         await part.end?.(partEnd);

@@ -6,7 +6,7 @@ import { isBun, isStandalone, loopxBin } from "../runtime/detect.js";
 import { createHeapKeeper } from "../runtime/heap.js";
 import { runParts } from "../runtime/parts/index.js";
 import { warnToStderr } from "../runtime/stderr.js";
-import { ScriptSupervisor } from "../runtime/supervisor.js";
+import { KILL_GRACE_MS, ScriptSupervisor } from "../runtime/supervisor.js";
 import { VERSION } from "../version.js";
 import { createLoopHost } from "./host.js";
 import { validateRunOptions, type RunOptionValues } from "./options.js";
@@ -110,6 +110,8 @@ class EngineRun implements RunHandle {
   /** True while a `next()` is driving the loop (a script may be running or about to start). */
   private driving = false;
   private readonly onAbort: (() => void) | undefined;
+  /** The target of the latest script started (for the CLI's Ctrl-C line). */
+  private target: string | undefined;
 
   constructor(
     request: RunRequest,
@@ -132,6 +134,7 @@ class EngineRun implements RunHandle {
         const keepHeapCompact = createHeapKeeper();
         parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });
       }
+      if (features.signals) parts.push({ onEvent: (event) => event.type === "iteration.start" && (this.target = event.target) });
       if (features.parts) parts.push(...features.parts);
       this.session = new RunSession({
         id: createRunId(),
@@ -160,7 +163,18 @@ class EngineRun implements RunHandle {
     } catch (error) {
       this.setupError = error;
     }
-    if (features.signals) cancelOnSignals((cancel) => this.cancel(cancel));
+    if (features.signals) {
+      const supervisor = this.supervisor;
+      cancelOnSignals(
+        {
+          cancel: (cancel) => this.cancel(cancel),
+          runningTarget: () => (supervisor.running ? this.target : undefined),
+          killNow: () => supervisor.killNow(),
+          suspend: (stop) => supervisor.suspend(stop),
+        },
+        KILL_GRACE_MS,
+      );
+    }
     const signal = features.abortSignal;
     if (signal) {
       this.onAbort = () => void this.cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortReason(signal) });

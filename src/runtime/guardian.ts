@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { constants as os } from "node:os";
 import { join } from "node:path";
-import { EVENT_VERSION, type RunEndEvent, type RunEndReason } from "../core/run-events.js";
+import { EVENT_VERSION, SIGNAL_REASONS, type RunEndEvent, type RunEndReason } from "../core/run-events.js";
 import { parseRecord, startEvent } from "../core/run-report.js";
 import type { GuardedRun } from "./parts/guardian.js";
 import { endStrays, findStrays } from "./parts/strays.js";
@@ -35,9 +35,7 @@ for (const [name, number] of Object.entries(os.signals)) if (!SIGNAL_NAMES.has(n
 
 /** The ending a signal gives a run: as loopx's own handling names it, or killed / crashed. */
 export function reasonForSignal(signal: NodeJS.Signals): RunEndReason {
-  if (signal === "SIGINT" || signal === "SIGTERM") return "interrupted";
-  if (signal === "SIGHUP") return "hangup";
-  if (signal === "SIGQUIT") return "quit";
+  if (signal in SIGNAL_REASONS) return SIGNAL_REASONS[signal as keyof typeof SIGNAL_REASONS];
   return CRASH_SIGNALS.has(signal) ? "crashed" : "killed";
 }
 
