@@ -76,7 +76,7 @@ export function run(target: string, options?: RunOptions): AsyncGenerator<Output
   } catch (error) {
     setupError = error instanceof Error ? error : new LoopxError(String(error));
   }
-  return new LoopGenerator(request, { record: options?.record === true, abortSignal: options?.signal }, setupError);
+  return new LoopGenerator(request, { record: options?.record === true, abortSignal: options?.signal, hostSignals: true }, setupError);
 }
 
 /** Runs a loop to its end and resolves with every Output (spec §9.2); rejects on any error. */
@@ -97,7 +97,7 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
 
   constructor(
     private readonly request: RunRequest | undefined,
-    private readonly features: { record: boolean; abortSignal: AbortSignal | undefined },
+    private readonly features: { record: boolean; abortSignal: AbortSignal | undefined; hostSignals: boolean },
     private setupError: unknown,
   ) {}
 

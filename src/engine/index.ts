@@ -10,6 +10,7 @@ import { KILL_GRACE_MS, ScriptSupervisor } from "../runtime/supervisor.js";
 import { VERSION } from "../version.js";
 import { createLoopHost } from "./host.js";
 import { validateRunOptions, type RunOptionValues } from "./options.js";
+import { cancelOnHostSignals } from "./host-signals.js";
 import { cancelOnSignals } from "./signals.js";
 
 /**
@@ -41,8 +42,13 @@ export interface RunFeatures {
   log?: string;
   /** Progress lines on stderr when it is a terminal (LOOPX_PROGRESS=0 turns them off). */
   progress?: boolean;
-  /** SIGINT/SIGTERM to this process cancel the run (the CLI's; see engine/signals.ts). */
+  /** SIGINT/SIGTERM/SIGHUP/SIGQUIT to this process cancel the run (the CLI's; see engine/signals.ts). */
   signals?: boolean;
+  /**
+   * While the run goes, SIGINT/SIGTERM/SIGHUP to this process end its scripts without changing
+   * what the host does with the signal (the API's; see engine/host-signals.ts).
+   */
+  hostSignals?: boolean;
   /** Aborting cancels the run: the running group is terminated and the outcome's error is the abort reason. */
   abortSignal?: AbortSignal;
   /** Keep a long run's heap compact (the CLI's: a library must not retune its host; runtime/heap.ts). */
@@ -110,6 +116,8 @@ class EngineRun implements RunHandle {
   /** True while a `next()` is driving the loop (a script may be running or about to start). */
   private driving = false;
   private readonly onAbort: (() => void) | undefined;
+  /** Stops hearing the host's signals (hostSignals), once the run has ended. */
+  private releaseHostSignals: (() => void) | undefined;
   /** The target of the latest script started (for the CLI's Ctrl-C line). */
   private target: string | undefined;
 
@@ -211,6 +219,7 @@ class EngineRun implements RunHandle {
           ? { reason: early.reason, exitCode: early.exitCode, signal: early.signal, ...(early.error !== undefined ? { error: early.error } : {}) }
           : seen;
       if (this.onAbort) this.features.abortSignal?.removeEventListener("abort", this.onAbort);
+      this.releaseHostSignals?.();
       const { graceEndsAt: _, ...outcome } = end;
       this.resolveOutcome(outcome);
       return outcome;
@@ -239,6 +248,7 @@ class EngineRun implements RunHandle {
     this.started = true;
     if (this.aborted) return this.fail(this.cancellation!.error);
     if (!this.loop) return this.fail(this.setupError);
+    if (this.features.hostSignals && !this.releaseHostSignals) this.releaseHostSignals = cancelOnHostSignals((cancel) => this.cancel(cancel));
     this.driving = true;
     try {
       const result = await this.loop.next();
