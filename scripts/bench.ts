@@ -1,7 +1,7 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,helper,ping,rss,records,strays,node-versions] [--binary <path>] [--json <file>] [--keep]`.
+ * [--only loop,startup,helper,ping,rss,records,strays,guardian,node-versions] [--binary <path>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
  * measure function and its table), on top of scripts/bench/setup.ts (options, the benchmark
@@ -34,6 +34,9 @@
  * Stray scan (strays): the /proc scan for processes carrying a run's LOOPX_RUN_ID, which runs once
  * when a run ends, timed with 1,000 extra processes on the machine (target < 100 ms).
  *
+ * Run guardian (guardian): `run -n 1` and a 1,000-iteration bash loop with the guardian vs without
+ * (a bench-only preload takes it out), and the guardian's own spawn-to-gone time.
+ *
  * Per Node version (node-versions): TS and .js scripts under loopx against `node plain.mjs`, and
  * `loopx output --stop` against `node -e 0`, on the machine's Node and Node 22/24/26 from
  * test/node-versions (installed on demand by scripts/node-versions.mjs).
@@ -58,6 +61,7 @@ import { benchRecords, formatRecords } from "./bench/measures/records.js";
 import { measureRss, printRss } from "./bench/measures/rss.js";
 import { measureStartup, printStartup } from "./bench/measures/startup.js";
 import { benchStrays, formatStrays } from "./bench/measures/strays.js";
+import { benchGuardian, formatGuardian } from "./bench/measures/guardian.js";
 import { fmt, loadAverage } from "./bench/report.js";
 import { BUDGET_MS, BUN, JSON_OUT, KEEP, QUICK, ROUNDS, RSS_ITERATIONS, WORK, createProject, flagValue } from "./bench/setup.js";
 
@@ -143,6 +147,14 @@ const MEASURES: Measure[] = [
     async run() {
       const strays = await benchStrays({ quick: QUICK });
       return { print: () => console.log(`\n${formatStrays(strays)}`), json: { strays } };
+    },
+  },
+  {
+    id: "guardian",
+    title: "run guardian: per run, and a 1,000-iteration loop with vs without",
+    async run() {
+      const guardian = await benchGuardian({ quick: QUICK });
+      return { print: () => console.log(`\n${formatGuardian(guardian)}`), json: { guardian } };
     },
   },
   {

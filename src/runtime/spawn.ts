@@ -220,3 +220,63 @@ function spawnWithBun(spec: SpawnSpec): ScriptProcess {
   })().catch((error: unknown) => ({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError: error as Error }));
   return { pid: proc.pid, done, stopReading };
 }
+
+/** A process started to watch loopx from outside: lines go to its stdin, nothing comes back. */
+export interface Watcher {
+  /** Writes `line` and a newline now (in one write while the pipe has room); false once it is gone. */
+  send(line: string): boolean;
+  /** Closes loopx's end of the pipe. */
+  close(): void;
+}
+
+/**
+ * Starts `command args` as the leader of a new session (no terminal), in `/`, with stdout and
+ * stderr on /dev/null and stdin a pipe whose write end only this process holds (close-on-exec, so
+ * no script inherits it): its end of file tells the watcher that loopx is gone. Neither the child
+ * nor the pipe keeps this process alive. Bun's own spawn is used under Bun (node:child_process
+ * costs Bun ~10-40 ms to load and spawn with).
+ */
+export function spawnWatcher(command: string, args: string[], env: Record<string, string | undefined>, onError: (error: Error) => void): Watcher {
+  if (isBun) {
+    const bun = (globalThis as unknown as { Bun: { spawn(options: Record<string, unknown>): { stdin: { write(data: string): number; flush(): unknown; end(): unknown; unref?(): void }; unref(): void } } }).Bun;
+    const proc = bun.spawn({ cmd: [command, ...args], cwd: "/", env, detached: true, stdin: "pipe", stdout: "ignore", stderr: "ignore" });
+    proc.unref();
+    proc.stdin.unref?.();
+    let open = true;
+    return {
+      send(line) {
+        if (!open) return false;
+        try {
+          proc.stdin.write(`${line}\n`);
+          proc.stdin.flush();
+          return true;
+        } catch {
+          open = false;
+          return false;
+        }
+      },
+      close() {
+        if (!open) return;
+        open = false;
+        try {
+          proc.stdin.end();
+        } catch {
+          // gone
+        }
+      },
+    };
+  }
+  const child = spawn(command, args, { cwd: "/", env, detached: true, stdio: ["pipe", "ignore", "ignore"] });
+  child.on("error", onError);
+  child.stdin!.on("error", () => undefined);
+  child.unref();
+  (child.stdin as unknown as { unref?(): void }).unref?.();
+  return {
+    send(line) {
+      if (child.stdin!.destroyed) return false;
+      child.stdin!.write(`${line}\n`); // libuv writes at once when nothing is queued
+      return true;
+    },
+    close: () => child.stdin!.end(),
+  };
+}

@@ -1,6 +1,6 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import type { RunPart } from "../../core/run-session.js";
 import { guardianCommand } from "../detect.js";
+import { spawnWatcher, type Watcher } from "../spawn.js";
 import type { TmpdirPart } from "./tmpdir.js";
 
 /**
@@ -52,18 +52,11 @@ exec "$@" "$ending" "$stat"`;
  * must come after the record's, so that "done" is only said once the record is closed.
  */
 export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string; log?: string }): RunPart {
-  let guardian: ChildProcess | undefined;
+  let guardian: Watcher | undefined;
   let removeExitHook: (() => void) | undefined;
-  const send = (line: string) => {
-    try {
-      guardian?.stdin?.write(`${line}\n`);
-    } catch {
-      // The guardian is gone (someone killed it): the run goes on without it.
-    }
-  };
+  let ended = false;
   return {
-    async begin(controls) {
-      const { onExit } = await import("signal-exit");
+    begin(controls) {
       const scratch = options.tmpdir.scratch;
       const guarded: GuardedRun = {
         run: controls.id,
@@ -72,33 +65,29 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
         ...(options.recordsDir !== undefined ? { records: options.recordsDir } : {}),
         ...(options.log !== undefined ? { log: options.log } : {}),
       };
-      const env: NodeJS.ProcessEnv = { ...process.env };
+      const env: Record<string, string | undefined> = { ...process.env };
       delete env.LOOPX_RUN_ID; // an outer run's id: its stray scan must not end this run's guardian
+      const warn = (error: unknown) => controls.warn(`cannot start the run's guardian: ${error instanceof Error ? error.message : String(error)}; the run goes on without it`);
       try {
-        guardian = spawn("/bin/sh", ["-c", WAITING_SH, "loopx-guardian", ...guardianCommand(), JSON.stringify(guarded)], {
-          cwd: "/",
-          env,
-          detached: true,
-          stdio: ["pipe", "ignore", "ignore"],
-        });
+        guardian = spawnWatcher("/bin/sh", ["-c", WAITING_SH, "loopx-guardian", ...guardianCommand(), JSON.stringify(guarded)], env, warn);
       } catch (error) {
-        controls.warn(`cannot start the run's guardian: ${error instanceof Error ? error.message : String(error)}; the run goes on without it`);
+        warn(error);
         return;
       }
-      guardian.on("error", (error) => controls.warn(`cannot start the run's guardian: ${error.message}; the run goes on without it`));
-      guardian.stdin?.on("error", () => undefined);
-      // Neither the guardian nor its pipe keeps a host process of run() alive.
-      guardian.unref();
-      (guardian.stdin as { unref?: () => void } | null)?.unref?.();
-      // Synchronous, at the last moment loopx can run code: how it is going (process.exit(), an
-      // uncaught exception, a signal nobody else handles). The write is done before the exit.
-      removeExitHook = onExit((code, signal) => send(signal ? `signal ${signal}` : `exit ${code ?? 0}`));
+      // At the last moment loopx can run code (process.exit(), an uncaught exception, a signal
+      // nobody else handles), the hook says how it is going, synchronously. Loaded off the run's
+      // start: a death in the first milliseconds is closed as "killed", without the detail.
+      void import("signal-exit").then(({ onExit }) => {
+        if (ended) return;
+        removeExitHook = onExit((code, signal) => void guardian?.send(signal ? `signal ${signal}` : `exit ${code ?? 0}`));
+      });
     },
     onEvent(event) {
-      if (event.type !== "run.end" || !guardian) return;
+      if (event.type !== "run.end") return;
+      ended = true;
       removeExitHook?.();
-      send("done");
-      guardian.stdin?.end();
+      guardian?.send("done");
+      guardian?.close();
       guardian = undefined;
     },
   };

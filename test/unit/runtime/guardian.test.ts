@@ -3,7 +3,7 @@
  * from what loopx's exit hook said, else from the dead loopx's wait status in /proc/<pid>/stat.
  */
 import { describe, expect, it } from "vitest";
-import { endingOf, reasonForSignal } from "../../src/runtime/guardian.js";
+import { endingOf, reasonForSignal } from "../../../src/runtime/guardian.js";
 
 /** A /proc/<pid>/stat line of a process in `state` whose field 52 (exit_code) is `status`. */
 function stat(state: string, status: number): string {
