@@ -127,7 +127,12 @@ describe.concurrent.each(RUNTIMES)("a host of run() ($name)", (runtime) => {
     const result = await host;
     expect(result.code, result.stderr).toBe(code);
     if (mode === "throw") expect(result.stderr).toContain("boom");
-    expect(await expectRunEnded(cwd, env, exitedAt)).toMatchObject({ reason: "crashed", exitCode: code });
+    const end = await expectRunEnded(cwd, env, exitedAt);
+    expect(end.reason).toBe("crashed");
+    // Bun's "exit" event says 0 after an uncaught exception: the code is right when the guardian
+    // read the dead host's wait status in time (Linux), and 0 otherwise.
+    if (runtime.name === "bun" && mode === "throw") expect([0, 1]).toContain(end.exitCode);
+    else expect(end.exitCode).toBe(code);
   });
 
   it.concurrent("its terminal is closed (tmux kill-server): the run's scripts end, the record says hangup", async ({ expect }) => {

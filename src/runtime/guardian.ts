@@ -58,11 +58,14 @@ function statusFromStat(stat: string): { signal?: NodeJS.Signals; code?: number 
   return { code: (status >> 8) & 0xff };
 }
 
-/** How loopx ended: what its exit hook said ("signal SIGHUP", "exit 1"), else its wait status. */
+/**
+ * How loopx ended: its wait status when the guardian caught it (the kernel's word), else what its
+ * exit hook said ("signal SIGHUP", "exit 1"; Bun reports an uncaught exception as exit 0 there).
+ */
 export function endingOf(said: string, stat: string): Ending {
   const [kind, value] = said.split(" ");
   const named = kind === "signal" ? SIGNAL_NAMES.get(os.signals[value as NodeJS.Signals]) : undefined;
-  const seen = named ? { signal: named } : kind === "exit" ? { code: Number(value) } : statusFromStat(stat);
+  const seen = statusFromStat(stat) ?? (named ? { signal: named } : kind === "exit" ? { code: Number(value) } : undefined);
   if (seen?.signal !== undefined) {
     const number = os.signals[seen.signal];
     return {

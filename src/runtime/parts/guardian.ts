@@ -77,9 +77,17 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
       // At the last moment loopx can run code (process.exit(), an uncaught exception, a signal
       // nobody else handles), the hook says how it is going, synchronously. Loaded off the run's
       // start: a death in the first milliseconds is closed as "killed", without the detail.
+      // The plain "exit" event too: under Bun, signal-exit does not see every exit.
+      const onProcessExit = (code: number) => void guardian?.send(`exit ${code}`);
+      process.once("exit", onProcessExit);
+      removeExitHook = () => process.removeListener("exit", onProcessExit);
       void import("signal-exit").then(({ onExit }) => {
         if (ended) return;
-        removeExitHook = onExit((code, signal) => void guardian?.send(signal ? `signal ${signal}` : `exit ${code ?? 0}`));
+        const removeSignalExit = onExit((code, signal) => void guardian?.send(signal ? `signal ${signal}` : `exit ${code ?? 0}`));
+        removeExitHook = () => {
+          process.removeListener("exit", onProcessExit);
+          removeSignalExit();
+        };
       });
     },
     onEvent(event) {
