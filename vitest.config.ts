@@ -10,6 +10,9 @@ const LINUX_ONLY = [
   "test/hardening-process.test.ts",
   "test/run-memory.test.ts",
   "test/run-signals.test.ts",
+  // Debian's Chromium (installed by scripts/chromium.mjs with apt-get) and /proc memory readings.
+  "test/dashboard-browser.test.ts",
+  "test/dashboard-controls.test.ts",
 ];
 
 // Tests spawn the built CLI (dist/) under node and bun; `npm test` builds first.

@@ -1,7 +1,7 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,helper,ping,rss,records,strays,guardian,node-versions] [--binary <path>] [--json <file>] [--keep]`.
+ * [--only loop,startup,helper,ping,rss,records,strays,guardian,dashboard,node-versions] [--binary <path>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
  * measure function and its table), on top of scripts/bench/setup.ts (options, the benchmark
@@ -37,6 +37,10 @@
  * Run guardian (guardian): `run -n 1` and a 1,000-iteration bash loop with the guardian vs without
  * (a bench-only preload takes it out), and the guardian's own spawn-to-gone time.
  *
+ * Dashboard (dashboard): `loopx runs serve` in Chromium: a 100,000-iteration run's page interactive
+ * (target < 1 s), the server's memory, and a live event's way from the record to an open page
+ * (target < 500 ms).
+ *
  * Per Node version (node-versions): TS and .js scripts under loopx against `node plain.mjs`, and
  * `loopx output --stop` against `node -e 0`, on the machine's Node and Node 22/24/26 from
  * test/node-versions (installed on demand by scripts/node-versions.mjs).
@@ -57,6 +61,7 @@ import { measureHelperImport, printHelperImport } from "./bench/measures/helper-
 import { measureLoop, printLoop } from "./bench/measures/loop.js";
 import { measureNodeVersions, printNodeVersions } from "./bench/measures/node-versions.js";
 import { measurePingPong, printPingPong } from "./bench/measures/ping-pong.js";
+import { benchDashboard, formatDashboard } from "./bench/measures/dashboard.js";
 import { benchRecords, formatRecords } from "./bench/measures/records.js";
 import { measureRss, printRss } from "./bench/measures/rss.js";
 import { measureStartup, printStartup } from "./bench/measures/startup.js";
@@ -155,6 +160,14 @@ const MEASURES: Measure[] = [
     async run() {
       const guardian = await benchGuardian({ quick: QUICK });
       return { print: () => console.log(`\n${formatGuardian(guardian)}`), json: { guardian } };
+    },
+  },
+  {
+    id: "dashboard",
+    title: "dashboard: 100,000-iteration page, live latency",
+    async run() {
+      const dashboard = await benchDashboard({ quick: QUICK });
+      return { print: () => console.log(`\n${formatDashboard(dashboard)}`), json: { dashboard } };
     },
   },
   {

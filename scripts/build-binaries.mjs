@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeDashboardAssets } from "./dashboard-assets.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bun = join(root, "node_modules", ".bin", "bun");
@@ -23,8 +24,9 @@ function run(args) {
 
 // The helper package scripts import as "loopx" and the ESM-only preload, bundled to single files
 // and embedded in the binary as strings (materialized on disk at run time, see
-// src/runtime/standalone-cache.ts).
+// src/runtime/platform/standalone.ts).
 const work = join(root, `dist.binaries-${process.pid}`);
+writeDashboardAssets(); // the dashboard's page, bundled as a module of strings
 mkdirSync(work, { recursive: true });
 try {
   run(["build", "src/api/script-helpers.ts", "--target=bun", "--format=esm", "--minify", "--outfile", join(work, "helpers.js")]);

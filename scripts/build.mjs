@@ -7,12 +7,15 @@ import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeDashboardAssets } from "./dashboard-assets.mjs";
 import { packWorkflows } from "./pack-workflows.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const out = join(root, `dist.build-${process.pid}`);
 const dist = join(root, "dist");
 try {
+  // The dashboard's page, as a module of strings tsc compiles like any other.
+  writeDashboardAssets();
   execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.json"), "--outDir", out], {
     stdio: "inherit",
   });

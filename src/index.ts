@@ -12,4 +12,4 @@ export type {
   RunEndReason,
   NoteEvent,
   RecordEvent,
-} from "./core/run-events.js";
+} from "./records/events.js";

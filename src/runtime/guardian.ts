@@ -1,13 +1,13 @@
 import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { constants as os } from "node:os";
 import { join } from "node:path";
-import { EVENT_VERSION, SIGNAL_REASONS, type RunEndEvent, type RunEndReason } from "../core/run-events.js";
-import { parseRecord, startEvent } from "../core/run-report.js";
+import { EVENT_VERSION, SIGNAL_REASONS, type RunEndEvent, type RunEndReason } from "../records/events.js";
+import { parseRecord, startEvent } from "../records/report.js";
 import type { GuardedRun } from "./parts/guardian.js";
 import { endStrays, findStrays } from "./parts/strays.js";
 import { removeScratchDir } from "./parts/tmpdir.js";
 import { groupAlive, signalGroup, waitForGroupExit } from "./process-group.js";
-import { closingPath, readRecordEnds } from "./run-records.js";
+import { closingPath, readRecordEnds } from "../records/store.js";
 import { KILL_GRACE_MS } from "./supervisor.js";
 
 /**

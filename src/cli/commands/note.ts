@@ -2,7 +2,7 @@ import { Command, Option } from "clipanion";
 
 /**
  * `loopx note <text>` (loopx's own addition): adds a line to the record of the run the calling
- * script belongs to (see runtime/record-note.ts). Outside a recorded run it does nothing and
+ * script belongs to (see records/note.ts). Outside a recorded run it does nothing and
  * exits 0, so a script can call it whether or not its run is recorded.
  */
 export class NoteCommand extends Command {
@@ -18,7 +18,7 @@ scripts the record's path in LOOPX_RUN_RECORD.
   words = Option.Rest({ name: "note", required: 1 });
 
   async execute(): Promise<number> {
-    const { note } = await import("../../runtime/record-note.js");
+    const { note } = await import("../../records/note.js");
     note(this.words.join(" "));
     return 0;
   }

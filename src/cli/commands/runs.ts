@@ -1,5 +1,6 @@
 import { Command, Option } from "clipanion";
 import type { CommandGroup } from "../command-spec.js";
+import { valueOption } from "../options.js";
 
 /** `loopx runs` (loopx's own extension): the run records under $XDG_STATE_HOME/loopx/runs/. */
 
@@ -12,7 +13,7 @@ export class RunsListCommand extends Command {
   json = Option.Boolean("--json", false);
 
   async execute(): Promise<number> {
-    const { listRuns } = await import("../../runtime/runs.js");
+    const { listRuns } = await import("../../records/runs.js");
     listRuns(process.env, this.json, out);
     return 0;
   }
@@ -26,7 +27,7 @@ export class RunsShowCommand extends Command {
   id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
-    const { showRun } = await import("../../runtime/runs.js");
+    const { showRun } = await import("../../records/runs.js");
     showRun(process.env, this.id, this.json, out);
     return 0;
   }
@@ -40,19 +41,41 @@ export class RunsTailCommand extends Command {
   id = Option.String({ name: "run-id", required: false });
 
   async execute(): Promise<number> {
-    const { tailRun } = await import("../../runtime/runs.js");
+    const { tailRun } = await import("../../records/runs.js");
     await tailRun(process.env, this.id, process.cwd(), this.json, out);
     return 0;
   }
 }
 
+/** `loopx runs serve [--port <port>] [--host <address>] [--open]`: a live web dashboard over the records. */
+export class RunsServeCommand extends Command {
+  static override paths = [["runs", "serve"]];
+  static override usage = Command.Usage({ description: "A live web dashboard of every run, at the URL it prints" });
+  port = valueOption("--port", "port");
+  host = valueOption("--host", "address");
+  open = Option.Boolean("--open", false);
+
+  async execute(): Promise<number> {
+    const [{ serveRuns }, { VERSION }, { warnToStderr }] = await Promise.all([
+      import("../../dashboard/serve.js"),
+      import("../../version.js"),
+      import("../../runtime/stderr.js"),
+    ]);
+    return serveRuns({ port: this.port, host: this.host, open: this.open }, process.env, VERSION, out, warnToStderr);
+  }
+}
+
 export const RUNS_COMMANDS: CommandGroup = {
   name: "runs",
-  commands: [RunsListCommand, RunsShowCommand, RunsTailCommand],
+  commands: [RunsListCommand, RunsShowCommand, RunsTailCommand, RunsServeCommand],
   description: "Recent runs, one run's iterations, or follow a run\n(loopx's own addition; see 'loopx runs -h')",
   details: `loopx's own addition. Every 'loopx run' writes a record of its events, one JSON object per line,
 to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx/runs/); the
 newest 200 are kept. LOOPX_RECORD=0 turns records off. States: running, stopped, limit, failed,
 interrupted, timed-out, or crashed (its process is gone without a run.end).
+
+'runs serve' listens on 127.0.0.1:7420 (--port 0: any free port) and prints its URL once, with
+a random token every request must carry. Another --host is allowed, with a warning: anyone who
+reaches it with the URL can watch and steer your runs. --open opens the URL in a browser.
 `,
 };

@@ -5,8 +5,6 @@
  * as CommonJS: `module` and `exports` are then undefined) and, unless the script declares its own
  * `require`, a hoisted `require` that throws. Appending keeps line numbers in errors intact.
  */
-const LOADERS = { js: "js", jsx: "jsx", ts: "ts", tsx: "tsx" } as const;
-
 interface BunRuntime {
   main: string;
   file(path: string): { text(): Promise<string> };
@@ -35,7 +33,7 @@ bun.plugin({
       const source = await bun.file(path).text();
       let tail = "\nexport {};\n";
       if (/\brequire\b/.test(source) && !declares(source, "require")) tail += THROWING_REQUIRE;
-      return { contents: source + tail, loader: LOADERS[path.slice(path.lastIndexOf(".") + 1) as keyof typeof LOADERS] };
+      return { contents: source + tail, loader: path.slice(path.lastIndexOf(".") + 1) }; // Bun's loader names are the script extensions (js, jsx, ts, tsx)
     });
   },
 });

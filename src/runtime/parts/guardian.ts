@@ -1,6 +1,7 @@
 import type { RunPart } from "../../core/run-session.js";
-import { guardianCommand } from "../detect.js";
-import { spawnWatcher, type Watcher } from "../spawn.js";
+import { spawnWatcher } from "../platform/index.js";
+import { guardianCommand } from "../platform/runtime.js";
+import type { Watcher } from "../spawn.js";
 import type { TmpdirPart } from "./tmpdir.js";
 
 /**

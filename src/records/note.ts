@@ -1,6 +1,6 @@
 import { closeSync, constants, openSync, writeSync } from "node:fs";
 import { basename } from "node:path";
-import { EVENT_VERSION, type NoteEvent } from "../core/run-events.js";
+import { EVENT_VERSION, type NoteEvent } from "./events.js";
 
 /**
  * Notes in a run's record (loopx's own addition): a script adds a line of its own to the record

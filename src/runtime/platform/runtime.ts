@@ -1,20 +1,25 @@
+/**
+ * Which runtime this process is: the one place that tells Node, Bun and a standalone binary apart.
+ * Everything that differs between them lives in platform/{node,bun,standalone}.ts, chosen once by
+ * platform/index.ts from `runtimeName`. This module stays tiny: bin.js bundles it for delegation.
+ */
 import { fileURLToPath } from "node:url";
-import { fs } from "./builtins.js";
+import { fs } from "../builtins.js";
 
-/** True when this process is Bun (including a `bun build --compile` binary). */
-export const isBun: boolean = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
+/** The runtime's name as run records show it. */
+export type RuntimeName = "node" | "bun" | "binary";
 
 /**
- * True inside a `bun build --compile` standalone binary: its modules live in Bun's embedded
+ * "binary" inside a `bun build --compile` standalone binary: its modules live in Bun's embedded
  * filesystem (`/$bunfs/...`), there is no package directory on disk, and the binary itself can act
  * as Bun when started with BUN_BE_BUN=1.
  */
-export const isStandalone: boolean = isBun && import.meta.url.includes("/$bunfs/");
+export const runtimeName: RuntimeName = !("Bun" in globalThis) ? "node" : import.meta.url.includes("/$bunfs/") ? "binary" : "bun";
 
 /** Absolute path of a file of this package, relative to the package's `dist/` directory. */
 export function distPath(relative: string): string {
-  // This module lives at dist/runtime/detect.js.
-  return fileURLToPath(new URL(`../${relative}`, import.meta.url));
+  // This module lives at dist/runtime/platform/runtime.js.
+  return fileURLToPath(new URL(`../../${relative}`, import.meta.url));
 }
 
 let cachedLoopxBin: string | undefined;
@@ -25,7 +30,7 @@ let cachedLoopxBin: string | undefined;
  * used as a library.
  */
 export function loopxBin(): string {
-  cachedLoopxBin ??= fs.realpathSync(isStandalone ? process.execPath : distPath("bin.js"));
+  cachedLoopxBin ??= fs.realpathSync(runtimeName === "binary" ? process.execPath : distPath("bin.js"));
   return cachedLoopxBin;
 }
 
@@ -37,5 +42,5 @@ export const GUARDIAN_ARG = "--loopx-guardian";
  * entry, or the standalone binary alone (which then acts as loopx, not as Bun).
  */
 export function guardianCommand(): string[] {
-  return isStandalone ? [process.execPath, GUARDIAN_ARG] : [process.execPath, distPath("bin.js"), GUARDIAN_ARG];
+  return runtimeName === "binary" ? [process.execPath, GUARDIAN_ARG] : [process.execPath, distPath("bin.js"), GUARDIAN_ARG];
 }
