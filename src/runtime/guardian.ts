@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { constants as os } from "node:os";
 import { join } from "node:path";
 import { EVENT_VERSION, SIGNAL_REASONS, type RunEndEvent, type RunEndReason } from "../records/events.js";
@@ -142,9 +142,21 @@ function append(file: string, line: string): void {
   }
 }
 
-/** The guardian's work; `args` are the JSON of the run, what loopx said, and its stat line. */
+/** When loopx's pipe closed: `uptime` (seconds since boot, as /proc/uptime said then), else now. */
+function endedAtFrom(uptime: string): number {
+  const then = Number(uptime);
+  if (!uptime || !Number.isFinite(then)) return Date.now();
+  try {
+    const now = Number(readFileSync("/proc/uptime", "latin1").split(" ")[0]);
+    return Date.now() - Math.max(0, Math.round((now - then) * 1000));
+  } catch {
+    return Date.now();
+  }
+}
+
+/** The guardian's work; `args`: the JSON of the run, what loopx said, its stat line, the uptime it died at. */
 export async function guard(args: string[]): Promise<number> {
-  const endedAt = Date.now();
+  const endedAt = endedAtFrom(args[3] ?? "");
   let run: GuardedRun;
   try {
     run = JSON.parse(args[0] ?? "") as GuardedRun;

@@ -35,18 +35,20 @@ export interface GuardedRun {
 }
 
 /**
- * The waiting guardian. `$0` is its name, "$@" the command to exec once loopx is gone. The last line that is
- * not "done" says how loopx ended, if its exit hooks could tell; /proc/<loopx>/stat, read at once,
- * may still hold the dead loopx's wait status before its parent reaps it (Linux).
+ * The waiting guardian. `$0` is its name, "$@" the command to exec once loopx is gone. The last
+ * line that is not "done" says how loopx ended, if its exit hooks could tell; /proc/<loopx>/stat,
+ * read at once, may still hold the dead loopx's wait status before its parent reaps it, and
+ * /proc/uptime says when that was (Linux: the grace counts from loopx's death, not from the
+ * moment the runtime that does the work has started, which a loaded machine can delay).
  */
 const WAITING_SH = `ending=
 while IFS= read -r line; do
   [ "$line" = done ] && exit 0
   ending=$line
 done
-stat=
-{ read -r stat < "/proc/$PPID/stat"; } 2>/dev/null
-exec "$@" "$ending" "$stat"`;
+stat= up=
+{ read -r stat < "/proc/$PPID/stat"; read -r up _ < /proc/uptime; } 2>/dev/null
+exec "$@" "$ending" "$stat" "$up"`;
 
 /**
  * The guardian part. After the scratch directory (it needs its identity); its `run.end` observer
