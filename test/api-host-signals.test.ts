@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, RUNTIMES, carriersOf, isolatedEnv, makeProject, makeSymlink, runCommand, sh, sleep, tempDir, waitFor } from "./helpers.js";
+import { ROOT, RUNTIMES, STUBBORN_SCRIPT, carriersOf, isolatedEnv, makeProject, makeSymlink, runCommand, sleep, tempDir, waitFor } from "./helpers.js";
 
 const HOST = `import { run } from "loopx";
 import { existsSync } from "node:fs";
@@ -36,15 +36,7 @@ if (mode === "throw") ready().then(() => { throw new Error("boom"); });
 function project(): string {
   const cwd = makeProject({
     "host.mjs": HOST,
-    ".loopx/w/index.sh": sh(`cd "$LOOPX_PROJECT_ROOT"
-trap '' INT TERM HUP QUIT
-setsid bash -c 'echo $$ > setsid.pid; exec sleep 1000' &
-( setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > daemon.pid )
-while [ ! -s setsid.pid ] || [ ! -s daemon.pid ]; do sleep 0.02; done
-echo "$LOOPX_TMPDIR" > tmpdir.txt
-echo $PPID > host.pid
-echo "$LOOPX_RUN_ID" > run.id
-while :; do sleep 0.1; done`),
+    ".loopx/w/index.sh": STUBBORN_SCRIPT,
   });
   makeSymlink(ROOT, join(cwd, "node_modules", "loopx"));
   return cwd;
@@ -91,7 +83,7 @@ describe.concurrent.each(RUNTIMES)("a host of run() ($name)", (runtime) => {
     const host = startHost(cwd, env, "plain");
     expect(await waitFor(() => existsSync(join(cwd, "run.id")), 20_000)).toBe(true);
     await sleep(1000);
-    process.kill(Number(read(cwd, "host.pid")), signal);
+    process.kill(Number(read(cwd, "parent.pid")), signal);
     const sentAt = Date.now();
     const exit = await host.exited;
     expect(exit.signal).toBe(signal);
@@ -108,7 +100,7 @@ describe.concurrent.each(RUNTIMES)("a host of run() ($name)", (runtime) => {
     const host = startHost(cwd, env, "handler");
     expect(await waitFor(() => existsSync(join(cwd, "run.id")), 20_000)).toBe(true);
     await sleep(1000);
-    process.kill(Number(read(cwd, "host.pid")), "SIGINT");
+    process.kill(Number(read(cwd, "parent.pid")), "SIGINT");
     const sentAt = Date.now();
     const result = await host;
     expect(result.code, result.stderr).toBe(0);

@@ -367,3 +367,20 @@ export function runLoopxUnprivileged(runtime: Runtime, args: string[], options: 
   const [exe, argv] = unprivileged(runtime.exe, [BIN, ...args], options.cwd);
   return runCommand(exe, argv, options);
 }
+
+/**
+ * A script for "nothing outlives loopx" tests: it ignores SIGINT/SIGTERM/SIGQUIT, traces SIGHUP
+ * (`got` in `trace`, and goes on), starts a `setsid` child and a double-forked daemon (both
+ * carrying LOOPX_RUN_ID), then writes tmpdir.txt, parent.pid (loopx, or the host of run()) and
+ * run.id, and loops for ever.
+ */
+export const STUBBORN_SCRIPT = sh(`cd "$LOOPX_PROJECT_ROOT"
+trap 'echo "got $1" >> trace' HUP
+trap '' INT TERM QUIT
+setsid bash -c 'echo $$ > setsid.pid; exec sleep 1000' &
+( setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > daemon.pid )
+while [ ! -s setsid.pid ] || [ ! -s daemon.pid ]; do sleep 0.02; done
+echo "$LOOPX_TMPDIR" > tmpdir.txt
+echo $PPID > parent.pid
+echo "$LOOPX_RUN_ID" > run.id
+while :; do sleep 0.1; done`);

@@ -58,7 +58,7 @@ interface Sample {
 export interface GuardianRow {
   runtime: "node" | "bun";
   perRun: { withMs: number; withoutMs: number; withCpuMs: number; withoutCpuMs: number };
-  perIteration: { n: number; withMs: number; withoutMs: number };
+  perIteration: { n: number; withMs: number; withoutMs: number; withCpuMs: number; withoutCpuMs: number };
 }
 
 export interface GuardianResult {
@@ -174,7 +174,13 @@ export async function benchGuardian(options: { quick?: boolean } = {}): Promise<
       rows.push({
         runtime,
         perRun: { withMs: m(samples.withRun, "ms"), withoutMs: m(samples.withoutRun, "ms"), withCpuMs: m(samples.withRun, "cpuMs"), withoutCpuMs: m(samples.withoutRun, "cpuMs") },
-        perIteration: { n, withMs: m(samples.withLoop, "ms") / n, withoutMs: m(samples.withoutLoop, "ms") / n },
+        perIteration: {
+          n,
+          withMs: m(samples.withLoop, "ms") / n,
+          withoutMs: m(samples.withoutLoop, "ms") / n,
+          withCpuMs: m(samples.withLoop, "cpuMs") / n,
+          withoutCpuMs: m(samples.withoutLoop, "cpuMs") / n,
+        },
       });
     }
     return { rounds, rows, ...(await lifetime(options.quick ? 5 : 15)) };
@@ -191,7 +197,8 @@ export function formatGuardian(result: GuardianResult): string {
     lines.push(
       `  ${row.runtime.padEnd(4)}  run -n 1: ${f(perRun.withMs)} vs ${f(perRun.withoutMs)} ms wall (${perRun.withMs - perRun.withoutMs >= 0 ? "+" : ""}${f(perRun.withMs - perRun.withoutMs)}), ` +
         `${f(perRun.withCpuMs, 0)} vs ${f(perRun.withoutCpuMs, 0)} ms CPU · ` +
-        `${perIteration.n}-iteration bash loop: ${f(perIteration.withMs, 3)} vs ${f(perIteration.withoutMs, 3)} ms/iteration (${perIteration.withMs - perIteration.withoutMs >= 0 ? "+" : ""}${f(perIteration.withMs - perIteration.withoutMs, 3)})`,
+        `${perIteration.n}-iteration bash loop: ${f(perIteration.withMs, 3)} vs ${f(perIteration.withoutMs, 3)} ms/iteration (${perIteration.withMs - perIteration.withoutMs >= 0 ? "+" : ""}${f(perIteration.withMs - perIteration.withoutMs, 3)}), ` +
+        `CPU ${f(perIteration.withCpuMs, 3)} vs ${f(perIteration.withoutCpuMs, 3)} ms/iteration`,
     );
   }
   lines.push(`  the guardian itself (node, in-process): spawn call ${f(result.spawnCallMs, 2)} ms of loopx's time; spawn to gone after "done" ${f(result.lifetimeMs)} ms`);
