@@ -1,7 +1,7 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,helper,ping,rss,records,strays,guardian,dashboard,node-versions] [--binary <path>] [--json <file>] [--keep]`.
+ * [--only loop,startup,helper,ping,rss,records,control,strays,guardian,dashboard,node-versions] [--binary <path>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
  * measure function and its table), on top of scripts/bench/setup.ts (options, the benchmark
@@ -30,6 +30,9 @@
  *
  * Run records (records): the bash loop under bun with records on vs off, and the record part's own
  * cost per iteration.
+ *
+ * Run control channel (control): the bash loop under bun with the channel on vs off, the part's own
+ * cost per iteration and per run.
  *
  * Stray scan (strays): the /proc scan for processes carrying a run's LOOPX_RUN_ID, which runs once
  * when a run ends, timed with 1,000 extra processes on the machine (target < 100 ms).
@@ -61,6 +64,7 @@ import { measureHelperImport, printHelperImport } from "./bench/measures/helper-
 import { measureLoop, printLoop } from "./bench/measures/loop.js";
 import { measureNodeVersions, printNodeVersions } from "./bench/measures/node-versions.js";
 import { measurePingPong, printPingPong } from "./bench/measures/ping-pong.js";
+import { benchControl, formatControl } from "./bench/measures/control.js";
 import { benchDashboard, formatDashboard } from "./bench/measures/dashboard.js";
 import { benchRecords, formatRecords } from "./bench/measures/records.js";
 import { measureRss, printRss } from "./bench/measures/rss.js";
@@ -144,6 +148,15 @@ const MEASURES: Measure[] = [
       if (!context.usable.some((channel) => channel.name === "bun")) return { print: () => {}, json: {} };
       const records = await benchRecords({ quick: QUICK });
       return { print: () => console.log(`\n${formatRecords(records)}`), json: { records } };
+    },
+  },
+  {
+    id: "control",
+    title: "run control channel on vs off (bun)",
+    async run(context) {
+      if (!context.usable.some((channel) => channel.name === "bun")) return { print: () => {}, json: {} };
+      const control = await benchControl({ quick: QUICK });
+      return { print: () => console.log(`\n${formatControl(control)}`), json: { control } };
     },
   },
   {

@@ -11,8 +11,8 @@ import { spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, NODE, ROOT, isolatedEnv, makeProject, sh, tempDir } from "./helpers.js";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { BIN, NODE, ROOT, isolatedEnv, linuxOnly, makeProject, sh, tempDir } from "./helpers.js";
 import { CHANNELS, launchBrowser, serve, type Served } from "./dashboard-helpers.js";
 import { appendEvent, syntheticId, writeSyntheticRecord } from "./fixtures/dashboard/records.js";
 
@@ -42,7 +42,8 @@ function rssKb(pid: number): number {
 
 const node = CHANNELS.find((channel) => channel.name === "node")!;
 
-describe("the dashboard in Chromium", () => {
+// Debian's Chromium and /proc memory readings: Linux only.
+linuxOnly("the dashboard in Chromium", () => {
   it("a loop started after the page opened appears and counts up; its page is live", async () => {
     const env = isolatedEnv();
     const served = await serve(node, env);

@@ -10,12 +10,12 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { BrowserContext } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import type { ControlChannel } from "../src/dashboard/controls.js";
 import { startDashboard, type Dashboard } from "../src/dashboard/server.js";
 import { launchBrowser } from "./dashboard-helpers.js";
 import { recordsDirOf, syntheticId, writeSyntheticRecord } from "./fixtures/dashboard/records.js";
-import { sleep, tempDir } from "./helpers.js";
+import { linuxOnly, sleep, tempDir } from "./helpers.js";
 
 const calls: string[] = [];
 const channel: ControlChannel = {
@@ -56,7 +56,8 @@ afterAll(async () => {
   await dashboard?.close();
 });
 
-describe("the dashboard's controls", () => {
+// Debian's Chromium and /proc memory readings: Linux only.
+linuxOnly("the dashboard's controls", () => {
   it("each button calls the control channel for its run and shows the answer", async () => {
     const page = await browser.newPage();
     const base = new URL(dashboard.url);

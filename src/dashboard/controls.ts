@@ -7,22 +7,18 @@
 export const CONTROL_ACTIONS = ["stop", "stop-now", "pause", "continue", "resume"] as const;
 export type ControlAction = (typeof CONTROL_ACTIONS)[number];
 
-/** What the control channel offers, each call answering with what happened, in words. */
-export interface ControlChannel {
-  stop(id: string, options: { now: boolean }): Promise<string>;
-  pause(id: string): Promise<string>;
-  continue(id: string): Promise<string>;
-  resume(id: string): Promise<string>;
-}
+import type { ControlChannel } from "../control/client.js";
+
+export type { ControlChannel };
 
 export interface ControlAnswer {
   ok: boolean;
   message: string;
 }
 
-/** The machine's control channel; none in this loopx yet, so the buttons say so. */
-export async function loadControlChannel(): Promise<ControlChannel | undefined> {
-  return undefined;
+/** The runs' control channel (control/client.ts), as the user `env` belongs to: a resume starts detached. */
+export async function loadControlChannel(env: Record<string, string | undefined>): Promise<ControlChannel | undefined> {
+  return (await import("../control/client.js")).createControlChannel(env);
 }
 
 export function isControlAction(value: unknown): value is ControlAction {

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
-import type { IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunEndEvent, RunStartEvent } from "../records/events.js";
+import type { IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunContinueEvent, RunEndEvent, RunPauseEvent, RunResumeEvent, RunStartEvent, RunStopEvent } from "../records/events.js";
 import { parseRecord, recordEvent, summarizeRun, type RunSummary } from "../records/report.js";
 import { listRecordIds, readRecordEnds, runProcessAlive } from "../records/store.js";
 import { RunIndex } from "./run-index.js";
@@ -43,6 +43,10 @@ interface Tracked {
   /** False until the first read after starting mid-file has skipped to a line boundary. */
   aligned: boolean;
   start?: RunStartEvent;
+  /** The last `run.resume`: which process runs it now. */
+  sitting?: RunResumeEvent;
+  /** The last pause, continuation or stop request of the current sitting. */
+  steering?: RunPauseEvent | RunContinueEvent | RunStopEvent;
   lastStart?: IterationStartEvent;
   lastEnd?: IterationEndEvent;
   end?: RunEndEvent;
@@ -65,7 +69,7 @@ export class RecordsWatch {
 
   constructor(
     readonly dir: string,
-    private readonly alive: (start: RunStartEvent) => boolean = runProcessAlive,
+    private readonly alive: (sitting: Pick<RunStartEvent, "pid" | "time">) => boolean = runProcessAlive,
   ) {}
 
   start(): void {
@@ -310,20 +314,34 @@ function remember(tracked: Tracked, event: RecordEvent): void {
     case "iteration.end":
       if (!tracked.lastEnd || event.n >= tracked.lastEnd.n) tracked.lastEnd = event;
       break;
+    case "run.resume":
+      // The run goes on (loopx runs resume): the ending before it no longer holds.
+      tracked.sitting = event;
+      tracked.end = undefined;
+      tracked.steering = undefined;
+      break;
+    case "run.pause":
+    case "run.continue":
+    case "run.stop":
+      tracked.steering = event;
+      break;
     case "run.end":
       tracked.end = event;
+      tracked.steering = undefined;
       break;
   }
 }
 
-function summarize(tracked: Tracked, alive: (start: RunStartEvent) => boolean, now: number): DashboardRun | undefined {
+function summarize(tracked: Tracked, alive: (sitting: Pick<RunStartEvent, "pid" | "time">) => boolean, now: number): DashboardRun | undefined {
   if (tracked.newerVersion !== undefined) {
     return tracked.run ?? { id: tracked.id, state: "unknown", start: "", durationMs: 0, iterations: 0, target: "", project: "", pid: 0, maxIterations: null, runtime: "", version: "", newerVersion: tracked.newerVersion };
   }
   if (!tracked.start) return undefined;
   const events: RecordEvent[] = [tracked.start];
+  if (tracked.sitting) events.push(tracked.sitting);
   if (tracked.lastStart) events.push(tracked.lastStart);
   if (tracked.lastEnd) events.push(tracked.lastEnd);
+  if (tracked.steering) events.push(tracked.steering);
   if (tracked.end) events.push(tracked.end);
   const summary = summarizeRun(tracked.id, events, alive, now);
   if (!summary) return undefined;

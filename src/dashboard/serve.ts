@@ -30,7 +30,7 @@ export async function serveRuns(options: ServeOptions, env: Env, version: string
   const port = options.port === undefined ? DEFAULT_PORT : parsePort(options.port);
   const host = options.host ?? DEFAULT_HOST;
   if (host === "") throw new UsageError("--host needs an address");
-  const controls = await loadControlChannel();
+  const controls = await loadControlChannel(env);
   let dashboard;
   try {
     dashboard = await startDashboard({ dir: recordsDir(env), host, port, version, controls });

@@ -75,11 +75,11 @@ export function pruneRecords(dir: string, keep = KEEP_RECORDS): void {
   const ids = listRecordIds(dir);
   for (const id of ids.slice(Math.max(0, keep - 1))) {
     if (recordAlive(dir, id)) continue;
-    for (const path of [join(dir, `${id}.jsonl`), closingPath(dir, id)]) {
+    for (const file of [`${id}.jsonl`, `${id}.input`, `${id}.closing`]) {
       try {
-        unlinkSync(path);
+        unlinkSync(join(dir, file));
       } catch {
-        // Another run pruned it first (or its guardian never needed the file).
+        // Another run pruned it first (or the run kept no input, or its guardian had no need to close it).
       }
     }
   }

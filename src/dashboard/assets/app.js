@@ -9,7 +9,7 @@ const token = new URLSearchParams(location.search).get("token") || "";
 const main = document.getElementById("main");
 const live = document.getElementById("live");
 const PAGE = 50;
-const STATES = ["running", "stopped", "limit", "failed", "interrupted", "timed-out", "crashed", "aborted", "returned"];
+const STATES = ["running", "paused", "stopping", "stopped", "stopped-on-request", "limit", "failed", "interrupted", "timed-out", "crashed", "aborted", "returned"];
 /** States a run can be resumed from: its loop was killed or ended early. */
 const RESUMABLE = ["crashed", "interrupted", "timed-out", "failed"];
 const CONTROLS = [
