@@ -10,8 +10,8 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { ROOT, RUNTIMES, STUBBORN_SCRIPT, carriersOf, isolatedEnv, makeProject, makeSymlink, runCommand, sleep, tempDir, waitFor } from "./helpers.js";
+import { expect, it } from "vitest";
+import { ROOT, RUNTIMES, STUBBORN_SCRIPT, carriersOf, isolatedEnv, linuxOnly, makeProject, makeSymlink, runCommand, sleep, tempDir, waitFor } from "./helpers.js";
 
 const HOST = `import { run } from "loopx";
 import { existsSync } from "node:fs";
@@ -60,7 +60,7 @@ async function expectRunEnded(cwd: string, env: Record<string, string>, at: numb
   return end;
 }
 
-describe.concurrent.each(RUNTIMES)("a host of run() ($name)", (runtime) => {
+linuxOnly.concurrent.each(RUNTIMES)("a host of run() ($name)", (runtime) => {
   /** The host's output once its pipes close (the run's scripts share its stderr), and when it exited. */
   function startHost(cwd: string, env: Record<string, string>, mode: string) {
     let exited!: Promise<{ at: number; signal: NodeJS.Signals | null }>;

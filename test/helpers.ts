@@ -29,22 +29,6 @@ export const REAL_BIN = realpathSync(BIN);
 /** Bun from the `bun` devDependency. */
 export const BUN = realpathSync(join(ROOT, "node_modules", ".bin", "bun"));
 export const NODE = process.execPath;
-/** This machine's standalone binary (`node scripts/build-binaries.mjs --host` writes it). */
-export const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
-
-/** How the CLI is started: under node, under bun, or as the standalone binary. */
-export interface CliRunner {
-  name: "node" | "bun" | "binary";
-  exe: string;
-  /** Arguments before loopx's own (the entry script for node and bun). */
-  prefix: string[];
-}
-export const CLI_RUNNERS: CliRunner[] = [
-  { name: "node", exe: NODE, prefix: [BIN] },
-  { name: "bun", exe: BUN, prefix: [BIN] },
-  { name: "binary", exe: BINARY, prefix: [] },
-];
-
 export interface Runtime {
   name: "node" | "bun";
   /** The interpreter that runs dist/bin.js. */

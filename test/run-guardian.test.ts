@@ -10,8 +10,8 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readlinkSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { CLI_RUNNERS, NODE, BIN, carriersOf, isolatedEnv, makeProject, processAlive, runCommand, sh, sleep, waitFor, type CliRunner } from "./helpers.js";
+import { expect, it } from "vitest";
+import { BIN, CLIS, NODE, carriersOf, isolatedEnv, linuxOnly, makeProject, processAlive, runCommand, sh, sleep, waitFor, type Cli } from "./helpers.js";
 
 /** Iteration 1 jumps to `long`, which starts the tree, says `ready` and waits (ignoring SIGTERM). */
 const TREE = {
@@ -72,7 +72,7 @@ function ids(pid: number): { pgid: number; sid: number; tty: number } {
   return { pgid: Number(fields[2]), sid: Number(fields[3]), tty: Number(fields[4]) };
 }
 
-function startRun(runner: CliRunner, cwd: string, env: Record<string, string>) {
+function startRun(runner: Cli, cwd: string, env: Record<string, string>) {
   return runCommand(runner.exe, [...runner.prefix, "run", "w"], { cwd, env, timeoutMs: 60_000 });
 }
 
@@ -83,7 +83,7 @@ const ENDINGS = {
   SIGABRT: ["crashed", "killed"],
 } as const;
 
-describe.concurrent.each(CLI_RUNNERS)("the guardian ($name)", (runner) => {
+linuxOnly.concurrent.each(CLIS)("the guardian ($name)", (runner) => {
   it.concurrent.for(Object.keys(ENDINGS) as Array<keyof typeof ENDINGS>)(
     "loopx killed by %s: within 6 s no process carries the run's id, LOOPX_TMPDIR is gone, the record says how it ended",
     async (signal, { expect }) => {

@@ -7,8 +7,8 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { CLI_RUNNERS, STUBBORN_SCRIPT, carriersOf, isolatedEnv, makeProject, processAlive, runCommand, sh, sleep, tempDir, waitFor, type CliRunner } from "./helpers.js";
+import { expect, it } from "vitest";
+import { CLIS, STUBBORN_SCRIPT, carriersOf, isolatedEnv, linuxOnly, makeProject, processAlive, runCommand, sh, sleep, tempDir, waitFor, type Cli } from "./helpers.js";
 
 const STUBBORN = { ".loopx/w/index.sh": STUBBORN_SCRIPT };
 
@@ -45,11 +45,11 @@ function terminal(cwd: string, env: Record<string, string>) {
   };
 }
 
-function commandLine(runner: CliRunner, args: string[]): string {
+function commandLine(runner: Cli, args: string[]): string {
   return [runner.exe, ...runner.prefix, ...args].map((arg) => `'${arg}'`).join(" ");
 }
 
-describe.concurrent.each(CLI_RUNNERS)("signals that end loopx ($name)", (runner) => {
+linuxOnly.concurrent.each(CLIS)("signals that end loopx ($name)", (runner) => {
   it.concurrent.for([
     ["SIGHUP", 129, "hangup"],
     ["SIGQUIT", 131, "quit"],
