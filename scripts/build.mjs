@@ -1,8 +1,8 @@
 // Builds the npm package into dist/: ESM JavaScript and .d.ts from src/ via tsc, the per-iteration
-// entry points (bin.js's start path, the Node script loader) bundled into one file each, plus the NODE_PATH shim, plus dist/workflows.tar.gz (the example workflows as an installable source).
+// entry points (bin.js's start path, the Node script loader, the scripts' "loopx") bundled into one file each, plus the NODE_PATH shim, plus dist/workflows.tar.gz (the example workflows as an installable source).
 // Builds into a fresh directory and swaps it in, so a test run that is reading dist/ at the same
 // moment never sees a half-written tree.
-import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -20,12 +20,14 @@ try {
   chmodSync(join(out, "bin.js"), 0o755);
 
   // A two-file `loopx` package for Bun's NODE_PATH (spec §3.3): scripts under Bun resolve
-  // `import "loopx"` to it, and it re-exports this package. Bun needs `main` for NODE_PATH packages.
+  // `import "loopx"` to it. Its index.js is the script-facing entry (script.ts: output and input)
+  // itself, bundled, so a script's import is one small module — never the whole package that
+  // index.js re-exports. Bun needs `main` for NODE_PATH packages.
   const shim = join(out, "node-path", "loopx");
   mkdirSync(shim, { recursive: true });
   const shimPackage = { name: "loopx", private: true, type: "module", main: "./index.js", exports: { ".": "./index.js" } };
   writeFileSync(join(shim, "package.json"), JSON.stringify(shimPackage, null, 2) + "\n");
-  writeFileSync(join(shim, "index.js"), 'export * from "../../index.js";\n');
+  copyFileSync(join(out, "script.js"), join(shim, "index.js"));
 
   // The ralph and converge workflows as a multi-workflow source: `loopx install <url of it>`.
   await packWorkflows(join(out, "workflows.tar.gz"));
@@ -48,6 +50,9 @@ try {
  * - runtime/loader/register.js, preloaded into every JS/TS script process under Node (and
  *   hooks.js, loaded by its hooks thread on Node without module.registerHooks): five modules each
  *   as tsc emits them, ~2-3 ms of CPU per script process on Node 22-26;
+ * - runtime/loader/bun-preload.js, preloaded under Bun into scripts that may use CommonJS;
+ * - script.js, what a script's `import ... from "loopx"` loads when loopx provides it (Node's
+ *   hooks resolve it; Bun's NODE_PATH package is a copy of it): three modules as tsc emits them;
  * - bin.js up to the CLI: delegation and the fast `loopx output` path (`$LOOPX_BIN output` once per
  *   iteration from bash scripts), eight modules, ~1.5-2 ms per call. The full CLI (cli/main.js)
  *   and version.js stay separate modules, loaded only when needed; what bin.js bundles (delegation,
@@ -62,6 +67,8 @@ function bundleEntries(out) {
   const entries = [
     { file: "runtime/loader/register.js", external: [] },
     { file: "runtime/loader/hooks.js", external: [] },
+    { file: "script.js", external: [] },
+    { file: "runtime/loader/bun-preload.js", external: [] },
     { file: "bin.js", external: ["./cli/main.js", "./version.js"] },
   ];
   for (const { file, external } of entries) {

@@ -1,5 +1,16 @@
-import { writeSync } from "node:fs";
+import type * as FsModule from "node:fs";
 import { serializeOutput, type Output } from "../core/output.js";
+
+// node:fs, taken when output() first writes rather than when a script imports "loopx": under Bun,
+// loading it costs ~2 ms, and `import ... from "node:fs"` costs Node milliseconds more for its
+// ESM facade (see runtime/builtins.ts, which this module does not import: it loads node:fs at once).
+// Only Node < 20.16 / 22.3, without process.getBuiltinModule, imports it up front (output() is
+// synchronous).
+const getBuiltinModule = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+const importedFs: typeof FsModule | undefined = getBuiltinModule ? undefined : await import("node:fs");
+function fs(): typeof FsModule {
+  return importedFs ?? (getBuiltinModule!("node:fs") as typeof FsModule);
+}
 
 /**
  * Writes all of `text` to fd 1 synchronously. Process exit must not lose any of it, and stdout can
@@ -10,7 +21,7 @@ function writeAllToStdout(text: string): void {
   let offset = 0;
   while (offset < bytes.length) {
     try {
-      offset += writeSync(1, bytes, offset, bytes.length - offset);
+      offset += fs().writeSync(1, bytes, offset, bytes.length - offset);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);

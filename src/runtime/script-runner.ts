@@ -37,9 +37,10 @@ const BUN_JSX = ["--jsx-runtime", "classic"];
  *   in-thread hooks where Node has them, TypeScript/JSX from loopx's transform cache; without
  *   in-thread hooks, a plain JS script that needs none of them runs as ESM by Node's own flag);
  * - Bun: Bun itself, `import "loopx"` through NODE_PATH to dist/node-path/ (a two-file package
- *   re-exporting this one), and a preload that keeps scripts ESM-only;
- * - standalone binary: the binary acting as Bun (BUN_BE_BUN=1) with the same preload and a helper
- *   package materialized in the per-version cache.
+ *   holding the script-facing entry, script.ts), and a preload that keeps scripts ESM-only;
+ * - standalone binary: the binary acting as Bun (BUN_BE_BUN=1) with the same preload (or, for a
+ *   script that cannot use CommonJS, one that only unsets BUN_BE_BUN) and a helper package
+ *   materialized in the per-version cache.
  * `--no-install`: a missing package is a resolution error, never a registry download.
  */
 function createJsLauncher(): JsLauncher {
@@ -47,7 +48,9 @@ function createJsLauncher(): JsLauncher {
     const cache = helperCache();
     return {
       command: process.execPath,
-      args: (path) => ["--no-install", ...BUN_JSX, "--preload", cache.preload, path],
+      // As under Bun: the ESM-only guard only where there is something for it to catch; BUN_BE_BUN
+      // must leave every script's environment (standalone-env-preload.ts).
+      args: (path) => ["--no-install", ...BUN_JSX, "--preload", mayUseCommonJs(path) ? cache.preload : cache.envPreload, path],
       extraEnv: (env) => ({ NODE_PATH: prependNodePath(env, cache.nodePath), BUN_BE_BUN: "1" }),
     };
   }

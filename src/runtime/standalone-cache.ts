@@ -7,12 +7,15 @@ import { VERSION } from "../version.js";
 /** Embedded at compile time (`bun build --define`) into standalone binaries only. */
 declare const __LOOPX_HELPERS_JS__: string | undefined;
 declare const __LOOPX_PRELOAD_JS__: string | undefined;
+declare const __LOOPX_ENV_PRELOAD_JS__: string | undefined;
 
 export interface HelperCache {
-  /** Directory for NODE_PATH: holds `loopx/` (package.json + index.js with output/input). */
+  /** Directory for NODE_PATH: holds `loopx/` (package.json + index.js: the script-facing entry, script.ts, bundled). */
   nodePath: string;
-  /** The Bun preload that keeps scripts ESM-only. */
+  /** The Bun preload that keeps scripts ESM-only (and does what envPreload does). */
   preload: string;
+  /** The preload for scripts that cannot use CommonJS: only takes BUN_BE_BUN out of the script's environment. */
+  envPreload: string;
 }
 
 function sha256(text: string): string {
@@ -21,7 +24,7 @@ function sha256(text: string): string {
 
 /** The files of the helper package, relative to the cache entry, with their exact contents. */
 function helperFiles(): Record<string, string> {
-  if (typeof __LOOPX_HELPERS_JS__ !== "string" || typeof __LOOPX_PRELOAD_JS__ !== "string") {
+  if (typeof __LOOPX_HELPERS_JS__ !== "string" || typeof __LOOPX_PRELOAD_JS__ !== "string" || typeof __LOOPX_ENV_PRELOAD_JS__ !== "string") {
     throw new Error("this loopx binary was built without its embedded script helpers");
   }
   const manifest = { name: "loopx", version: VERSION, private: true, type: "module", main: "./index.js", exports: { ".": "./index.js" } };
@@ -29,6 +32,7 @@ function helperFiles(): Record<string, string> {
     "node-path/loopx/package.json": JSON.stringify(manifest, null, 2) + "\n",
     "node-path/loopx/index.js": __LOOPX_HELPERS_JS__,
     "preload.js": __LOOPX_PRELOAD_JS__,
+    "env-preload.js": __LOOPX_ENV_PRELOAD_JS__,
   };
 }
 
@@ -80,6 +84,6 @@ export function helperCache(): HelperCache {
       rmSync(temp, { recursive: true, force: true });
     }
   }
-  cached = { nodePath: join(dir, "node-path"), preload: join(dir, "preload.js") };
+  cached = { nodePath: join(dir, "node-path"), preload: join(dir, "preload.js"), envPreload: join(dir, "env-preload.js") };
   return cached;
 }
