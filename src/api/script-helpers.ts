@@ -1,16 +1,5 @@
-import type * as FsModule from "node:fs";
 import { serializeOutput, type Output } from "../core/output.js";
-
-// node:fs, taken when output() first writes rather than when a script imports "loopx": under Bun,
-// loading it costs ~2 ms, and `import ... from "node:fs"` costs Node milliseconds more for its
-// ESM facade (see runtime/builtins.ts, which this module does not import: it loads node:fs at once).
-// Only Node < 20.16 / 22.3, without process.getBuiltinModule, imports it up front (output() is
-// synchronous).
-const getBuiltinModule = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
-const importedFs: typeof FsModule | undefined = getBuiltinModule ? undefined : await import("node:fs");
-function fs(): typeof FsModule {
-  return importedFs ?? (getBuiltinModule!("node:fs") as typeof FsModule);
-}
+import { scriptFs as fs } from "../runtime/script-fs.js";
 
 /**
  * Writes all of `text` to fd 1 synchronously. Process exit must not lose any of it, and stdout can

@@ -18,6 +18,8 @@ Commands:
   runs [show <id> | tail [<id>]] [--json]
                                         Recent runs, one run's iterations, or follow a run
                                         (loopx's own addition; see 'loopx runs -h')
+  note <text>                           Add a note to the current run's record, from a
+                                        script (loopx's own addition; see 'loopx note -h')
 
 Run 'loopx run -h' to list the workflows in .loopx/, 'loopx install -h' for sources.
 `;
@@ -56,6 +58,13 @@ to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx
 newest 200 are kept. LOOPX_RECORD=0 turns records off. States: running, stopped, limit, failed,
 interrupted, timed-out, or crashed (its process is gone without a run.end).
 `,
+  note: `Usage: loopx note <text>
+
+loopx's own addition. From a script of a recorded run, adds <text> (one line) to the run's record
+as a "note" event, shown by 'loopx runs show' and 'loopx runs tail'; scripts in JS/TS can call
+note(text, data?) from "loopx". Outside a recorded run it does nothing (exit 0). The run gives its
+scripts the record's path in LOOPX_RUN_RECORD.
+`,
   env: "Usage:\n  loopx env set <name> <value>\n  loopx env remove <name>\n  loopx env list\n\nManages global variables in $XDG_CONFIG_HOME/loopx/env (default ~/.config/loopx/env).\n",
 };
 
@@ -81,7 +90,10 @@ prints one line naming the script and the limit, and exits 124 (as timeout(1) do
 
 Scripts get LOOPX_BIN, LOOPX_PROJECT_ROOT and LOOPX_WORKFLOW, and (loopx's own additions)
 LOOPX_TMPDIR (the run's private scratch directory, removed when the run ends), LOOPX_RUN_ID
-(the run's id) and LOOPX_ITERATION (this script execution's number, counted as -n counts).
+(the run's id) and LOOPX_ITERATION (this script execution's number, counted as -n counts); with
+a record, LOOPX_RUN_RECORD (its path, for 'loopx note'); with --timeout / --max-time,
+LOOPX_SCRIPT_TIMEOUT_MS / LOOPX_RUN_DEADLINE (the limit per script in ms; the run's end, ms since
+1970).
 
 loopx's own additions: when stderr is a terminal, a progress line before each script and a
 summary when the run ends (LOOPX_PROGRESS=0 turns them off; NO_COLOR or TERM=dumb: no styling).

@@ -1,4 +1,5 @@
-import { discover, type DiscoveredWorkflow } from "../core/discovery.js";
+import type { DiscoveredWorkflow } from "../core/discovery.js";
+import { discover } from "../runtime/workflow-files.js";
 import { isValidName } from "../core/names.js";
 import { RUN_USAGE } from "./help-text.js";
 

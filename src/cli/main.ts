@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<CommandClass[]>> = {
     const runs = await import("./commands/runs.js");
     return [runs.RunsListCommand, runs.RunsShowCommand, runs.RunsTailCommand];
   },
+  note: async () => [(await import("./commands/note.js")).NoteCommand],
 };
 const SUBCOMMANDS = Object.keys(COMMANDS);
 

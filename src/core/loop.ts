@@ -1,25 +1,30 @@
-import { discover, type DiscoveredScript, type DiscoveredWorkflow, type Discovery } from "./discovery.js";
-import { loadRunEnv } from "./env.js";
+import { discover, type DirectoryReader, type DiscoveredScript, type DiscoveredWorkflow, type Discovery } from "./discovery.js";
+import { loadRunEnv, type EnvFileReader } from "./envfile.js";
+import { describeValue } from "./describe.js";
 import { LoopxError, ScriptFailedError } from "./errors.js";
 import { parseOutput, type Output } from "./output.js";
-import { RunSession, type RunEnd } from "./run-session.js";
+import type { RunEnd, RunSession } from "./run-session.js";
 import { formatTarget, gotoTargetOf, parseTarget, runTargetOf, type Target } from "./target.js";
+import { workflowVersionWarning, type VersionRequirement } from "./version-requirement.js";
 
-/** What to run, as given by the CLI or the API; validated by the engine when iteration begins. */
+/**
+ * What to run, its options already checked by the engine (engine/options.ts). The target is
+ * checked here, with discovery.
+ */
 export interface LoopRequest {
   target: unknown;
-  /** undefined = no limit. Anything but a non-negative safe integer is an error. */
-  maxIterations?: unknown;
+  /** undefined = no limit. */
+  maxIterations?: number;
   /** Absolute path of the `-e` / `envFile` file, if any. */
   envFile?: string;
   /**
    * RunOptions.env (API only, loopx's own addition): variables for every script, over the env-file
-   * layers and under the run's parts' and loopx's own variables. Validated by `validateRunEnv`.
+   * layers and under the run's parts' and loopx's own variables.
    */
-  env?: unknown;
+  env?: Record<string, string>;
   /** The project root: where `.loopx/` lives and what LOOPX_PROJECT_ROOT is. */
   projectRoot: string;
-  /** Environment inherited by scripts (a snapshot of process.env). */
+  /** Environment inherited by scripts (the caller's environment when the run was asked for). */
   baseEnv: Record<string, string | undefined>;
   loopxBin: string;
 }
@@ -30,67 +35,28 @@ export interface ScriptStdout {
   stdoutBytes: number;
 }
 
-/** The engine's only way out to processes and the terminal; the runtime layer provides it. */
+/**
+ * The loop's only way out to files, processes and the terminal: the engine gives it the real one
+ * (engine/host.ts), tests an in-memory one. Every decision stays in the loop.
+ */
 export interface LoopHost {
   /** Runs one script and returns its stdout, or throws a LoopxError (non-zero exit, ...). */
   runScript(step: { script: DiscoveredScript; workflow: DiscoveredWorkflow; label: string; env: Record<string, string | undefined>; stdin: string | undefined }): Promise<ScriptStdout>;
   /** Writes a warning line to stderr. */
   warn(message: string): void;
-  /** Called on the first entry into each workflow during a run (workflow-level version check). */
-  onFirstEntry?(workflow: DiscoveredWorkflow): void;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
-  return typeof value;
-}
-
-export function validateMaxIterations(value: unknown): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-    throw new LoopxError(`maxIterations must be a non-negative integer, got ${describe(value)}`);
-  }
-  return value;
-}
-
-function shapeOf(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "object" || typeof value === "function") {
-    const name = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-    return typeof value === "function" ? "a function" : typeof name === "string" && name !== "" && name !== "Object" ? `a ${name}` : "an object";
-  }
-  return `${typeof value} ${describe(value)}`;
-}
-
-/**
- * RunOptions.env: undefined, or a plain object whose every value is a string; names may hold
- * neither "=" nor NUL (nor be empty), values no NUL — what an environment can carry.
- */
-export function validateRunEnv(value: unknown): Record<string, string> {
-  if (value === undefined) return {};
-  const proto = value !== null && typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
-  if (value === null || typeof value !== "object" || Array.isArray(value) || (proto !== Object.prototype && proto !== null)) {
-    throw new LoopxError(`env must be an object of variable names to string values, got ${shapeOf(value)}`);
-  }
-  const env: Record<string, string> = {};
-  for (const [key, item] of Object.entries(value)) {
-    if (key === "" || key.includes("=") || key.includes("\0")) {
-      throw new LoopxError(`env has an invalid variable name ${JSON.stringify(key)}: names are non-empty and hold no "=" or NUL`);
-    }
-    const name = /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `env.${key}` : `env[${JSON.stringify(key)}]`;
-    if (typeof item !== "string") throw new LoopxError(`${name} must be a string, got ${shapeOf(item)}`);
-    if (item.includes("\0")) throw new LoopxError(`${name} must not contain a NUL character`);
-    env[key] = item;
-  }
-  return env;
+  /** Lists directories for discovery (spec §5). */
+  readonly directories: DirectoryReader;
+  /** Reads the global and `-e` env files (spec §8). */
+  readonly envFiles: EnvFileReader;
+  /** A workflow's declared loopx version (its package.json), for the check of spec §3.2. */
+  versionRequirement(workflowDir: string): VersionRequirement;
+  /** The running loopx version. */
+  readonly version: string;
 }
 
 /** Discovery with run-mode validation (spec §5, §7.1 step 1): every issue is fatal. */
-export function discoverForRun(projectRoot: string): Discovery {
-  const discovery = discover(projectRoot);
+export function discoverForRun(directories: DirectoryReader, projectRoot: string): Discovery {
+  const discovery = discover(directories, projectRoot);
   if (!discovery.exists) {
     throw new LoopxError(`no .loopx/ directory in ${projectRoot}: create it with a workflow, e.g. .loopx/my-workflow/index.sh`);
   }
@@ -115,7 +81,7 @@ function lookup(discovery: Discovery, target: Target, context: string): { workfl
 
 /** Resolves the starting target (spec §7.1 step 3). */
 function resolveStart(discovery: Discovery, target: unknown): Target {
-  if (typeof target !== "string") throw new LoopxError(`target must be a string like "workflow" or "workflow:script", got ${describe(target)}`);
+  if (typeof target !== "string") throw new LoopxError(`target must be a string like "workflow" or "workflow:script", got ${describeValue(target)}`);
   const parsed = parseTarget(target);
   if (!parsed.ok) throw new LoopxError(parsed.error);
   const start = runTargetOf(parsed.target);
@@ -125,6 +91,12 @@ function resolveStart(discovery: Discovery, target: unknown): Target {
   }
   lookup(discovery, start, "");
   return { workflow: start.workflow, script: start.script };
+}
+
+/** The workflow-level version check (spec §3.2), on the first entry into each workflow of a run. */
+function checkVersion(host: LoopHost, workflow: DiscoveredWorkflow): void {
+  const warning = workflowVersionWarning(workflow.name, host.versionRequirement(workflow.dir), host.version);
+  if (warning !== undefined) host.warn(warning);
 }
 
 function failure(error: unknown, target: string | undefined): RunEnd {
@@ -143,22 +115,18 @@ function failure(error: unknown, target: string | undefined): RunEnd {
  * CLI exit 1. Once validation has passed, the run belongs to `session`: it is told of every
  * iteration and, in `finally`, of how the run ended — every way it can end.
  */
-export async function* runLoop(
-  request: LoopRequest,
-  host: LoopHost,
-  session: RunSession = new RunSession({ terminate: async () => {}, warn: host.warn, runtime: "node", version: "0.0.0" }),
-): AsyncGenerator<Output, void, undefined> {
-  const maxIterations = validateMaxIterations(request.maxIterations);
-  const optionVars = validateRunEnv(request.env);
-  const discovery = discoverForRun(request.projectRoot);
-  const userVars = loadRunEnv(request.envFile, host.warn);
+export async function* runLoop(request: LoopRequest, host: LoopHost, session: RunSession): AsyncGenerator<Output, void, undefined> {
+  const maxIterations = request.maxIterations;
+  const optionVars = request.env ?? {};
+  const discovery = discoverForRun(host.directories, request.projectRoot);
+  const userVars = loadRunEnv(host.envFiles, request.envFile, host.warn);
   const start = resolveStart(discovery, request.target);
   if (maxIterations === 0) return;
 
   // The starting workflow's version check is part of validation: it warns before anything of the
   // run exists (scratch directory, record).
   const entered = new Set<string>([start.workflow]);
-  host.onFirstEntry?.(discovery.workflows.get(start.workflow)!);
+  checkVersion(host, discovery.workflows.get(start.workflow)!);
 
   let end: RunEnd | undefined;
   let current = start;
@@ -188,9 +156,14 @@ export async function* runLoop(
       const { workflow, script } = lookup(discovery, current, "");
       if (!entered.has(workflow.name)) {
         entered.add(workflow.name);
-        host.onFirstEntry?.(workflow);
+        checkVersion(host, workflow);
       }
       label = formatTarget(current);
+      if (session.gated) {
+        await session.beforeScript({ target: label });
+        // A part cancelled the run before this script: it never starts (the cancellation ends the run).
+        if (session.cancellation) return;
+      }
       const n = session.iterationStart(label);
       let ran: ScriptStdout;
       try {

@@ -80,5 +80,24 @@ export interface RunEndEvent extends EventBase {
 
 export type LoopEvent = RunStartEvent | IterationStartEvent | IterationEndEvent | RunEndEvent;
 
+/**
+ * A line a script added to its run's record (`loopx note`, `note()`; see
+ * runtime/record-note.ts). Only in records: written by the script, never emitted by the engine.
+ */
+export interface NoteEvent extends EventBase {
+  type: "note";
+  /** The iteration (LOOPX_ITERATION) of the script that wrote it. */
+  n?: number;
+  /** The workflow of that script (LOOPX_WORKFLOW). */
+  workflow?: string;
+  /** One line. */
+  text: string;
+  /** Whatever the script attached, as JSON (at most 4 KiB). */
+  data?: Record<string, unknown>;
+}
+
+/** What a run record holds: the run's events and its scripts' notes. */
+export type RecordEvent = LoopEvent | NoteEvent;
+
 /** Bytes of `result` kept in an event; the rest is counted in `resultBytes`. */
 export const RESULT_EXCERPT_BYTES = 4096;

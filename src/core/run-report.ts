@@ -2,7 +2,8 @@ import {
   EVENT_VERSION,
   type IterationEndEvent,
   type IterationStartEvent,
-  type LoopEvent,
+  type NoteEvent,
+  type RecordEvent,
   type RunEndEvent,
   type RunEndReason,
   type RunStartEvent,
@@ -67,7 +68,8 @@ export type RunState = RunEndReason | "running" | "crashed";
 
 /** A record's events, as far as they can be read. */
 export interface ParsedRecord {
-  events: LoopEvent[];
+  /** The run's events and its scripts' notes, in the order they were written. */
+  events: RecordEvent[];
   /** Set when a line was written by a newer loopx (a `v` this one does not know). */
   newerVersion?: number;
 }
@@ -77,7 +79,7 @@ export interface ParsedRecord {
  * process died) is skipped; a line of a newer format makes the whole record "newer", never misread.
  */
 export function parseRecord(text: string): ParsedRecord {
-  const events: LoopEvent[] = [];
+  const events: RecordEvent[] = [];
   let newerVersion: number | undefined;
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
@@ -94,7 +96,7 @@ export function parseRecord(text: string): ParsedRecord {
       continue;
     }
     if (v !== EVENT_VERSION || typeof (value as { type?: unknown }).type !== "string") continue;
-    events.push(value as LoopEvent);
+    events.push(value as RecordEvent);
   }
   return newerVersion === undefined ? { events } : { events, newerVersion };
 }
@@ -120,12 +122,12 @@ export interface RunSummary {
   message?: string;
 }
 
-export function startEvent(events: LoopEvent[]): RunStartEvent | undefined {
+export function startEvent(events: RecordEvent[]): RunStartEvent | undefined {
   const first = events[0];
   return first?.type === "run.start" ? first : undefined;
 }
 
-export function lastIterationEnd(events: LoopEvent[]): IterationEndEvent | undefined {
+export function lastIterationEnd(events: RecordEvent[]): IterationEndEvent | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i]!;
     if (event.type === "iteration.end") return event;
@@ -137,7 +139,7 @@ export function lastIterationEnd(events: LoopEvent[]): IterationEndEvent | undef
  * What a record says about its run (`events`: all of them, or its first and last ones). `alive` tells whether the run's process still exists (asked
  * only for records without `run.end`); `now` is used for the duration of a running run.
  */
-export function summarizeRun(id: string, events: LoopEvent[], alive: (start: RunStartEvent) => boolean, now: number): RunSummary | undefined {
+export function summarizeRun(id: string, events: RecordEvent[], alive: (start: RunStartEvent) => boolean, now: number): RunSummary | undefined {
   const start = startEvent(events);
   if (!start) return undefined;
   const end = events[events.length - 1]?.type === "run.end" ? (events[events.length - 1] as RunEndEvent) : undefined;
@@ -234,7 +236,7 @@ function exitOf(event: IterationEndEvent): string {
 }
 
 /** `loopx runs show`: a header, then one row per iteration with a bar proportional to its duration. */
-export function formatRunDetail(summary: RunSummary, events: LoopEvent[], now: number): string {
+export function formatRunDetail(summary: RunSummary, events: RecordEvent[], now: number): string {
   const header =
     `run ${summary.id} · ${summary.state === "running" ? "running" : summary.ending ?? summary.state} · ` +
     `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatDuration(summary.durationMs)}\n` +
@@ -252,7 +254,8 @@ export function formatRunDetail(summary: RunSummary, events: LoopEvent[], now: n
       }
     }
   }
-  if (iterations.length === 0) return header;
+  const notes = events.filter((event): event is NoteEvent => event.type === "note");
+  if (iterations.length === 0) return header + notes.map((event) => `${describeNote(event)}\n`).join("");
   const max = Math.max(...iterations.map((row) => row.ms));
   const rows = [["N", "TARGET", "DURATION", "", "EXIT", "NEXT", "RESULT"]];
   for (const row of iterations) {
@@ -267,15 +270,24 @@ export function formatRunDetail(summary: RunSummary, events: LoopEvent[], now: n
       open ? "" : row.end!.output ? resultExcerpt(row.end!.output.result) : resultExcerpt(row.end!.error),
     ]);
   }
-  return header + formatTable(rows);
+  if (notes.length === 0) return header + formatTable(rows);
+  // Each note under the row of the iteration whose script wrote it (notes of no known iteration last).
+  const lines = formatTable(rows).split("\n");
+  const out = [lines[0]!];
+  iterations.forEach((row, i) => {
+    out.push(lines[i + 1]!);
+    for (const event of notes) if (event.n === row.n) out.push(describeNote(event));
+  });
+  for (const event of notes) if (!iterations.some((row) => row.n === event.n)) out.push(describeNote(event));
+  return `${header}${out.join("\n")}\n`;
 }
 
-function lastTime(events: LoopEvent[]): string {
+function lastTime(events: RecordEvent[]): string {
   return events[events.length - 1]!.time;
 }
 
 /** One line of `loopx runs tail` per event. */
-export function formatTailEvent(event: LoopEvent, start: RunStartEvent | undefined, last: IterationEndEvent | undefined): string {
+export function formatTailEvent(event: RecordEvent, start: RunStartEvent | undefined, last: IterationEndEvent | undefined): string {
   switch (event.type) {
     case "run.start":
       return `run ${event.run} started ${formatLocalTime(event.time)} · ${event.target} · ${event.projectRoot} · pid ${event.pid}`;
@@ -288,5 +300,12 @@ export function formatTailEvent(event: LoopEvent, start: RunStartEvent | undefin
     }
     case "run.end":
       return describeRunEnd(event, start?.maxIterations ?? null, last);
+    case "note":
+      return describeNote(event);
   }
+}
+
+/** "  note 19:55:02 · ralph: waiting for the usage limit …" (a script's note, local time). */
+export function describeNote(event: NoteEvent): string {
+  return `  note ${formatLocalTime(event.time).slice(11)} · ${event.text}`;
 }

@@ -1,6 +1,6 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { isWorkflowDir, scanScriptFiles } from "../core/discovery.js";
+import { isWorkflowDir, scanScriptFiles } from "../runtime/workflow-files.js";
 import { LoopxError } from "../core/errors.js";
 
 /** A workflow found in a source tree: its name and the directory to install from. */

@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import { isWorkflowDir } from "../core/discovery.js";
+import { isWorkflowDir } from "../runtime/workflow-files.js";
 import { LoopxError } from "../core/errors.js";
 import type { PlannedWorkflow } from "./preflight.js";
 import { copyTree } from "./tree.js";

@@ -106,8 +106,3 @@ export async function install(request: InstallRequest, io: InstallIO = defaultIO
     cleanup.dispose();
   }
 }
-
-export async function installFromCli(request: InstallRequest): Promise<number> {
-  await install(request);
-  return 0;
-}

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LoopxError } from "../core/errors.js";
-import { EVENT_VERSION, type IterationEndEvent, type LoopEvent, type RunStartEvent } from "../core/run-events.js";
+import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "../core/run-events.js";
 import { formatRunDetail, formatRunList, formatTailEvent, parseRecord, startEvent, summarizeRun, type RunSummary } from "../core/run-report.js";
 import { listRecordIds, readRecordEnds, readRecordText, recordsDir, runProcessAlive } from "./run-records.js";
 
@@ -64,7 +64,7 @@ export function resolveRunId(dir: string, prefix: string): string {
   throw new LoopxError(`run id ${JSON.stringify(prefix)} is ambiguous: it starts ${matches.length} runs (${matches.slice(0, 3).join(", ")}${matches.length > 3 ? ", ..." : ""})`);
 }
 
-function readEvents(dir: string, id: string): LoopEvent[] {
+function readEvents(dir: string, id: string): RecordEvent[] {
   const record = parseRecord(readRecordText(dir, id));
   if (record.newerVersion !== undefined) throw newer(id, record.newerVersion);
   return record.events;

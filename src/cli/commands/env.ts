@@ -1,7 +1,7 @@
 import { Command, Option } from "clipanion";
 import { LoopxError } from "../../core/errors.js";
 import { envValueProblem, isValidEnvKey } from "../../core/envfile.js";
-import { listGlobalEnv, removeGlobalEnvVar, setGlobalEnvVar } from "../../core/env.js";
+import { listGlobalEnv, removeGlobalEnvVar, setGlobalEnvVar } from "../../runtime/env-files.js";
 import { warnToStderr } from "../../runtime/stderr.js";
 
 function checkName(name: string): void {

@@ -20,7 +20,8 @@ export class InstallCommand extends Command {
     if (this.sources.length > 1) {
       throw new UsageError(`loopx install takes exactly one source, got ${this.sources.length}: ${this.sources.map((s) => JSON.stringify(s)).join(" ")}`);
     }
-    const { installFromCli } = await import("../../install/index.js");
-    return installFromCli({ source: this.sources[0]!, workflow, yes: this.yes === 1, projectRoot: process.cwd() });
+    const { install } = await import("../../install/index.js");
+    await install({ source: this.sources[0]!, workflow, yes: this.yes === 1, projectRoot: process.cwd() });
+    return 0;
   }
 }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { LoopxError } from "../../core/errors.js";
 import type { LoopEvent } from "../../core/run-events.js";
 import type { RunPart } from "../../core/run-session.js";
+import { RECORD_PATH_VAR } from "../record-note.js";
 import { pruneRecords } from "../run-records.js";
 import { warnToStderr } from "../stderr.js";
 
@@ -26,6 +27,10 @@ class EventFile {
 
   open(path: string): void {
     this.fd = openSync(path, "a", 0o600);
+  }
+
+  isOpen(): boolean {
+    return this.fd !== undefined;
   }
 
   write(event: LoopEvent): void {
@@ -60,10 +65,13 @@ class EventFile {
 /** The run's record `<dir>/<run id>.jsonl`; the oldest records beyond the newest 200 are pruned. */
 export function recordPart(dir: string): RunPart {
   let file: EventFile | undefined;
+  let path: string | undefined;
   return {
+    // Scripts may add notes to the record (runtime/record-note.ts) while it is open.
+    begin: () => (file?.isOpen() && path ? { [RECORD_PATH_VAR]: path } : undefined),
     onEvent(event) {
       if (event.type === "run.start") {
-        const path = join(dir, `${event.run}.jsonl`);
+        path = join(dir, `${event.run}.jsonl`);
         file = new EventFile(`the run record ${path}`);
         try {
           mkdirSync(dir, { recursive: true, mode: 0o700 });

@@ -1,4 +1,4 @@
-// Shared by the ralph and converge workflows (see util.ts for why each workflow has a copy).
+// Shared by the ralph and converge workflows (see util.ts for how each workflow gets its copy).
 //
 // Agent presets and their streaming formats, one NDJSON object per stdout line:
 // - claude: `claude -p --output-format stream-json --verbose` — `system`/`init`, `assistant`
@@ -12,8 +12,7 @@
 // - cline: `cline --json` — ClineMessage objects: `type` "say" | "ask", `say`/`ask` subtype,
 //   `text`; the prompt is echoed as say "task", the answer is say "text" / "completion_result",
 //   and say "api_req_started" carries a JSON text with the request's `cost`.
-import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, closeSync, openSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { splitArgs, type Vars } from "./util.ts";
 
 export type AgentType = "claude" | "codex" | "amp" | "cline";
@@ -22,21 +21,39 @@ export const AGENT_TYPES: AgentType[] = ["claude", "codex", "amp", "cline"];
 interface Preset {
   cli: string;
   args: string;
+  /** The arguments without which the CLI prints no JSON stream (named when a stream is missing). */
+  streamArgs: string;
+  /**
+   * The arguments for an agent that must not change files (converge's judge): the CLI's own
+   * read-only mode where it has one. Where it has none (amp, cline) the worker's arguments; the
+   * caller then relies on checking the working tree.
+   */
+  readOnlyArgs: string;
   usageCmd?: string;
 }
 
+const CLAUDE_STREAM = "-p --output-format stream-json --verbose";
+
 /** Each CLI's non-interactive, JSON-streaming invocation; the prompt goes to stdin. */
 export const PRESETS: Record<AgentType, Preset> = {
-  claude: { cli: "claude", args: "-p --output-format stream-json --verbose --dangerously-skip-permissions" },
-  codex: { cli: "codex", args: "exec --json --full-auto -" },
-  amp: { cli: "amp", args: "-x --stream-json --dangerously-allow-all", usageCmd: "amp usage" },
-  cline: { cli: "cline", args: "--json -y" },
+  claude: {
+    cli: "claude",
+    args: `${CLAUDE_STREAM} --dangerously-skip-permissions`,
+    streamArgs: CLAUDE_STREAM,
+    // dontAsk: every tool not listed is refused, nobody is asked; reading and git inspection only.
+    readOnlyArgs: `${CLAUDE_STREAM} --permission-mode dontAsk --allowedTools "Read,Grep,Glob,Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*)"`,
+  },
+  codex: { cli: "codex", args: "exec --json --full-auto -", streamArgs: "exec --json", readOnlyArgs: "exec --json --sandbox read-only -" },
+  amp: { cli: "amp", args: "-x --stream-json --dangerously-allow-all", streamArgs: "-x --stream-json", readOnlyArgs: "-x --stream-json", usageCmd: "amp usage" },
+  cline: { cli: "cline", args: "--json -y", streamArgs: "--json", readOnlyArgs: "--json -y" },
 };
 
 export interface AgentSpec {
   type: AgentType;
   cli: string;
   args: string[];
+  /** The variable prefix the spec was read with (AGENT_, CONVERGE_JUDGE_, …), for messages. */
+  prefix: string;
   /** A command printing the account balance (`$12.34` somewhere in its output), run before and after. */
   usageCmd?: string;
   /** A shell pipeline that reduces usageCmd's output to the bare number. */
@@ -45,18 +62,20 @@ export interface AgentSpec {
 
 /**
  * Reads an agent configuration from `vars`: `<prefix>TYPE` (claude, codex, amp, cline; default
- * `fallbackType`), then `<prefix>CLI`, `<prefix>ARGS`, `<prefix>USAGE_CMD`, `<prefix>USAGE_PARSER`
- * override the preset one by one.
+ * `fallbackType`), then `<prefix>CLI`, `<prefix>ARGS` (replaces the preset's arguments),
+ * `<prefix>EXTRA_ARGS` (appended to them), `<prefix>USAGE_CMD`, `<prefix>USAGE_PARSER`.
+ * `readOnly` picks the preset's read-only arguments.
  */
-export function agentSpec(vars: Vars, prefix: string, fallbackType = "claude"): AgentSpec {
+export function agentSpec(vars: Vars, prefix: string, fallbackType = "claude", readOnly = false): AgentSpec {
   const type = (vars[`${prefix}TYPE`] || fallbackType) as AgentType;
   if (!AGENT_TYPES.includes(type)) throw new Error(`${prefix}TYPE must be one of ${AGENT_TYPES.join(", ")}, got ${JSON.stringify(type)}`);
   const preset = PRESETS[type];
-  const argsText = vars[`${prefix}ARGS`] ?? preset.args;
+  const argsText = vars[`${prefix}ARGS`] ?? (readOnly ? preset.readOnlyArgs : preset.args);
   return {
     type,
     cli: vars[`${prefix}CLI`] || preset.cli,
-    args: splitArgs(argsText),
+    args: [...splitArgs(argsText), ...splitArgs(vars[`${prefix}EXTRA_ARGS`] ?? "")],
+    prefix,
     usageCmd: vars[`${prefix}USAGE_CMD`] ?? preset.usageCmd,
     usageParser: vars[`${prefix}USAGE_PARSER`] || undefined,
   };
@@ -92,6 +111,40 @@ export function responseText(type: AgentType, events: Json[]): string {
   return parts.join("\n");
 }
 
+/**
+ * The agent's final answer: what it ended with, not everything it said along the way. Claude and
+ * amp: the `result` event's text (else the last assistant message); codex: the last agent
+ * message; cline: the completion result (else the last text).
+ */
+export function finalAnswer(type: AgentType, events: Json[]): string {
+  const last = <T>(items: T[]): T | undefined => items[items.length - 1];
+  if (type === "claude" || type === "amp") {
+    const result = last(events.filter((e) => e.type === "result"));
+    if (result && typeof result.result === "string") return result.result;
+    const message = last(events.filter((e) => e.type === "assistant" && contentBlocks(e).some((b) => b.type === "text")));
+    return message ? responseText(type, [message]) : "";
+  }
+  if (type === "codex") return last(events.filter((e) => e.type === "item.completed" && e.item?.type === "agent_message"))?.item?.text ?? "";
+  const final = events.filter((e) => e.partial !== true && (e.say === "completion_result" || e.ask === "completion_result" || e.type === "run_result"));
+  if (final.length) return String(last(final)!.text ?? "");
+  return String(last(events.filter((e) => e.partial !== true && e.type === "say" && e.say === "text"))?.text ?? "");
+}
+
+/**
+ * True when `tag` stands on a line of its own in `answer`, outside code blocks: a tag quoted,
+ * negated or mentioned mid-sentence ("I will not print <promise>COMPLETE</promise> yet") is not
+ * a signal.
+ */
+export function signalled(answer: string, tag: string): boolean {
+  let fenced = false;
+  for (const raw of answer.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (/^(```|~~~)/.test(line)) fenced = !fenced;
+    else if (!fenced && line === tag) return true;
+  }
+  return false;
+}
+
 /** The cost the agent reported for this invocation, if it reports one. */
 export function reportedCost(type: AgentType, events: Json[]): number | undefined {
   if (type === "claude" || type === "amp") {
@@ -123,7 +176,10 @@ export function streamFailure(type: AgentType, events: Json[]): string | undefin
   if (type === "claude" || type === "amp") {
     const result = [...events].reverse().find((e) => e.type === "result");
     if (!result) return "the stream has no result event";
-    if (result.is_error === true) return `the agent reported an error (${result.subtype ?? "is_error"}): ${String(result.result ?? "").slice(0, 200)}`;
+    if (result.is_error === true) {
+      const kind = result.subtype && result.subtype !== "success" ? result.subtype : typeof result.api_error_status === "number" ? `API status ${result.api_error_status}` : "is_error";
+      return `the agent reported an error (${kind}): ${String(result.result ?? "").slice(0, 200)}`;
+    }
   } else if (type === "codex") {
     const failed = events.find((e) => e.type === "turn.failed" || e.type === "error");
     if (failed) return `the agent reported an error: ${failed.error?.message ?? failed.message ?? "turn failed"}`;
@@ -139,6 +195,17 @@ const short = (text: unknown, max = 160): string => {
   const one = String(text ?? "").replace(/\s+/g, " ").trim();
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 };
+
+/** Lines of tool output shown in the live view; the rest is counted (the log has it all). */
+const TOOL_OUTPUT_LINES = 8;
+
+/** A tool's output, line by line (indented, each cut to a screen line), at most TOOL_OUTPUT_LINES. */
+function toolOutput(mark: string, text: unknown, prefix = ""): string[] {
+  const all = String(text ?? "").replace(/\s+$/, "").split(/\r?\n/);
+  const shown = all.slice(0, TOOL_OUTPUT_LINES).map((line, i) => `  ${i === 0 ? `${mark} ${prefix}` : "  "}${short(line, 120)}`.trimEnd());
+  if (all.length > TOOL_OUTPUT_LINES) shown.push(`    … ${all.length - TOOL_OUTPUT_LINES} more lines`);
+  return shown;
+}
 
 function toolSummary(input: Json | undefined): string {
   if (!input || typeof input !== "object") return "";
@@ -165,17 +232,20 @@ export function displayEvent(type: AgentType, event: Json): string | undefined {
       const lines: string[] = [];
       for (const block of contentBlocks(event)) {
         if (block.type !== "tool_result") continue;
-        const content = Array.isArray(block.content) ? block.content.map((c: Json) => c?.text ?? "").join(" ") : block.content;
-        lines.push(`  ${block.is_error ? "✗" : "←"} ${short(content, 120)}`);
+        const content = Array.isArray(block.content) ? block.content.map((c: Json) => c?.text ?? "").join("\n") : block.content;
+        lines.push(...toolOutput(block.is_error ? "✗" : "←", content));
       }
       return lines.length ? lines.join("\n") : undefined; // an echoed prompt is not shown again
     }
     if (event.type === "result") {
-      const bits = [event.subtype ?? (event.is_error ? "error" : "done")];
+      // Claude reports an API error as subtype "success" with is_error: true.
+      const bits = [event.is_error ? (event.subtype && event.subtype !== "success" ? event.subtype : "error") : (event.subtype ?? "done")];
+      if (event.is_error && typeof event.api_error_status === "number") bits.push(`API status ${event.api_error_status}`);
       if (typeof event.num_turns === "number") bits.push(`${event.num_turns} turns`);
       if (typeof event.total_cost_usd === "number") bits.push(`$${event.total_cost_usd.toFixed(6)}`);
       if (typeof event.duration_ms === "number") bits.push(`${(event.duration_ms / 1000).toFixed(1)}s`);
-      return `${event.is_error ? "✗" : "✓"} result: ${bits.join(", ")}`;
+      const why = event.is_error && typeof event.result === "string" && event.result ? `: ${short(event.result)}` : "";
+      return `${event.is_error ? "✗" : "✓"} result: ${bits.join(", ")}${why}`;
     }
     return undefined;
   }
@@ -186,7 +256,7 @@ export function displayEvent(type: AgentType, event: Json): string | undefined {
     if (event.type === "item.completed" && item) {
       if (item.type === "agent_message") return String(item.text ?? "").trimEnd();
       if (item.type === "reasoning") return `· thinking: ${short(item.text)}`;
-      if (item.type === "command_execution") return `  ${item.exit_code === 0 ? "←" : "✗"} exit ${item.exit_code ?? "?"}: ${short(item.aggregated_output, 120)}`;
+      if (item.type === "command_execution") return toolOutput(item.exit_code === 0 ? "←" : "✗", item.aggregated_output, `exit ${item.exit_code ?? "?"}: `).join("\n");
       if (item.type === "file_change") return `→ files: ${(item.changes ?? []).map((c: Json) => `${c.kind ?? "edit"} ${c.path}`).join(", ")}`;
       if (item.type === "error") return `✗ ${short(item.message)}`;
       return `· ${item.type}`;
@@ -222,7 +292,7 @@ export function displayEvent(type: AgentType, event: Json): string | undefined {
       case "command":
         return `→ $ ${short(event.text, 120)}`;
       case "command_output":
-        return `  ← ${short(event.text, 120)}`;
+        return toolOutput("←", event.text).join("\n");
       case "tool":
         return `→ tool: ${short(event.text, 120)}`;
       case "error":
@@ -246,153 +316,4 @@ export function queryBalance(spec: AgentSpec, cwd: string): number | undefined {
   if (!match) return undefined;
   const value = Number((match[1] ?? match[0]).replace(/,/g, ""));
   return Number.isFinite(value) ? value : undefined;
-}
-
-export interface AgentResult {
-  /** Exit code, or null when killed by a signal. */
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  events: Json[];
-  /** The assistant's response text (see responseText). */
-  response: string;
-  /** Cost of this invocation in USD, when the agent reports it or a usage command measures it. */
-  cost?: number;
-  balance?: number;
-  /** Why this invocation failed; undefined when it succeeded. */
-  failure?: string;
-}
-
-export interface RunAgentOptions {
-  cwd: string;
-  /** Raw stdout is appended here, and the agent's stderr goes here (the session log). */
-  logFile?: string;
-  /** Raw stdout of this invocation, overwritten (last_agent_output). */
-  rawFile?: string;
-  /** Called with each rendered line of the live view; default: stderr. */
-  display?: (text: string) => void;
-}
-
-/** How long to wait for stdout to close after the agent exited. */
-const STDOUT_GRACE_MS = 1000;
-
-/** The agent currently running (so a signal handler can wait for it). */
-export let activeAgent: Promise<unknown> | undefined;
-
-/** Invokes the agent once with `prompt` on stdin and streams its output. */
-export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgentOptions): Promise<AgentResult> {
-  const display = options.display ?? ((text: string) => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`));
-  const before = queryBalance(spec, options.cwd);
-  if (options.rawFile) writeFileSync(options.rawFile, "");
-  const errFd = options.logFile ? openSync(options.logFile, "a") : "ignore";
-  const events: Json[] = [];
-  let pending = "";
-  const handleLine = (line: string): void => {
-    if (line.trim() === "") return;
-    let event: Json | undefined;
-    try {
-      const parsed = JSON.parse(line);
-      if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) event = parsed;
-    } catch {
-      // not JSON: shown as is
-    }
-    if (!event) return display(line);
-    events.push(event);
-    try {
-      const text = displayEvent(spec.type, event);
-      if (text !== undefined && text !== "") display(text);
-    } catch {
-      // the live view is cosmetic: it never breaks the run
-    }
-  };
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolveExit) => {
-    let child;
-    try {
-      child = spawn(spec.cli, spec.args, { cwd: options.cwd, stdio: ["pipe", "pipe", errFd] });
-    } catch (error) {
-      resolveExit({ code: 127, signal: null, error: error as Error });
-      return;
-    }
-    child.on("error", (error) => resolveExit({ code: 127, signal: null, error }));
-    child.stdin!.on("error", () => {}); // an agent that exits without reading its prompt
-    child.stdin!.end(prompt);
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => {
-      if (options.logFile) appendFileSync(options.logFile, chunk);
-      if (options.rawFile) appendFileSync(options.rawFile, chunk);
-      pending += chunk;
-      let newline: number;
-      while ((newline = pending.indexOf("\n")) >= 0) {
-        handleLine(pending.slice(0, newline));
-        pending = pending.slice(newline + 1);
-      }
-    });
-    // Normally stdout closes as the agent exits. A process the agent left behind may hold the
-    // pipe open (a tool's background job): give it a moment, then stop waiting for it.
-    let settled = false;
-    const settle = (code: number | null, signal: NodeJS.Signals | null): void => {
-      if (settled) return;
-      settled = true;
-      resolveExit({ code, signal });
-    };
-    child.on("exit", (code, signal) => {
-      setTimeout(() => {
-        child.stdout!.destroy();
-        settle(code, signal);
-      }, STDOUT_GRACE_MS).unref();
-    });
-    child.on("close", (code, signal) => settle(code, signal));
-  });
-  activeAgent = exit;
-  const { code, signal, error } = await exit;
-  activeAgent = undefined;
-  if (typeof errFd === "number") closeSync(errFd);
-  if (pending !== "") handleLine(pending);
-  if (options.logFile && events.length > 0) appendFileSync(options.logFile, "\n");
-
-  let failure: string | undefined;
-  if (error) failure = `cannot start ${spec.cli}: ${error.message}`;
-  else if (signal) failure = `${spec.cli} was killed by ${signal}`;
-  else if (code !== 0) failure = `${spec.cli} exited with code ${code}`;
-  else failure = streamFailure(spec.type, events);
-
-  let cost = reportedCost(spec.type, events);
-  let balance: number | undefined;
-  if (before !== undefined) {
-    balance = queryBalance(spec, options.cwd);
-    if (balance !== undefined && cost === undefined) cost = Math.max(0, before - balance);
-  }
-  return { code, signal, events, response: responseText(spec.type, events), cost, balance, failure };
-}
-
-export interface RetriedResult extends AgentResult {
-  /** Attempts after the first (this result may itself be a failure). */
-  retries: number;
-  /** Cost summed over every attempt. */
-  totalCost?: number;
-  failures: string[];
-}
-
-/**
- * The reference's retry strategy: on failure, count it; retry the same prompt while the count is
- * below maxRetries; give up once it reaches maxRetries. `onFailure` logs each failed attempt.
- */
-export async function runAgentWithRetries(
-  spec: AgentSpec,
-  prompt: string,
-  options: RunAgentOptions,
-  maxRetries: number,
-  onFailure: (attempt: number, failure: string) => void,
-  /** True once the run is being interrupted: no further attempt starts. */
-  stopping: () => boolean = () => false,
-): Promise<RetriedResult> {
-  const failures: string[] = [];
-  let totalCost: number | undefined;
-  for (;;) {
-    const result = await runAgent(spec, prompt, options);
-    if (result.cost !== undefined) totalCost = (totalCost ?? 0) + result.cost;
-    if (!result.failure) return { ...result, retries: failures.length, totalCost, failures };
-    failures.push(result.failure);
-    onFailure(failures.length, result.failure);
-    if (failures.length >= maxRetries || stopping()) return { ...result, retries: failures.length - 1, totalCost, failures };
-  }
 }

@@ -1,6 +1,7 @@
-// Shared by the ralph and converge workflows. Each workflow carries its own copy of lib/shared/
-// (an installed workflow can only rely on files inside its own directory); the copies are kept
-// byte-identical, and loopx's test suite fails if they drift.
+// Shared by the ralph and converge workflows. This directory is the one source; an installed
+// workflow can rely only on files inside its own directory, so the pack step
+// (scripts/pack-workflows.mjs) copies it into each workflow's lib/shared/ (in the checkout,
+// lib/shared is a link to here).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { accessSync, constants } from "node:fs";
@@ -169,4 +170,89 @@ export function numberVar(vars: Vars, name: string): number | undefined {
   const value = Number(raw.trim().replace(/^\$/, ""));
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
   return value;
+}
+
+/** `90` (seconds), `90s`, `500ms`, `20m`, `2h`, `1h30m` in ms; throws on anything else. */
+export function parseDuration(text: string): number {
+  const trimmed = text.trim();
+  if (/^\d+(?:\.\d+)?$/.test(trimmed)) return Number(trimmed) * 1000;
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  let total = 0;
+  let rest = trimmed;
+  while (rest !== "") {
+    const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)/.exec(rest);
+    if (!match) throw new Error(`not a duration: ${JSON.stringify(text)} (use 90, 90s, 20m, 2h or 1h30m)`);
+    total += Number(match[1]) * units[match[2]!]!;
+    rest = rest.slice(match[0].length);
+  }
+  if (trimmed === "") throw new Error("empty duration");
+  return total;
+}
+
+/** A duration variable in ms, or `fallback` when unset; `0` turns a limit off. Throws naming the variable. */
+export function durationVar(vars: Vars, name: string, fallback: number): number {
+  const raw = vars[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  try {
+    return parseDuration(raw);
+  } catch (error) {
+    throw new Error(`${name}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Why a SIGTERM came, when it is loopx ending the script at a time limit (`--timeout`,
+ * `--max-time`: loopx gives the limits in LOOPX_SCRIPT_TIMEOUT_MS and LOOPX_RUN_DEADLINE, and
+ * exits 124); undefined for any other SIGTERM.
+ */
+export function timeLimitReached(now = Date.now()): string | undefined {
+  const SLACK_MS = 1000; // loopx starts the clock just before this process
+  const timeout = Number(process.env.LOOPX_SCRIPT_TIMEOUT_MS);
+  if (timeout > 0 && now - performance.timeOrigin >= timeout - SLACK_MS) return `loopx --timeout (${duration(timeout)} per script)`;
+  const deadline = Number(process.env.LOOPX_RUN_DEADLINE);
+  if (deadline > 0 && now >= deadline - SLACK_MS) return "loopx --max-time (the run's time limit)";
+  return undefined;
+}
+
+export interface WorkflowConfig {
+  /** The workflow's own directory (the script's cwd), replaced by `loopx install -y`. */
+  workflowDir: string;
+  projectRoot: string;
+  /** Where the user's state and configuration live: `<dirVar>`, default `defaultDir` in the project root. */
+  stateDir: string;
+  vars: Vars;
+}
+
+/**
+ * A workflow's settings. State and the user's configuration live outside the workflow's
+ * directory (default e.g. `.ralph/` in the project root), so that `loopx install -y` updates the
+ * workflow and keeps them. Built-in `defaults` < the shipped `config` < the project's
+ * `<stateDir>/config` (or the file `<configVar>` names, relative to the project root) < the
+ * environment (loopx env, -e files, the shell).
+ */
+export function workflowConfig(name: string, dirVar: string, configVar: string, defaultDir: string, defaults: Vars): WorkflowConfig {
+  const workflowDir = process.cwd();
+  const projectRoot = process.env.LOOPX_PROJECT_ROOT ?? workflowDir;
+  const shipped = readKeyValueFile(join(workflowDir, "config"));
+  const stateDir = resolveFrom(projectRoot, process.env[dirVar] || shipped[dirVar] || defaultDir);
+  const named = process.env[configVar];
+  const configPath = named ? resolveFrom(projectRoot, named) : join(stateDir, "config");
+  if (named && !existsSync(configPath)) fail(name, `config file not found: ${configPath} (${configVar})`);
+  return { workflowDir, projectRoot, stateDir, vars: { ...defaults, ...shipped, ...readKeyValueFile(configPath), ...process.env } };
+}
+
+/**
+ * A new log file `<dir>/logs/<prefix>-YYYYMMDD-HHMMSS.log` (a suffix when that name is taken).
+ * logs/ holds a .gitignore: logs are written while the agent works and commits, and never belong
+ * in its commits.
+ */
+export function newLogFile(dir: string, prefix: string): string {
+  const logs = join(dir, "logs");
+  mkdirSync(logs, { recursive: true });
+  if (!existsSync(join(logs, ".gitignore"))) writeFileSync(join(logs, ".gitignore"), "# logs of the loopx workflows: not committed\n*\n");
+  const stamp = compactTimestamp();
+  let file = join(logs, `${prefix}-${stamp}.log`);
+  for (let n = 2; existsSync(file); n++) file = join(logs, `${prefix}-${stamp}-${n}.log`);
+  writeFileSync(file, "", { flag: "a" });
+  return file;
 }

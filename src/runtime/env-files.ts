@@ -2,8 +2,8 @@ import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, rea
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { LoopxError } from "./errors.js";
-import { parseEnvFile, withEnvVar, withoutEnvVar } from "./envfile.js";
+import { LoopxError } from "../core/errors.js";
+import { loadEnvFile, withEnvVar, withoutEnvVar, type EnvFileReader } from "../core/envfile.js";
 
 /** `$XDG_CONFIG_HOME/loopx/env`, defaulting to `~/.config/loopx/env` (spec §8.1). */
 export function globalEnvPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -51,23 +51,11 @@ function readEnvText(path: string, label: string, missingOk: boolean): string | 
   }
 }
 
-/** Loads an env file into a map; invalid lines are reported through `warn` and skipped. */
-export function loadEnvFile(path: string, label: string, missingOk: boolean, warn: (message: string) => void): Map<string, string> {
-  const text = readEnvText(path, label, missingOk);
-  if (text === undefined) return new Map();
-  const parsed = parseEnvFile(text, path);
-  for (const warning of parsed.warnings) warn(warning);
-  return parsed.vars;
-}
-
-/** The global variables merged with the `-e` file's (local wins), as loaded once at loop start. */
-export function loadRunEnv(localEnvFile: string | undefined, warn: (message: string) => void): Map<string, string> {
-  const merged = loadEnvFile(globalEnvPath(), "global env file", true, warn);
-  if (localEnvFile !== undefined) {
-    for (const [key, value] of loadEnvFile(localEnvFile, "env file", false, warn)) merged.set(key, value);
-  }
-  return merged;
-}
+/** The env files on disk; the global one where the environment says now (spec §8.1). */
+export const fsEnvFileReader: EnvFileReader = {
+  globalEnvFile: () => globalEnvPath(),
+  read: readEnvText,
+};
 
 /**
  * Replaces `path` with `text` atomically: write a temp file in the same directory, fsync, rename.
@@ -121,6 +109,6 @@ export function removeGlobalEnvVar(key: string): void {
 }
 
 export function listGlobalEnv(warn: (message: string) => void): Array<[string, string]> {
-  const vars = loadEnvFile(globalEnvPath(), "global env file", true, warn);
+  const vars = loadEnvFile(fsEnvFileReader, globalEnvPath(), "global env file", true, warn);
   return [...vars].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
