@@ -27,7 +27,7 @@ function run(args) {
 const work = join(root, `dist.binaries-${process.pid}`);
 mkdirSync(work, { recursive: true });
 try {
-  run(["build", "src/script.ts", "--target=bun", "--format=esm", "--minify", "--outfile", join(work, "helpers.js")]);
+  run(["build", "src/script.ts", "--target=bun", "--format=esm", "--minify", "--define", "__LOOPX_BUN_BUNDLE__=true", "--outfile", join(work, "helpers.js")]);
   run(["build", "src/runtime/loader/bun-preload.ts", "--target=bun", "--format=esm", "--minify", "--outfile", join(work, "preload.js")]);
   run(["build", "src/runtime/loader/standalone-env-preload.ts", "--target=bun", "--format=esm", "--minify", "--outfile", join(work, "env-preload.js")]);
   const defines = {

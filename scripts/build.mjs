@@ -2,7 +2,7 @@
 // entry points (bin.js's start path, the Node script loader, the scripts' "loopx") bundled into one file each, plus the NODE_PATH shim, plus dist/workflows.tar.gz (the example workflows as an installable source).
 // Builds into a fresh directory and swaps it in, so a test run that is reading dist/ at the same
 // moment never sees a half-written tree.
-import { chmodSync, copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -12,6 +12,8 @@ import { packWorkflows } from "./pack-workflows.mjs";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const out = join(root, `dist.build-${process.pid}`);
 const dist = join(root, "dist");
+/** esbuild options of every bundle this build writes. */
+const BUNDLE = { bundle: true, format: "esm", platform: "node", target: "node20.6", external: ["node:*"], legalComments: "none", logLevel: "error" };
 try {
   execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.json"), "--outDir", out], {
     stdio: "inherit",
@@ -20,14 +22,15 @@ try {
   chmodSync(join(out, "bin.js"), 0o755);
 
   // A two-file `loopx` package for Bun's NODE_PATH (spec §3.3): scripts under Bun resolve
-  // `import "loopx"` to it. Its index.js is the script-facing entry (script.ts: output and input)
-  // itself, bundled, so a script's import is one small module — never the whole package that
-  // index.js re-exports. Bun needs `main` for NODE_PATH packages.
+  // `import "loopx"` to it. Its index.js is the script-facing entry (script.ts: output, input, note)
+  // itself, bundled for Bun only (script-fs.ts: no top-level await), so a script's import is one
+  // small module — never the whole package that index.js re-exports. Bun needs `main` for NODE_PATH
+  // packages.
   const shim = join(out, "node-path", "loopx");
   mkdirSync(shim, { recursive: true });
   const shimPackage = { name: "loopx", private: true, type: "module", main: "./index.js", exports: { ".": "./index.js" } };
   writeFileSync(join(shim, "package.json"), JSON.stringify(shimPackage, null, 2) + "\n");
-  copyFileSync(join(out, "script.js"), join(shim, "index.js"));
+  esbuild().buildSync({ ...BUNDLE, entryPoints: [join(out, "script.js")], outfile: join(shim, "index.js"), absWorkingDir: out, minifySyntax: true, define: { __LOOPX_BUN_BUNDLE__: "true" } });
 
   // The ralph and converge workflows as a multi-workflow source: `loopx install <url of it>`.
   await packWorkflows(join(out, "workflows.tar.gz"));
@@ -62,8 +65,6 @@ try {
  * through createRequire). The esbuild is tsx's own, as in transform.ts.
  */
 function bundleEntries(out) {
-  const require = createRequire(import.meta.url);
-  const esbuild = createRequire(require.resolve("tsx/package.json"))("esbuild");
   const entries = [
     { file: "runtime/loader/register.js", external: [] },
     { file: "runtime/loader/hooks.js", external: [] },
@@ -72,18 +73,12 @@ function bundleEntries(out) {
     { file: "bin.js", external: ["./cli/main.js", "./version.js"] },
   ];
   for (const { file, external } of entries) {
-    esbuild.buildSync({
-      entryPoints: [join(out, file)],
-      outfile: join(out, file),
-      allowOverwrite: true,
-      absWorkingDir: out,
-      bundle: true,
-      format: "esm",
-      platform: "node",
-      target: "node20.6",
-      external: ["node:*", ...external],
-      legalComments: "none",
-      logLevel: "error",
-    });
+    esbuild().buildSync({ ...BUNDLE, entryPoints: [join(out, file)], outfile: join(out, file), allowOverwrite: true, absWorkingDir: out, external: ["node:*", ...external] });
   }
+}
+
+/** The esbuild tsx itself depends on, as in transform.ts. */
+function esbuild() {
+  const require = createRequire(import.meta.url);
+  return createRequire(require.resolve("tsx/package.json"))("esbuild");
 }
