@@ -45,10 +45,10 @@ export function output(value: unknown): never {
 
 let cachedInput: Promise<string> | undefined;
 
-const bunStdin = (globalThis as { Bun?: { stdin: { text(): Promise<string> } } }).Bun?.stdin;
+const bun = (globalThis as { Bun?: { stdin: { text(): Promise<string> } } }).Bun;
 
 async function readStdin(): Promise<string> {
-  if (bunStdin) {
+  if (bun) {
     // Under Bun, process.stdin costs a script ~20 ms to set up (and node:tty, for isatty, ~15 ms);
     // Bun.stdin reads fd 0 directly. A terminal (or /dev/null, which has nothing to read) is a
     // character device.
@@ -57,7 +57,7 @@ async function readStdin(): Promise<string> {
     } catch {
       return ""; // no fd 0 at all
     }
-    return bunStdin.text();
+    return bun.stdin.text();
   }
   if (process.stdin.isTTY) return "";
   const chunks: Buffer[] = [];
