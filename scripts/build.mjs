@@ -23,7 +23,7 @@ try {
 
   // A two-file `loopx` package for Bun's NODE_PATH (spec §3.3): scripts under Bun resolve
   // `import "loopx"` to it. Its index.js is the script-facing entry (script.ts: output, input, note)
-  // itself, bundled for Bun only (script-fs.ts: no top-level await), so a script's import is one
+  // itself, bundled for Bun only (lazy-fs.ts: no top-level await), so a script's import is one
   // small module — never the whole package that index.js re-exports. Bun needs `main` for NODE_PATH
   // packages.
   const shim = join(out, "node-path", "loopx");

@@ -7,9 +7,8 @@
  * dependency (spec §9), which resolve the full package (index.ts) by ordinary resolution — as does
  * a workflow with its own node_modules/loopx.
  */
-export { output, input } from "./api/script-helpers.js";
-// A note in the run's record (loopx's own addition).
-export { note } from "./runtime/record-note.js";
+// note(): a line in the run's record (loopx's own addition).
+export { output, input, note } from "./api/script-helpers.js";
 export type { Output } from "./core/output.js";
 export type {
   LoopEvent,
@@ -21,4 +20,4 @@ export type {
   RunEndReason,
   NoteEvent,
   RecordEvent,
-} from "./core/run-events.js";
+} from "./records/events.js";

@@ -202,7 +202,7 @@ describe.each(CHANNELS)("run records: settings and failures ($name)", (channel) 
     const logged = readFileSync(join(cwd, "events.log"), "utf8");
     expect(logged).toBe(`earlier\n${readFileSync(join(runsDir(env), `${id}.jsonl`), "utf8")}`);
     const badLog = await loopx(channel, ["run", "--log", "missing-dir/events.log", "s"], cwd, env);
-    expect(badLog).toMatchObject({ code: 1, stdout: "", stderr: expect.stringMatching(/^loopx: cannot open the --log file .*missing-dir\/events\.log: ENOENT \(open\)\n$/) });
+    expect(badLog).toMatchObject({ code: 1, stdout: "", stderr: expect.stringMatching(/^loopx: cannot open the --log file .*missing-dir\/events\.log: no such file or directory \(ENOENT\)\n$/) });
 
     // The state path is a file where a directory should be (root ignores modes, not ENOTDIR).
     const blocked = join(cwd, "state-is-a-file");
@@ -210,7 +210,7 @@ describe.each(CHANNELS)("run records: settings and failures ($name)", (channel) 
     const warned = await loopx(channel, ["run", "-n", "3", "s:loop"], cwd, { ...env, XDG_STATE_HOME: blocked });
     expect(warned.code).toBe(0);
     expect(warned.stdout).toBe("");
-    expect(warned.stderr).toMatch(/^loopx: warning: cannot write the run record .*state-is-a-file\/loopx\/runs\/\w+\.jsonl: ENOTDIR \(mkdir\); the run goes on without it\n$/);
+    expect(warned.stderr).toMatch(/^loopx: warning: cannot write the run record .*state-is-a-file\/loopx\/runs\/\w+\.jsonl: not a directory \(ENOTDIR\); the run goes on without it\n$/);
   });
 });
 
@@ -224,7 +224,7 @@ describe.each(RUNTIMES)("run records: a read-only state directory ($name, unpriv
     const result = await runLoopxUnprivileged(runtime, ["run", "-n", "3", "s:loop"], { cwd, env });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("");
-    expect(result.stderr).toMatch(/^loopx: warning: cannot write the run record .*\/loopx\/runs\/\w+\.jsonl: EACCES \(open\); the run goes on without it\n$/);
+    expect(result.stderr).toMatch(/^loopx: warning: cannot write the run record .*\/loopx\/runs\/\w+\.jsonl: permission denied \(EACCES\); the run goes on without it\n$/);
   });
 });
 

@@ -6,7 +6,7 @@ import {
   type LoopEvent,
   type RunEndReason,
   type RunStartEvent,
-} from "./run-events.js";
+} from "../records/events.js";
 
 /**
  * One run of a loop, from the moment it passes validation to its end, whoever drives it (the CLI or

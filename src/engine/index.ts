@@ -2,8 +2,7 @@ import { abortReason } from "../core/errors.js";
 import { runLoop } from "../core/loop.js";
 import type { Output } from "../core/output.js";
 import { newRunId, RunSession, type RunCancel, type RunEnd, type RunPart } from "../core/run-session.js";
-import { isBun, isStandalone, loopxBin } from "../runtime/detect.js";
-import { createHeapKeeper } from "../runtime/heap.js";
+import { createHeapKeeper, loopxBin, runtimeName } from "../runtime/platform/index.js";
 import { runParts } from "../runtime/parts/index.js";
 import { warnToStderr } from "../runtime/stderr.js";
 import { ScriptSupervisor } from "../runtime/supervisor.js";
@@ -139,7 +138,7 @@ class EngineRun implements RunHandle {
         terminate: (signal) => this.supervisor.terminate(signal),
         graceEndsAt: () => this.supervisor.graceEndsAt,
         warn: warnToStderr,
-        runtime: isStandalone ? "binary" : isBun ? "bun" : "node",
+        runtime: runtimeName,
         version: VERSION,
         parts,
         ...(features.argv ? { argv: features.argv } : {}),

@@ -1,31 +1,13 @@
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
-import { homedir } from "node:os";
+import { lstatSync, mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { randomBytes } from "node:crypto";
-import { LoopxError } from "../core/errors.js";
+import { writeFileAtomic } from "./atomic-write.js";
+import { loopxDir } from "./xdg.js";
+import { fsReason, LoopxError } from "../core/errors.js";
 import { loadEnvFile, withEnvVar, withoutEnvVar, type EnvFileReader } from "../core/envfile.js";
 
 /** `$XDG_CONFIG_HOME/loopx/env`, defaulting to `~/.config/loopx/env` (spec §8.1). */
 export function globalEnvPath(env: NodeJS.ProcessEnv = process.env): string {
-  const configHome = env.XDG_CONFIG_HOME ? env.XDG_CONFIG_HOME : join(env.HOME || homedir(), ".config");
-  return join(configHome, "loopx", "env");
-}
-
-function describeFsError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException)?.code;
-  switch (code) {
-    case "EACCES":
-    case "EPERM":
-      return "permission denied";
-    case "EISDIR":
-      return "it is a directory";
-    case "ENOENT":
-      return "no such file";
-    case "ENOTDIR":
-      return "a parent path is not a directory";
-    default:
-      return code ?? String((error as Error)?.message ?? error);
-  }
+  return join(loopxDir("config", env), "env");
 }
 
 /**
@@ -40,14 +22,14 @@ function readEnvText(path: string, label: string, missingOk: boolean): string | 
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT" && missingOk) return undefined;
     if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new LoopxError(`${label} not found: ${path}`);
-    throw new LoopxError(`cannot read ${label} ${path}: ${describeFsError(error)}`);
+    throw new LoopxError(`cannot read ${label} ${path}: ${fsReason(error)}`);
   }
   if (stat.isDirectory()) throw new LoopxError(`cannot read ${label} ${path}: it is a directory`);
   if (!stat.isFile()) throw new LoopxError(`cannot read ${label} ${path}: not a regular file`);
   try {
     return readFileSync(path, "utf8");
   } catch (error) {
-    throw new LoopxError(`cannot read ${label} ${path}: ${describeFsError(error)}`);
+    throw new LoopxError(`cannot read ${label} ${path}: ${fsReason(error)}`);
   }
 }
 
@@ -62,7 +44,7 @@ export const fsEnvFileReader: EnvFileReader = {
  * A crash at any moment leaves either the old file or the new one, never a half-written file.
  * New files are created 0600 because env files usually hold secrets.
  */
-function writeFileAtomic(linkOrPath: string, text: string): void {
+function writeEnvFile(linkOrPath: string, text: string): void {
   // A symlinked env file (say, into a dotfiles repo) is updated at its target; the link stays.
   let path = linkOrPath;
   try {
@@ -70,34 +52,24 @@ function writeFileAtomic(linkOrPath: string, text: string): void {
   } catch {
     /* missing, or a dangling link: write the path itself */
   }
-  const dir = dirname(path);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   let mode = 0o600;
   try {
     mode = statSync(path).mode & 0o7777;
   } catch {
     /* new file */
   }
-  const temp = join(dir, `.env.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
   try {
-    const fd = openSync(temp, "wx", mode);
-    try {
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, path);
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    writeFileAtomic(path, text, { mode, fsync: true });
   } catch (error) {
-    rmSync(temp, { force: true });
-    throw new LoopxError(`cannot write global env file ${path}: ${describeFsError(error)}`);
+    throw new LoopxError(`cannot write global env file ${path}: ${fsReason(error)}`);
   }
 }
 
 export function setGlobalEnvVar(key: string, value: string): void {
   const path = globalEnvPath();
   const current = readEnvText(path, "global env file", true) ?? "";
-  writeFileAtomic(path, withEnvVar(current, key, value));
+  writeEnvFile(path, withEnvVar(current, key, value));
 }
 
 export function removeGlobalEnvVar(key: string): void {
@@ -105,7 +77,7 @@ export function removeGlobalEnvVar(key: string): void {
   const current = readEnvText(path, "global env file", true);
   if (current === undefined) return;
   const next = withoutEnvVar(current, key);
-  if (next !== undefined) writeFileAtomic(path, next);
+  if (next !== undefined) writeEnvFile(path, next);
 }
 
 export function listGlobalEnv(warn: (message: string) => void): Array<[string, string]> {

@@ -1,33 +1,11 @@
-import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { closeSync, openSync, unlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Socket } from "node:net";
-import type { Readable } from "node:stream";
-import { isBun } from "./detect.js";
+import { closeSync } from "node:fs";
 import { groupAlive } from "./process-group.js";
-import { openStdoutPipe } from "./stdout-pipe.js";
+import type { StdoutPipe } from "./stdout-pipe.js";
 
 /**
- * Called once the script itself has exited while its stdout is still open: as long as a process
- * of its group lives, the spec's "read stdout to the end" holds; once the whole group is gone,
- * whatever still holds the pipe has left the group (a setsid child, a daemon) and may hold it for
- * ever, so reading stops with what was written so far (once nothing more arrives: `chunks` has
- * not grown for one interval). Returns a cancel for when stdout ends.
+ * What a script process is, whatever runtime starts it (platform/node.ts, platform/bun.ts): how it
+ * is described, what it gives back, and the helpers both spawners share.
  */
-function stopReadingOnceGroupGone(pgid: number, chunks: unknown[], stopReading: () => void): () => void {
-  let seen = chunks.length;
-  const timer = setInterval(() => {
-    const quiet = chunks.length === seen;
-    seen = chunks.length;
-    if (quiet && !groupAlive(pgid)) {
-      clearInterval(timer);
-      stopReading();
-    }
-  }, 50);
-  return () => clearInterval(timer);
-}
 
 /** What a script process needs: nothing about loops, only how to start it. */
 export interface SpawnSpec {
@@ -62,161 +40,32 @@ export interface ScriptProcess {
 }
 
 /**
- * Starts a script as the leader of a new process group with stdout captured and stderr inherited
- * (streamed live, unbuffered). The one place that knows Bun from Node for spawning.
+ * Called once the script itself has exited while its stdout is still open: as long as a process
+ * of its group lives, the spec's "read stdout to the end" holds; once the whole group is gone,
+ * whatever still holds the pipe has left the group (a setsid child, a daemon) and may hold it for
+ * ever, so reading stops with what was written so far (once nothing more arrives: `chunks` has
+ * not grown for one interval). Returns a cancel for when stdout ends.
  */
-export function spawnScript(spec: SpawnSpec): ScriptProcess {
-  return isBun ? spawnWithBun(spec) : spawnWithNode(spec);
+export function stopReadingOnceGroupGone(pgid: number, chunks: unknown[], stopReading: () => void): () => void {
+  let seen = chunks.length;
+  const timer = setInterval(() => {
+    const quiet = chunks.length === seen;
+    seen = chunks.length;
+    if (quiet && !groupAlive(pgid)) {
+      clearInterval(timer);
+      stopReading();
+    }
+  }, 50);
+  return () => clearInterval(timer);
 }
 
-function failed(error: unknown): ScriptProcess {
+/** A script process that could not be started. */
+export function failedSpawn(error: unknown, pipe: StdoutPipe | undefined): ScriptProcess {
+  if (pipe) {
+    // Nothing was started on it: loopx's read end closes and the FIFO can serve the next script.
+    closeSync(pipe.read);
+    pipe.release(true);
+  }
   const spawnError = error instanceof Error ? error : new Error(String(error));
   return { pid: undefined, done: Promise.resolve({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError }), stopReading() {} };
-}
-
-/**
- * A read-only fd of an already-unlinked temp file holding `data`, for a child's stdin. Node's
- * "pipe" stdio is a socketpair, on which `cat /dev/stdin` fails (ENXIO); a file also never blocks
- * loopx on a script that does not read its input, and leaves nothing on disk.
- */
-function stdinFile(data: string): number {
-  const path = join(tmpdir(), `loopx-stdin-${process.pid}-${randomBytes(6).toString("hex")}`);
-  writeFileSync(path, data, { mode: 0o600, flag: "wx" });
-  try {
-    return openSync(path, "r");
-  } finally {
-    unlinkSync(path);
-  }
-}
-
-function spawnWithNode(spec: SpawnSpec): ScriptProcess {
-  let child;
-  let stdinFd: number | undefined;
-  const pipe = openStdoutPipe();
-  try {
-    stdinFd = spec.stdin === undefined ? undefined : stdinFile(spec.stdin);
-    child = spawn(spec.command, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true, // new session and process group: signals can reach the whole tree
-      stdio: [stdinFd ?? "ignore", pipe?.write ?? "pipe", "inherit"],
-    });
-  } catch (error) {
-    if (pipe) {
-      closeSync(pipe.read);
-      pipe.release(true);
-    }
-    return failed(error);
-  } finally {
-    if (stdinFd !== undefined) closeSync(stdinFd); // the child holds its own copy
-    if (pipe) closeSync(pipe.write);
-  }
-  const stdout: Readable = pipe ? new Socket({ fd: pipe.read, readable: true, writable: false }) : child.stdout!;
-  const done = new Promise<ScriptExit>((resolve) => {
-    const chunks: Buffer[] = [];
-    let spawnError: Error | undefined;
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let sawEnd = false;
-    let closed = false;
-    let stopWatching: (() => void) | undefined;
-    const finish = () => {
-      if (!exit || !closed) return;
-      stopWatching?.();
-      pipe?.release(sawEnd);
-      resolve({ code: exit.code, signal: exit.signal, stdout: Buffer.concat(chunks), spawnError });
-    };
-    stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
-    stdout.on("end", () => (sawEnd = true));
-    stdout.on("error", () => undefined); // a read error ends the capture like an end of file
-    stdout.on("close", () => {
-      closed = true;
-      finish();
-    });
-    child.on("error", (error) => {
-      spawnError = error;
-    });
-    child.on("exit", () => {
-      if (!closed && child.pid !== undefined) stopWatching = stopReadingOnceGroupGone(child.pid, chunks, () => stdout.destroy());
-    });
-    // The child's 'close' comes after its exit (and, with the runtime's pipe, after stdout's end).
-    child.on("close", (code, signal) => {
-      exit = { code, signal };
-      finish();
-    });
-  });
-  return { pid: child.pid, done, stopReading: () => stdout.destroy() };
-}
-
-interface BunSubprocess {
-  pid: number;
-  stdout: ReadableStream<Uint8Array> | null | undefined;
-  exited: Promise<number>;
-  exitCode: number | null;
-  signalCode: string | null;
-}
-interface BunGlobal {
-  spawn(options: Record<string, unknown>): BunSubprocess;
-  file(fd: number): { stream(): ReadableStream<Uint8Array> };
-}
-
-function spawnWithBun(spec: SpawnSpec): ScriptProcess {
-  const bun = (globalThis as unknown as { Bun: BunGlobal }).Bun;
-  let proc: BunSubprocess;
-  const pipe = openStdoutPipe();
-  try {
-    proc = bun.spawn({
-      cmd: [spec.command, ...spec.args],
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true, // new session and process group (pgid = pid)
-      stdin: spec.stdin === undefined ? "ignore" : Buffer.from(spec.stdin),
-      stdout: pipe?.write ?? "pipe",
-      stderr: "inherit",
-    });
-  } catch (error) {
-    if (pipe) {
-      closeSync(pipe.read);
-      pipe.release(true);
-    }
-    return failed(error);
-  } finally {
-    if (pipe) closeSync(pipe.write); // the child holds its own copy
-  }
-  // Read chunk by chunk (not `new Response(stdout)`) so that stopReading() can cancel the read
-  // and close loopx's end of the pipe: a pending read would keep the process alive.
-  const reader = (pipe ? bun.file(pipe.read).stream() : proc.stdout!).getReader();
-  const chunks: Uint8Array[] = [];
-  let ended = false;
-  let cancelled = false;
-  const readAll = async (): Promise<void> => {
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        chunks.push(value);
-      }
-      // A cancelled read ends as "done" too, but that is no end of file: a writer may remain.
-      ended = !cancelled;
-    } finally {
-      if (pipe) {
-        closeSync(pipe.read);
-        pipe.release(ended);
-      }
-    }
-  };
-  const stopReading = () => {
-    cancelled = true;
-    void reader.cancel().catch(() => undefined);
-  };
-  const done = (async (): Promise<ScriptExit> => {
-    const reading = readAll();
-    await proc.exited;
-    if (!ended) {
-      const stopWatching = stopReadingOnceGroupGone(proc.pid, chunks, stopReading);
-      await reading.finally(stopWatching);
-    }
-    await reading;
-    return { code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode, stdout: Buffer.concat(chunks) };
-  })().catch((error: unknown) => ({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError: error as Error }));
-  return { pid: proc.pid, done, stopReading };
 }

@@ -1,6 +1,7 @@
 import { LoopxError } from "../core/errors.js";
 import { groupAlive, signalGroup, waitForGroupExit } from "./process-group.js";
-import { spawnScript, type ScriptExit, type ScriptProcess, type SpawnSpec } from "./spawn.js";
+import { spawnScript } from "./platform/index.js";
+import type { ScriptExit, ScriptProcess, SpawnSpec } from "./spawn.js";
 
 /** Grace period between forwarding a signal to a script's group and SIGKILLing it (spec §7.3). */
 export const KILL_GRACE_MS = 5000;

@@ -9,8 +9,6 @@
 // A standalone loopx binary starts scripts as itself with BUN_BE_BUN=1 (a no-op under Bun itself).
 import "./standalone-env-preload.js";
 
-const LOADERS = { js: "js", jsx: "jsx", ts: "ts", tsx: "tsx" } as const;
-
 interface BunRuntime {
   main: string;
   file(path: string): { text(): Promise<string> };
@@ -35,7 +33,7 @@ bun.plugin({
       const source = await bun.file(path).text();
       let tail = "\nexport {};\n";
       if (/\brequire\b/.test(source) && !declares(source, "require")) tail += THROWING_REQUIRE;
-      return { contents: source + tail, loader: LOADERS[path.slice(path.lastIndexOf(".") + 1) as keyof typeof LOADERS] };
+      return { contents: source + tail, loader: path.slice(path.lastIndexOf(".") + 1) }; // Bun's loader names are the script extensions (js, jsx, ts, tsx)
     });
   },
 });

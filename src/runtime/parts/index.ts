@@ -1,10 +1,10 @@
-import type { LoopEvent } from "../../core/run-events.js";
+import type { LoopEvent } from "../../records/events.js";
 import type { RunPart } from "../../core/run-session.js";
 import { strays } from "./strays.js";
 import { timeLimits } from "./time-limits.js";
-import { recordsDir } from "../run-records.js";
+import { recordsDir } from "../../records/store.js";
 import { progressPart } from "./progress.js";
-import { logPart, recordPart } from "./records.js";
+import { logPart, recordPart } from "../../records/writer.js";
 import { TmpdirPart } from "./tmpdir.js";
 
 /**

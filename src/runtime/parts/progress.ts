@@ -1,7 +1,7 @@
 import { writeSync } from "node:fs";
 import { isatty } from "node:tty";
-import { describeIterationStart, describeRunEnd } from "../../core/run-report.js";
-import type { IterationEndEvent, RunStartEvent } from "../../core/run-events.js";
+import { describeIterationStart, describeRunEnd } from "../../records/report.js";
+import type { IterationEndEvent, RunStartEvent } from "../../records/events.js";
 import type { RunPart } from "../../core/run-session.js";
 
 /**

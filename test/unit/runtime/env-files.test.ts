@@ -63,7 +63,7 @@ try {
     const [exe, args] = unprivileged(process.execPath, ["--import", tsx, probe], work, config, ROOT);
     const child = spawnSync(exe, args, { cwd: work, env: { PATH: process.env.PATH, XDG_CONFIG_HOME: config, HOME: config }, encoding: "utf8" });
     expect(child.status, child.stderr).toBe(0);
-    expect(JSON.parse(child.stdout)).toStrictEqual({ error: "LoopxError", message: `cannot read global env file ${join(config, "loopx", "env")}: permission denied` });
+    expect(JSON.parse(child.stdout)).toStrictEqual({ error: "LoopxError", message: `cannot read global env file ${join(config, "loopx", "env")}: permission denied (EACCES)` });
   });
 
   it("the global file and the -e file merge, local winning (spec §8.3)", () => {

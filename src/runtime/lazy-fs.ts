@@ -1,7 +1,7 @@
 /**
- * node:fs for what a script's `import "loopx"` loads (script.ts: output, input, note), taken on a
- * helper's first use rather than when the script imports "loopx": under Bun, loading node:fs costs
- * a script ~2 ms, and `import ... from "node:fs"` costs Node milliseconds more for its ESM facade
+ * node:fs taken on first use, for what a script's `import "loopx"` loads (script.ts: output,
+ * input, note) and so loads when the script imports "loopx": under Bun, loading node:fs costs a
+ * script ~2 ms, and `import ... from "node:fs"` costs Node milliseconds more for its ESM facade
  * (builtins.ts, which loads node:fs at once). Node ≥ 20.16 / 22.3 and Bun hand it over through
  * process.getBuiltinModule (older Bun: import.meta.require); only older Node imports it up front,
  * by a top-level await (output() and note() are synchronous).
@@ -20,6 +20,6 @@ const getBuiltinModule = (process as { getBuiltinModule?: Require }).getBuiltinM
 const importedFs: typeof FsModule | undefined =
   typeof __LOOPX_BUN_BUNDLE__ === "undefined" && !getBuiltinModule ? await import("node:fs") : undefined;
 
-export function scriptFs(): typeof FsModule {
+export function lazyFs(): typeof FsModule {
   return importedFs ?? (getBuiltinModule!("node:fs") as typeof FsModule);
 }

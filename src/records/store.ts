@@ -1,7 +1,8 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync, unlinkSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
-import type { RunStartEvent } from "../core/run-events.js";
+import { processRunning } from "../runtime/procfs.js";
+import { loopxDir } from "../runtime/xdg.js";
+import type { RunStartEvent } from "./events.js";
 
 /**
  * Where run records live and what the machine says about their processes (loopx's own extension):
@@ -14,8 +15,7 @@ export const KEEP_RECORDS = 200;
 const RECORD_FILE = /^([0-9a-z]+)\.jsonl$/;
 
 export function recordsDir(env: Record<string, string | undefined>): string {
-  const stateHome = env.XDG_STATE_HOME ? env.XDG_STATE_HOME : join(env.HOME || homedir(), ".local", "state");
-  return join(stateHome, "loopx", "runs");
+  return join(loopxDir("state", env), "runs");
 }
 
 /** The ids of the records in `dir`, newest first (ids sort by start time). Missing dir: none. */
@@ -74,47 +74,11 @@ export function readRecordEnds(dir: string, id: string): string {
   }
 }
 
-let bootTimeMs: number | undefined | null;
-
-/** Boot time from /proc/stat (Linux); null where there is no /proc. */
-function bootTime(): number | null {
-  if (bootTimeMs === undefined) {
-    try {
-      const btime = /^btime (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"))?.[1];
-      bootTimeMs = btime ? Number(btime) * 1000 : null;
-    } catch {
-      bootTimeMs = null;
-    }
-  }
-  return bootTimeMs;
-}
-
 /**
  * True while the process that wrote `start` is still running: the pid exists, is not a zombie, and
  * (on Linux) started no later than the run did — a reused pid belongs to a process that started
  * after the run, so a crashed run is not mistaken for a running one.
  */
 export function runProcessAlive(start: Pick<RunStartEvent, "pid" | "time">): boolean {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${start.pid}/stat`, "utf8");
-  } catch {
-    if (bootTime() !== null) return false;
-    try {
-      process.kill(start.pid, 0);
-      return true;
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === "EPERM";
-    }
-  }
-  // Fields after the command name (which may contain spaces and parentheses): state is field 3,
-  // starttime (clock ticks after boot) field 22.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const state = fields[0];
-  if (state === "Z" || state === "X") return false;
-  const boot = bootTime();
-  const ticks = Number(fields[19]);
-  if (boot === null || !Number.isFinite(ticks)) return true;
-  const startedAt = boot + (ticks * 1000) / 100; // USER_HZ is 100 on Linux
-  return startedAt <= Date.parse(start.time) + 2000;
+  return processRunning(start.pid, Date.parse(start.time) + 2000);
 }

@@ -1,22 +1,17 @@
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { LoopxError } from "../../core/errors.js";
-import type { LoopEvent } from "../../core/run-events.js";
-import type { RunPart } from "../../core/run-session.js";
-import { RECORD_PATH_VAR } from "../record-note.js";
-import { pruneRecords } from "../run-records.js";
-import { warnToStderr } from "../stderr.js";
+import { fsReason, LoopxError } from "../core/errors.js";
+import type { LoopEvent } from "./events.js";
+import type { RunPart } from "../core/run-session.js";
+import { RECORD_PATH_VAR } from "./note.js";
+import { pruneRecords } from "./store.js";
+import { warnToStderr } from "../runtime/stderr.js";
 
 /**
  * Run records and `--log` (loopx's own extension): every event of the run, one JSON object per
  * line, written with one write(2) per event on a descriptor opened once — nothing is buffered in
  * loopx, so a crash or SIGKILL loses at most the event in flight.
  */
-
-function reason(error: unknown): string {
-  const e = error as NodeJS.ErrnoException;
-  return e?.code ? `${e.code}${e.syscall ? ` (${e.syscall})` : ""}` : error instanceof Error ? error.message : String(error);
-}
 
 /** Appends events to one file; after the first failure it warns once and writes nothing more. */
 class EventFile {
@@ -47,7 +42,7 @@ class EventFile {
     this.close();
     if (this.failed) return;
     this.failed = true;
-    warnToStderr(`cannot write ${this.describe}: ${reason(error)}; the run goes on without it`);
+    warnToStderr(`cannot write ${this.describe}: ${fsReason(error)}; the run goes on without it`);
   }
 
   close(): void {
@@ -67,7 +62,7 @@ export function recordPart(dir: string): RunPart {
   let file: EventFile | undefined;
   let path: string | undefined;
   return {
-    // Scripts may add notes to the record (runtime/record-note.ts) while it is open.
+    // Scripts may add notes to the record (records/note.ts) while it is open.
     begin: () => (file?.isOpen() && path ? { [RECORD_PATH_VAR]: path } : undefined),
     onEvent(event) {
       if (event.type === "run.start") {
@@ -102,7 +97,7 @@ export function logPart(path: string): RunPart {
       try {
         file.open(path);
       } catch (error) {
-        throw new LoopxError(`cannot open the --log file ${path}: ${reason(error)}`);
+        throw new LoopxError(`cannot open the --log file ${path}: ${fsReason(error)}`);
       }
       if (pending) file.write(pending);
     },

@@ -7,16 +7,16 @@ import {
   type RunEndEvent,
   type RunEndReason,
   type RunStartEvent,
-} from "./run-events.js";
+} from "./events.js";
 
 /**
  * Pure reading and wording of run events (loopx's own extension of the spec): what terminal
  * progress prints, and what `loopx runs` makes of a run record. No I/O here: the reader in
- * src/runtime/run-records.ts gives the text of a record and says whether its process is alive.
+ * src/records/store.ts gives the text of a record and says whether its process is alive.
  */
 
-/** 850ms, 12.3s, 4m05s, 2h03m. */
-export function formatDuration(ms: number): string {
+/** An elapsed time for display, rounded: 850ms, 12.3s, 4m05s, 2h03m (exact limits: core/duration.ts formatDuration). */
+export function formatElapsed(ms: number): string {
   if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
   if (ms < 60_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)}s`;
   const seconds = Math.floor(ms / 1000);
@@ -26,7 +26,7 @@ export function formatDuration(ms: number): string {
 
 /** "iteration 3/10 · ralph:index · 12.3s" (the count as `-n` counts it). */
 export function describeIterationStart(event: Pick<IterationStartEvent, "n" | "target">, maxIterations: number | null, elapsedMs: number): string {
-  return `iteration ${event.n}${maxIterations === null ? "" : `/${maxIterations}`} · ${event.target} · ${formatDuration(elapsedMs)}`;
+  return `iteration ${event.n}${maxIterations === null ? "" : `/${maxIterations}`} · ${event.target} · ${formatElapsed(elapsedMs)}`;
 }
 
 /**
@@ -60,7 +60,7 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
 
 /** "stopped by ralph:check · 3 iterations · 1m05s" */
 export function describeRunEnd(end: RunEndEvent, maxIterations: number | null, last?: IterationEndEvent): string {
-  return `${describeEnding(end, maxIterations, last)} · ${end.iterations} iteration${end.iterations === 1 ? "" : "s"} · ${formatDuration(end.durationMs)}`;
+  return `${describeEnding(end, maxIterations, last)} · ${end.iterations} iteration${end.iterations === 1 ? "" : "s"} · ${formatElapsed(end.durationMs)}`;
 }
 
 /** The state `loopx runs` shows: how it ended, `running`, or `crashed` (gone without `run.end`). */
@@ -202,7 +202,7 @@ export function formatTable(rows: string[][]): string {
 export function formatRunList(summaries: RunSummary[]): string {
   const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", "TARGET", "PROJECT"]];
   for (const run of summaries) {
-    rows.push([run.id, run.state, formatLocalTime(run.start), formatDuration(run.durationMs), String(run.iterations), run.target, run.project]);
+    rows.push([run.id, run.state, formatLocalTime(run.start), formatElapsed(run.durationMs), String(run.iterations), run.target, run.project]);
   }
   return formatTable(rows);
 }
@@ -239,7 +239,7 @@ function exitOf(event: IterationEndEvent): string {
 export function formatRunDetail(summary: RunSummary, events: RecordEvent[], now: number): string {
   const header =
     `run ${summary.id} · ${summary.state === "running" ? "running" : summary.ending ?? summary.state} · ` +
-    `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatDuration(summary.durationMs)}\n` +
+    `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatElapsed(summary.durationMs)}\n` +
     `started ${formatLocalTime(summary.start)} · ${summary.target} · ${summary.project} · pid ${summary.pid} · loopx ${summary.version} (${summary.runtime})\n` +
     (summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? `${summary.message}\n` : "");
   const iterations: Array<{ n: number; target: string; ms: number; end?: IterationEndEvent }> = [];
@@ -263,7 +263,7 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[], now:
     rows.push([
       String(row.n),
       row.target,
-      formatDuration(row.ms),
+      formatElapsed(row.ms),
       durationBar(row.ms, max),
       open ? (summary.state === "running" ? "running" : "-") : exitOf(row.end!),
       open ? "" : describeNext(row.end!.output),
@@ -296,7 +296,7 @@ export function formatTailEvent(event: RecordEvent, start: RunStartEvent | undef
     case "iteration.end": {
       const next = describeNext(event.output);
       const result = event.output ? resultExcerpt(event.output.result, 60) : resultExcerpt(event.error, 60);
-      return `  ${event.target} ${formatDuration(event.durationMs)} · exit ${exitOf(event)}${next ? ` · ${next}` : ""}${result ? ` · ${result}` : ""}`;
+      return `  ${event.target} ${formatElapsed(event.durationMs)} · exit ${exitOf(event)}${next ? ` · ${next}` : ""}${result ? ` · ${result}` : ""}`;
     }
     case "run.end":
       return describeRunEnd(event, start?.maxIterations ?? null, last);

@@ -1,6 +1,6 @@
-import { EVENT_VERSION, type NoteEvent } from "../core/run-events.js";
-// Not node:fs / node:path imports: a script's `import "loopx"` loads this module (script-fs.ts).
-import { scriptFs as fs } from "./script-fs.js";
+import { EVENT_VERSION, type NoteEvent } from "./events.js";
+// Not node:fs / node:path imports: a script's `import "loopx"` loads this module (lazy-fs.ts).
+import { lazyFs as fs } from "../runtime/lazy-fs.js";
 
 /**
  * Notes in a run's record (loopx's own addition): a script adds a line of its own to the record

@@ -1,9 +1,9 @@
 import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LoopxError } from "../core/errors.js";
-import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "../core/run-events.js";
-import { formatRunDetail, formatRunList, formatTailEvent, parseRecord, startEvent, summarizeRun, type RunSummary } from "../core/run-report.js";
-import { listRecordIds, readRecordEnds, readRecordText, recordsDir, runProcessAlive } from "./run-records.js";
+import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "./events.js";
+import { formatRunDetail, formatRunList, formatTailEvent, parseRecord, startEvent, summarizeRun, type RunSummary } from "./report.js";
+import { listRecordIds, readRecordEnds, readRecordText, recordsDir, runProcessAlive } from "./store.js";
 
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */
 

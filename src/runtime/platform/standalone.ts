@@ -1,8 +1,17 @@
-import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
+/**
+ * The standalone binary (`bun build --compile`): Bun's platform, except that JS/TS scripts run by
+ * the binary itself acting as Bun (BUN_BE_BUN=1), with the same preload (or, for a script that
+ * cannot use CommonJS, one that only unsets BUN_BE_BUN) and a helper package materialized in a
+ * per-version cache, since there is no package directory on disk.
+ */
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { VERSION } from "../version.js";
+import { VERSION } from "../../version.js";
+import { bunPlatform, BUN_SCRIPT_FLAGS, mayUseCommonJs, prependNodePath } from "./bun.js";
+import type { Platform } from "./types.js";
+import { writeDirAtomic } from "../atomic-write.js";
+import { loopxDir } from "../xdg.js";
 
 /** Embedded at compile time (`bun build --define`) into standalone binaries only. */
 declare const __LOOPX_HELPERS_JS__: string | undefined;
@@ -36,11 +45,6 @@ function helperFiles(): Record<string, string> {
   };
 }
 
-function cacheRoot(): string {
-  const base = process.env.XDG_CACHE_HOME ? process.env.XDG_CACHE_HOME : join(process.env.HOME || homedir(), ".cache");
-  return join(base, "loopx");
-}
-
 /** True if every file exists with exactly the expected bytes (a torn or edited cache is not). */
 function intact(dir: string, files: Record<string, string>): boolean {
   try {
@@ -63,27 +67,31 @@ export function helperCache(): HelperCache {
   if (cached) return cached;
   const files = helperFiles();
   const key = `${VERSION}-${sha256(Object.values(files).join("\0")).slice(0, 16)}`;
-  const root = cacheRoot();
+  const root = loopxDir("cache");
   const dir = join(root, key);
   if (!intact(dir, files)) {
     mkdirSync(root, { recursive: true });
-    const temp = join(root, `.tmp-${key}-${process.pid}-${randomBytes(4).toString("hex")}`);
     try {
-      for (const [relative, content] of Object.entries(files)) {
-        mkdirSync(join(temp, relative, ".."), { recursive: true });
-        writeFileSync(join(temp, relative), content);
-      }
-      rmSync(dir, { recursive: true, force: true }); // a corrupted entry, if any
-      try {
-        renameSync(temp, dir);
-      } catch (error) {
-        // Another loopx won the race; its entry is as good as ours if intact.
-        if (!intact(dir, files)) throw error;
-      }
-    } finally {
-      rmSync(temp, { recursive: true, force: true });
+      writeDirAtomic(dir, files); // replaces a corrupted entry, if any
+    } catch (error) {
+      // Another loopx won the race; its entry is as good as ours if intact.
+      if (!intact(dir, files)) throw error;
     }
   }
   cached = { nodePath: join(dir, "node-path"), preload: join(dir, "preload.js"), envPreload: join(dir, "env-preload.js") };
   return cached;
 }
+
+export const standalonePlatform: Platform = {
+  ...bunPlatform,
+  jsLauncher() {
+    const cache = helperCache();
+    return {
+      command: process.execPath,
+      // As under Bun, the ESM-only guard only where there is something for it to catch; BUN_BE_BUN
+      // must leave every script's environment (loader/standalone-env-preload.ts).
+      args: (path) => [...BUN_SCRIPT_FLAGS, "--preload", mayUseCommonJs(path) ? cache.preload : cache.envPreload, path],
+      extraEnv: (env) => ({ NODE_PATH: prependNodePath(env, cache.nodePath), BUN_BE_BUN: "1" }),
+    };
+  },
+};

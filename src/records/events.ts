@@ -82,7 +82,7 @@ export type LoopEvent = RunStartEvent | IterationStartEvent | IterationEndEvent 
 
 /**
  * A line a script added to its run's record (`loopx note`, `note()`; see
- * runtime/record-note.ts). Only in records: written by the script, never emitted by the engine.
+ * records/note.ts). Only in records: written by the script, never emitted by the engine.
  */
 export interface NoteEvent extends EventBase {
   type: "note";
