@@ -6,13 +6,14 @@
  * channel — `node plain.mjs` on the same Node, raw `bun plain.mjs` for Bun and the binary — all
  * side by side in alternating rounds (medians; loopx ms/iter = (wall(-n N) - wall(-n 0)) / N).
  *
- * Also measured beside them: on a Node without module.registerHooks (Node 20), the floor of any
- * loader there — `node --import <register an empty hooks module> plain.mjs`, which pays for
- * module.register's hooks worker and nothing else; for the binary, the binary itself acting as Bun
- * (`BUN_BE_BUN=1 <binary> plain.mjs`). With `--before <dir>` (a checkout with dist/ built, and
+ * Also measured beside them (floors): on a Node without module.registerHooks (Node 20), the floor
+ * of any loader there — `node --import <register an empty hooks module> plain.mjs`, which pays
+ * for module.register's hooks worker and nothing else; for Bun and the binary, raw bun on plain.mjs
+ * importing an empty `loopx` package through NODE_PATH (what any import resolved that way costs);
+ * for the binary, the binary itself acting as Bun (`BUN_BE_BUN=1 <binary> plain.mjs`). With `--before <dir>` (a checkout with dist/ built, and
  * dist/bin/ for the binary), the same loopx rows of that build are measured in the same rounds.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 // @ts-expect-error: a plain .mjs script without types
@@ -31,6 +32,16 @@ export const SCRIPT_ROWS = [
 ] as const;
 type Workflow = (typeof SCRIPT_ROWS)[number]["workflow"];
 
+type FloorId = "hooksWorker" | "binaryAsBun" | "bunImport";
+const FLOOR_TEXT: Record<FloorId, string> = {
+  // Node without module.registerHooks (Node 20): any loader there runs module.register's hooks worker.
+  hooksWorker: "floor of a module.register loader (plain.mjs + an empty hooks worker)",
+  // What the binary adds by itself, before any preload: none expected.
+  binaryAsBun: "the binary acting as Bun (BUN_BE_BUN=1 <binary> plain.mjs)",
+  // Bun's cost of any bare import resolved through NODE_PATH, as loopx provides "loopx".
+  bunImport: "raw bun, plain.mjs importing an empty `loopx` package through NODE_PATH",
+};
+
 /** What `plain.mjs` holds: the no-op scripts' code, already JavaScript. */
 const PLAIN = "const noop = 0;\nvoid noop;\nexport {};\n";
 
@@ -41,8 +52,8 @@ interface Target {
   loopx: Channel;
   before?: Channel;
   limit: RawCommand & { driver: Channel; label: string };
-  /** Node without registerHooks: an empty module.register hooks worker; binary: the binary as Bun. */
-  extra?: RawCommand & { driver: Channel; label: string };
+  /** Other floors measured beside the limit (see FLOOR_TEXT). */
+  floors: Array<RawCommand & { driver: Channel; id: FloorId }>;
 }
 
 export interface ScriptsRow {
@@ -52,8 +63,8 @@ export interface ScriptsRow {
   limitLabel: string;
   limitMs: number;
   limitCpuMs: number;
-  extraLabel?: string;
-  extraMs?: number;
+  /** ms per start of each floor measured for this row. */
+  floors: Partial<Record<FloorId, number>>;
   /** ms per iteration by workflow, this build and (when measured) the --before build. */
   after: Record<Workflow, number>;
   before?: Record<Workflow, number>;
@@ -64,12 +75,13 @@ function channel(name: Channel["name"], loopx: string[], driver: string[], rawEn
   return { name, loopx, driver, rawEnv, rawScript: (path) => [...driver, path], rawLabel: "" };
 }
 
-function targets(plain: string): Target[] {
+function targets(plain: string, importing: string): Target[] {
   const beforeRoot = flagValue("--before");
   const beforeBin = beforeRoot && join(beforeRoot, "dist", "bin.js");
   if (beforeBin && !existsSync(beforeBin)) throw new Error(`--before ${beforeRoot}: ${beforeBin} does not exist (build it there first)`);
   const cwd = PROJECT;
   const list: Target[] = [];
+  const bunImportFloor = { id: "bunImport" as const, cmd: [BUN, importing], env: { ...BASE_ENV, NODE_PATH: join(WORK, "empty-node-path") }, cwd };
   if (CHANNEL_FILTER.has("node")) {
     ensureNodeVersions();
     for (const exe of [NODE, ...(nodeVersions() as { exe: string }[]).map((v) => v.exe)]) {
@@ -80,6 +92,7 @@ function targets(plain: string): Target[] {
         loopx: channel("node", [exe, DIST_BIN], [exe]),
         before: beforeBin ? channel("node", [exe, beforeBin], [exe]) : undefined,
         limit: { cmd: [exe, plain], env: BASE_ENV, cwd, driver, label: "node plain.mjs" },
+        floors: [],
       });
     }
   }
@@ -91,6 +104,7 @@ function targets(plain: string): Target[] {
       loopx: channel("bun", [BUN, DIST_BIN], [BUN]),
       before: beforeBin ? channel("bun", [BUN, beforeBin], [BUN]) : undefined,
       limit: { cmd: [BUN, plain], env: BASE_ENV, cwd, driver: bun, label: "bun plain.mjs" },
+      floors: [{ ...bunImportFloor, driver: bun }],
     });
   }
   if (CHANNEL_FILTER.has("binary") && existsSync(BINARY)) {
@@ -101,7 +115,10 @@ function targets(plain: string): Target[] {
       loopx: channel("binary", [BINARY], [BUN]),
       before: beforeBinary && existsSync(beforeBinary) ? channel("binary", [beforeBinary], [BUN]) : undefined,
       limit: { cmd: [BUN, plain], env: BASE_ENV, cwd, driver: bun, label: "bun plain.mjs" },
-      extra: { cmd: [BINARY, plain], env: { ...BASE_ENV, BUN_BE_BUN: "1" }, cwd, driver: bun, label: "BUN_BE_BUN=1 binary plain.mjs" },
+      floors: [
+        { id: "binaryAsBun", cmd: [BINARY, plain], env: { ...BASE_ENV, BUN_BE_BUN: "1" }, cwd, driver: bun },
+        { ...bunImportFloor, driver: bun },
+      ],
     });
   }
   return list;
@@ -114,7 +131,14 @@ export async function measureScripts(): Promise<ScriptsRow[]> {
   writeFileSync(join(WORK, "empty-hooks.mjs"), "");
   const floorRegister = join(WORK, "register-empty-hooks.mjs");
   writeFileSync(floorRegister, `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(join(WORK, "empty-hooks.mjs")).href)});\n`);
-  const list = targets(plain);
+  // Bun's floor for a script with an import: the same no-op code importing an empty package named
+  // loopx through NODE_PATH (as loopx provides it to scripts under Bun and in the binary).
+  const importing = join(WORK, "importing.mjs");
+  writeFileSync(importing, `import { input, output } from "loopx";\n${PLAIN}void input;\nvoid output;\n`);
+  mkdirSync(join(WORK, "empty-node-path", "loopx"), { recursive: true });
+  writeFileSync(join(WORK, "empty-node-path", "loopx", "package.json"), '{ "name": "loopx", "type": "module", "main": "./index.js" }\n');
+  writeFileSync(join(WORK, "empty-node-path", "loopx", "index.js"), "export const input = 0, output = 0;\n");
+  const list = targets(plain, importing);
   const rows: ScriptsRow[] = [];
   for (const target of list) {
     const exe = target.limit.cmd[0]!;
@@ -123,7 +147,7 @@ export async function measureScripts(): Promise<ScriptsRow[]> {
     if (target.kind === "bun") target.label = `bun ${version}`;
     process.stderr.write(`  ${target.label}\n`);
     if (target.kind === "node" && !(await hasRegisterHooks(exe))) {
-      target.extra = { cmd: [exe, "--import", pathToFileURL(floorRegister).href, plain], env: BASE_ENV, cwd: PROJECT, driver: target.limit.driver, label: "empty hooks worker" };
+      target.floors.push({ id: "hooksWorker", cmd: [exe, "--import", pathToFileURL(floorRegister).href, plain], env: BASE_ENV, cwd: PROJECT, driver: target.limit.driver });
     }
     const builds = [target.loopx, ...(target.before ? [target.before] : [])];
     // Warm loopx's transform cache, the binary's helper cache and the file cache.
@@ -135,7 +159,7 @@ export async function measureScripts(): Promise<ScriptsRow[]> {
     for (let round = 0; round < ROUNDS; round++) {
       const steps: Array<() => Promise<unknown>> = [
         async () => push("limit", await rawPerIteration(target.limit.driver, target.limit, n, 1)),
-        ...(target.extra ? [async () => push("extra", await rawPerIteration(target.extra!.driver, target.extra!, n, 1))] : []),
+        ...target.floors.map((floor) => async () => push(floor.id, await rawPerIteration(floor.driver, floor, n, 1))),
       ];
       builds.forEach((build, b) => {
         steps.push(async () => push(`${b}:start`, await loopxRun(build, "sh", 0)));
@@ -155,8 +179,7 @@ export async function measureScripts(): Promise<ScriptsRow[]> {
       limitLabel: target.limit.label,
       limitMs: medianTiming(samples.get("limit")!).ms,
       limitCpuMs: medianTiming(samples.get("limit")!).cpuMs,
-      extraLabel: target.extra?.label,
-      extraMs: target.extra ? medianTiming(samples.get("extra")!).ms : undefined,
+      floors: Object.fromEntries(target.floors.map((floor) => [floor.id, medianTiming(samples.get(floor.id)!).ms])),
       after: byWorkflow(0, (t) => t.ms),
       before: target.before ? byWorkflow(1, (t) => t.ms) : undefined,
       afterCpu: byWorkflow(0, (t) => t.cpuMs),
@@ -173,13 +196,14 @@ async function hasRegisterHooks(exe: string): Promise<boolean> {
 export function targetsFor(row: ScriptsRow): Array<[string, boolean]> {
   const { after, limitMs } = row;
   const checks: Array<[string, boolean]> = [];
-  if (row.kind === "node" && row.extraMs !== undefined) {
+  const worker = row.floors.hooksWorker;
+  if (worker !== undefined) {
     // Node without module.registerHooks (Node 20): a script importing "loopx" needs module.register's
     // hooks worker, whose empty floor is already far above `node plain.mjs`. A .js script without
     // the import needs no hooks at all there (hookless-script.ts), so for JS the import costs the
     // worker: only TS compares like with like.
-    checks.push(["TS+import <= 1.10 x hooks-worker floor", after.tsi <= 1.1 * row.extraMs]);
-    checks.push(["JS+import <= 1.10 x hooks-worker floor", after.jsi <= 1.1 * row.extraMs]);
+    checks.push(["TS+import <= 1.10 x hooks-worker floor", after.tsi <= 1.1 * worker]);
+    checks.push(["JS+import <= 1.10 x hooks-worker floor", after.jsi <= 1.1 * worker]);
     checks.push(["import adds <= 2 ms (TS)", after.tsi - after.ts <= 2]);
     return checks;
   }
@@ -210,13 +234,11 @@ export function printScripts(rows: ScriptsRow[]): void {
   console.log(table(["channel", "build", "plain start", ...SCRIPT_ROWS.map((r) => r.label), "import adds TS / JS"], lines));
   console.log("plain start: `node plain.mjs` on the same Node; raw `bun plain.mjs` for bun and the binary.");
   for (const row of rows) {
-    if (row.extraMs === undefined) continue;
-    const detail =
-      row.kind === "binary"
-        ? `the binary acting as Bun on plain.mjs: ${fmt(row.extraMs, 1)} ms (${fmt(row.extraMs / row.limitMs, 2)}x raw bun)`
-        : `floor of a module.register loader (plain.mjs + an empty hooks worker): ${fmt(row.extraMs, 1)} ms (${fmt(row.extraMs / row.limitMs, 2)}x plain); ` +
-          `TS+import ${fmt(row.after.tsi / row.extraMs, 2)}x, TS ${fmt(row.after.ts / row.extraMs, 2)}x that floor`;
-    console.log(`${row.label}: ${detail}`);
+    for (const [id, ms] of Object.entries(row.floors) as Array<[FloorId, number]>) {
+      const ratio = (ms: number) => `${fmt(ms / row.limitMs, 2)}x the limit`;
+      const scripts = id === "binaryAsBun" ? "" : `; TS+import ${fmt(row.after.tsi / ms, 2)}x, JS+import ${fmt(row.after.jsi / ms, 2)}x, TS ${fmt(row.after.ts / ms, 2)}x that floor`;
+      console.log(`${row.label}: ${FLOOR_TEXT[id]}: ${fmt(ms, 1)} ms (${ratio(ms)})${scripts}`);
+    }
   }
   console.log("\nTargets (issue 25, this build; CPU = user+sys of every process, per iteration, far less sensitive to load):");
   console.log(
