@@ -1,8 +1,8 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,scripts,ping,rss,records,strays,node-versions] [--binary <path>] [--before <checkout>]
- * [--json <file>] [--keep]`.
+ * [--only loop,startup,scripts,ping,rss,records,control,strays,dashboard,node-versions] [--binary <path>]
+ * [--before <checkout>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
  * measure function and its table), on top of scripts/bench/setup.ts (options, the benchmark
@@ -32,6 +32,9 @@
  * Run records (records): the bash loop under bun with records on vs off, and the record part's own
  * cost per iteration.
  *
+ * Run control channel (control): the bash loop under bun with the channel on vs off, the part's own
+ * cost per iteration and per run.
+ *
  * Stray scan (strays): the /proc scan for processes carrying a run's LOOPX_RUN_ID, which runs once
  * when a run ends, timed with 1,000 extra processes on the machine (target < 100 ms).
  *
@@ -41,6 +44,10 @@
  * binary, against each one's physical limit (`node plain.mjs`, raw `bun plain.mjs`), plus Node 20's
  * floor for any module.register loader (an empty hooks worker). `--before <checkout>` measures the
  * loopx of another build (dist/ built there) in the same rounds, for before/after columns.
+ *
+ * Dashboard (dashboard): `loopx runs serve` in Chromium: a 100,000-iteration run's page interactive
+ * (target < 1 s), the server's memory, and a live event's way from the record to an open page
+ * (target < 500 ms).
  *
  * Per Node version (node-versions): `loopx output --stop` against `node -e 0`.
  *
@@ -58,6 +65,8 @@ import { type Timing, loopxRun, medianTiming, runOk } from "./bench/harness.js";
 import { measureLoop, printLoop } from "./bench/measures/loop.js";
 import { measureNodeVersions, printNodeVersions } from "./bench/measures/node-versions.js";
 import { measurePingPong, printPingPong } from "./bench/measures/ping-pong.js";
+import { benchControl, formatControl } from "./bench/measures/control.js";
+import { benchDashboard, formatDashboard } from "./bench/measures/dashboard.js";
 import { benchRecords, formatRecords } from "./bench/measures/records.js";
 import { measureRss, printRss } from "./bench/measures/rss.js";
 import { measureScripts, printScripts } from "./bench/measures/scripts.js";
@@ -143,11 +152,28 @@ const MEASURES: Measure[] = [
     },
   },
   {
+    id: "control",
+    title: "run control channel on vs off (bun)",
+    async run(context) {
+      if (!context.usable.some((channel) => channel.name === "bun")) return { print: () => {}, json: {} };
+      const control = await benchControl({ quick: QUICK });
+      return { print: () => console.log(`\n${formatControl(control)}`), json: { control } };
+    },
+  },
+  {
     id: "strays",
     title: "stray scan with 1,000 processes",
     async run() {
       const strays = await benchStrays({ quick: QUICK });
       return { print: () => console.log(`\n${formatStrays(strays)}`), json: { strays } };
+    },
+  },
+  {
+    id: "dashboard",
+    title: "dashboard: 100,000-iteration page, live latency",
+    async run() {
+      const dashboard = await benchDashboard({ quick: QUICK });
+      return { print: () => console.log(`\n${formatDashboard(dashboard)}`), json: { dashboard } };
     },
   },
   {

@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeDashboardAssets } from "./dashboard-assets.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bun = join(root, "node_modules", ".bin", "bun");
@@ -25,6 +26,7 @@ function run(args) {
 // and embedded in the binary as strings (materialized on disk at run time, see
 // src/runtime/platform/standalone.ts).
 const work = join(root, `dist.binaries-${process.pid}`);
+writeDashboardAssets(); // the dashboard's page, bundled as a module of strings
 mkdirSync(work, { recursive: true });
 try {
   run(["build", "src/script.ts", "--target=bun", "--format=esm", "--minify", "--define", "__LOOPX_BUN_BUNDLE__=true", "--outfile", join(work, "helpers.js")]);

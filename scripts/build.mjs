@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeDashboardAssets } from "./dashboard-assets.mjs";
 import { packWorkflows } from "./pack-workflows.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -15,6 +16,8 @@ const dist = join(root, "dist");
 /** esbuild options of every bundle this build writes. */
 const BUNDLE = { bundle: true, format: "esm", platform: "node", target: "node20.6", external: ["node:*"], legalComments: "none", logLevel: "error" };
 try {
+  // The dashboard's page, as a module of strings tsc compiles like any other.
+  writeDashboardAssets();
   execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.json"), "--outDir", out], {
     stdio: "inherit",
   });

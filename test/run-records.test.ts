@@ -9,24 +9,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  BIN,
-  BUN,
-  NODE,
-  ROOT,
-  RUNTIMES,
-  giveToUnprivileged,
-  isolatedEnv,
-  makeProject,
-  processAlive,
-  runCommand,
-  runLoopxUnprivileged,
-  sh,
-  waitFor,
-  type RunResult,
-} from "./helpers.js";
+import { BIN, BINARY, BUN, NODE, ROOT, RUNTIMES, giveToUnprivileged, isolatedEnv, makeProject, processAlive, runCommand, runLoopxUnprivileged, sh, waitFor, type RunResult } from "./helpers.js";
 
-const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
 
 interface Channel {
   name: string;

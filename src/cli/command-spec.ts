@@ -18,6 +18,8 @@ export const VALUE_KINDS = {
   target: "<workflow>[:<script>]", // what `loopx run` runs
   source: "<source>", // what `loopx install` installs
   "run-id": "<id>", // a run record's id or a unique prefix of it
+  port: "<port>", // a TCP port, 0 to 65535
+  address: "<address>", // an address of this machine to listen on
 } as const;
 export type ValueKind = keyof typeof VALUE_KINDS;
 

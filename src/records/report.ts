@@ -6,6 +6,7 @@ import {
   type RecordEvent,
   type RunEndEvent,
   type RunEndReason,
+  type RunResumeEvent,
   type RunStartEvent,
 } from "./events.js";
 
@@ -37,6 +38,8 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
   switch (end.reason) {
     case "stopped":
       return `stopped by ${end.target ?? last?.target ?? "a script"}`;
+    case "stopped-on-request":
+      return "stopped on request";
     case "limit":
       return `reached -n ${maxIterations ?? end.iterations}`;
     case "failed": {
@@ -63,8 +66,11 @@ export function describeRunEnd(end: RunEndEvent, maxIterations: number | null, l
   return `${describeEnding(end, maxIterations, last)} · ${end.iterations} iteration${end.iterations === 1 ? "" : "s"} · ${formatElapsed(end.durationMs)}`;
 }
 
-/** The state `loopx runs` shows: how it ended, `running`, or `crashed` (gone without `run.end`). */
-export type RunState = RunEndReason | "running" | "crashed";
+/**
+ * The state `loopx runs` shows: how it ended, `running` (`paused` / `stopping` after `loopx runs
+ * pause` / `stop`), or `crashed` (gone without `run.end`).
+ */
+export type RunState = RunEndReason | "running" | "paused" | "stopping" | "crashed";
 
 /** A record's events, as far as they can be read. */
 export interface ParsedRecord {
@@ -89,16 +95,23 @@ export function parseRecord(text: string): ParsedRecord {
     } catch {
       continue;
     }
-    if (typeof value !== "object" || value === null) continue;
-    const v = (value as { v?: unknown }).v;
-    if (typeof v === "number" && v > EVENT_VERSION) {
-      newerVersion = Math.max(newerVersion ?? 0, v);
-      continue;
-    }
-    if (v !== EVENT_VERSION || typeof (value as { type?: unknown }).type !== "string") continue;
-    events.push(value as RecordEvent);
+    const event = recordEvent(value);
+    if (typeof event === "number") newerVersion = Math.max(newerVersion ?? 0, event);
+    else if (event) events.push(event);
   }
   return newerVersion === undefined ? { events } : { events, newerVersion };
+}
+
+/**
+ * One parsed line of a record: its event; the version of a newer format (never misread); or
+ * undefined for anything else.
+ */
+export function recordEvent(value: unknown): RecordEvent | number | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const v = (value as { v?: unknown }).v;
+  if (typeof v === "number" && v > EVENT_VERSION) return v;
+  if (v !== EVENT_VERSION || typeof (value as { type?: unknown }).type !== "string") return undefined;
+  return value as RecordEvent;
 }
 
 /** One row of `loopx runs`. */
@@ -127,6 +140,26 @@ export function startEvent(events: RecordEvent[]): RunStartEvent | undefined {
   return first?.type === "run.start" ? first : undefined;
 }
 
+/** The process running the loop now and since when: `run.start`'s, or the last `run.resume`'s. */
+export function lastSitting(events: RecordEvent[]): RunStartEvent | RunResumeEvent | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!;
+    if (event.type === "run.resume" || event.type === "run.start") return event;
+  }
+  return undefined;
+}
+
+/** The steering state of a run that is going: paused, stopping, or (undefined) running. */
+function steering(events: RecordEvent[]): "paused" | "stopping" | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const type = events[i]!.type;
+    if (type === "run.stop") return "stopping";
+    if (type === "run.pause") return "paused";
+    if (type === "run.continue" || type === "run.resume" || type === "run.start") return undefined;
+  }
+  return undefined;
+}
+
 export function lastIterationEnd(events: RecordEvent[]): IterationEndEvent | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i]!;
@@ -139,9 +172,10 @@ export function lastIterationEnd(events: RecordEvent[]): IterationEndEvent | und
  * What a record says about its run (`events`: all of them, or its first and last ones). `alive` tells whether the run's process still exists (asked
  * only for records without `run.end`); `now` is used for the duration of a running run.
  */
-export function summarizeRun(id: string, events: RecordEvent[], alive: (start: RunStartEvent) => boolean, now: number): RunSummary | undefined {
+export function summarizeRun(id: string, events: RecordEvent[], alive: (sitting: Pick<RunStartEvent, "pid" | "time">) => boolean, now: number): RunSummary | undefined {
   const start = startEvent(events);
   if (!start) return undefined;
+  const sitting = lastSitting(events)!;
   const end = events[events.length - 1]?.type === "run.end" ? (events[events.length - 1] as RunEndEvent) : undefined;
   const startMs = Date.parse(start.time);
   const summary: RunSummary = {
@@ -153,8 +187,8 @@ export function summarizeRun(id: string, events: RecordEvent[], alive: (start: R
     iterations: events.reduce((max, event) => (event.type === "iteration.start" || event.type === "iteration.end" ? Math.max(max, event.n) : max), 0),
     target: start.target,
     project: start.projectRoot,
-    pid: start.pid,
-    maxIterations: start.maxIterations,
+    pid: sitting.pid,
+    maxIterations: sitting.maxIterations,
     runtime: start.runtime,
     version: start.version,
   };
@@ -165,12 +199,13 @@ export function summarizeRun(id: string, events: RecordEvent[], alive: (start: R
     summary.exitCode = end.exitCode;
     summary.ending = describeEnding(end, start.maxIterations, lastIterationEnd(events));
     if (end.message !== undefined) summary.message = end.message;
-  } else if (alive(start)) {
+  } else if (alive(sitting)) {
+    summary.state = steering(events) ?? "running";
     summary.durationMs = Math.max(0, now - startMs);
   } else {
     summary.state = "crashed";
     summary.durationMs = Math.max(0, Date.parse(events[events.length - 1]!.time) - startMs);
-    summary.ending = `crashed: process ${start.pid} is gone without run.end`;
+    summary.ending = `crashed: process ${sitting.pid} is gone without run.end`;
   }
   return summary;
 }
@@ -247,7 +282,8 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[], now:
     if (event.type === "iteration.start") {
       iterations.push({ n: event.n, target: event.target, ms: Math.max(0, (summary.state === "running" ? now : Date.parse(lastTime(events))) - Date.parse(event.time)) });
     } else if (event.type === "iteration.end") {
-      const row = iterations.find((candidate) => candidate.n === event.n);
+      // The latest try of that iteration (a resumed run runs the interrupted one again).
+      const row = iterations.findLast((candidate) => candidate.n === event.n && candidate.end === undefined);
       if (row) {
         row.ms = event.durationMs;
         row.end = event;
@@ -302,6 +338,25 @@ export function formatTailEvent(event: RecordEvent, start: RunStartEvent | undef
       return describeRunEnd(event, start?.maxIterations ?? null, last);
     case "note":
       return describeNote(event);
+    case "run.resume":
+      return `run ${event.run} resumed ${formatLocalTime(event.time)} at ${event.target} · iteration ${event.iterations + 1} · pid ${event.pid}`;
+    default:
+      return describeSteering(event) ?? "";
+  }
+}
+
+/** A pause, continuation or stop request in words (progress lines, `runs tail`); undefined for other events. */
+export function describeSteering(event: RecordEvent): string | undefined {
+  const at = formatLocalTime(event.time).slice(11);
+  switch (event.type) {
+    case "run.pause":
+      return `paused at ${at}${event.running ? ` · ${event.running} finishes, then the run waits` : ""} (loopx runs continue ${event.run})`;
+    case "run.continue":
+      return `continued at ${at} after ${formatElapsed(event.pausedMs)} paused`;
+    case "run.stop":
+      return event.now ? `stop now requested at ${at}` : `stop requested at ${at}${event.running ? ` · ${event.running} finishes, no further script starts` : ""}`;
+    default:
+      return undefined;
   }
 }
 

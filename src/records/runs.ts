@@ -2,7 +2,7 @@ import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LoopxError } from "../core/errors.js";
 import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "./events.js";
-import { formatRunDetail, formatRunList, formatTailEvent, parseRecord, startEvent, summarizeRun, type RunSummary } from "./report.js";
+import { formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, startEvent, summarizeRun, type RunSummary } from "./report.js";
 import { listRecordIds, readRecordEnds, readRecordText, recordsDir, runProcessAlive } from "./store.js";
 
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */
@@ -28,7 +28,17 @@ export function listRuns(env: Env, json: boolean, write: Write): void {
     } catch {
       continue; // pruned while we read
     }
-    const record = parseRecord(text);
+    let record = parseRecord(text);
+    // A run that has not ended and whose process is gone may have been resumed: which process runs
+    // it now is in its last run.resume, which the ends of a long record may not hold.
+    const sitting = lastSitting(record.events);
+    if (record.events.at(-1)?.type !== "run.end" && sitting && !runProcessAlive(sitting) && text.length < statSync(join(dir, `${id}.jsonl`)).size) {
+      try {
+        record = parseRecord(readRecordText(dir, id));
+      } catch {
+        continue;
+      }
+    }
     if (record.newerVersion !== undefined) {
       newerRecords.push({ id, v: record.newerVersion });
       lines.push(JSON.stringify({ id, state: "unknown", v: record.newerVersion }));
@@ -56,11 +66,15 @@ export function listRuns(env: Env, json: boolean, write: Write): void {
 
 /** The one record whose id starts with `prefix`. */
 export function resolveRunId(dir: string, prefix: string): string {
-  const ids = listRecordIds(dir);
+  return pickRunId(listRecordIds(dir), prefix, dir);
+}
+
+/** The one id of `ids` that is `prefix` or starts with it; `where` names where they were looked for. */
+export function pickRunId(ids: string[], prefix: string, where: string): string {
   if (ids.includes(prefix)) return prefix;
   const matches = ids.filter((id) => id.startsWith(prefix));
   if (matches.length === 1) return matches[0]!;
-  if (matches.length === 0 || prefix === "") throw new LoopxError(`no run ${JSON.stringify(prefix)} in ${dir}`);
+  if (matches.length === 0 || prefix === "") throw new LoopxError(`no run ${JSON.stringify(prefix)} in ${where}`);
   throw new LoopxError(`run id ${JSON.stringify(prefix)} is ambiguous: it starts ${matches.length} runs (${matches.slice(0, 3).join(", ")}${matches.length > 3 ? ", ..." : ""})`);
 }
 
@@ -114,6 +128,7 @@ export async function tailRun(env: Env, prefix: string | undefined, cwd: string,
   let offset = 0;
   let partial = "";
   let start: RunStartEvent | undefined;
+  let sitting: Pick<RunStartEvent, "pid" | "time"> | undefined;
   let last: IterationEndEvent | undefined;
   let ended = false;
   const buffer = Buffer.alloc(64 * 1024);
@@ -143,7 +158,9 @@ export async function tailRun(env: Env, prefix: string | undefined, cwd: string,
     let out = "";
     for (const event of record.events) {
       if (event.type === "run.start") start = event;
-      out += json ? `${JSON.stringify(event)}\n` : `${formatTailEvent(event, start, last)}\n`;
+      sitting = lastSitting([event]) ?? sitting;
+      const line = json ? JSON.stringify(event) : formatTailEvent(event, start, last);
+      if (line) out += `${line}\n`;
       if (event.type === "iteration.end") last = event;
       if (event.type === "run.end") ended = true;
     }
@@ -162,10 +179,10 @@ export async function tailRun(env: Env, prefix: string | undefined, cwd: string,
     if (size !== offset) drain();
     if (ended || !start || Date.now() - checked < 500) continue;
     checked = Date.now();
-    if (!runProcessAlive(start)) {
+    if (!runProcessAlive(sitting ?? start)) {
       drain();
       if (!ended) {
-        if (!json) write(`crashed: process ${start.pid} is gone without run.end\n`);
+        if (!json) write(`crashed: process ${(sitting ?? start).pid} is gone without run.end\n`);
         return;
       }
     }

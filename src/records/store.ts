@@ -39,10 +39,12 @@ export function listRecordIds(dir: string): string[] {
 export function pruneRecords(dir: string, keep = KEEP_RECORDS): void {
   const ids = listRecordIds(dir);
   for (const id of ids.slice(Math.max(0, keep - 1))) {
-    try {
-      unlinkSync(join(dir, `${id}.jsonl`));
-    } catch {
-      // Another run pruned it first.
+    for (const file of [`${id}.jsonl`, `${id}.input`]) {
+      try {
+        unlinkSync(join(dir, file));
+      } catch {
+        // Another run pruned it first (or the run kept no input).
+      }
     }
   }
 }

@@ -6,6 +6,8 @@ import { recordsDir } from "../../records/store.js";
 import { progressPart } from "./progress.js";
 import { logPart, recordPart } from "../../records/writer.js";
 import { TmpdirPart } from "./tmpdir.js";
+import { runInputPart } from "./run-input.js";
+import { controlPart } from "../../control/part.js";
 
 /**
  * What the built-in parts need to know of a run: the engine (src/engine) fills it in from the
@@ -32,6 +34,8 @@ export interface PartFeatures {
   progress?: boolean;
   /** The API's `RunOptions.onEvent`: every event, synchronously, in order. */
   onEvent?: (event: LoopEvent) => void;
+  /** A control channel, so that the run can be stopped and paused from elsewhere (LOOPX_CONTROL=0 turns it off). */
+  control?: boolean;
 }
 
 /**
@@ -42,8 +46,12 @@ export interface PartFeatures {
 export function runParts(features: PartFeatures): RunPart[] {
   const env = features.env ?? process.env;
   const parts: RunPart[] = [];
-  if (features.record && env.LOOPX_RECORD !== "0") parts.push(recordPart(recordsDir(env)));
+  const recording = features.record && env.LOOPX_RECORD !== "0";
+  if (recording) parts.push(recordPart(recordsDir(env)));
   if (features.log !== undefined) parts.push(logPart(features.log));
+  // The last piped input, kept with the record for a resume; before the control channel, so that
+  // a script held by a pause already has its input kept.
+  if (recording) parts.push(runInputPart(recordsDir(env)));
   // Always on: every run that starts a script has its own LOOPX_TMPDIR. After the records (a run
   // that cannot create it is still recorded); a part that must be done with the run's processes
   // before the directory goes belongs after it (parts end in reverse order).
@@ -54,6 +62,7 @@ export function runParts(features: PartFeatures): RunPart[] {
   if (features.timeout !== undefined || features.maxTime !== undefined) {
     parts.push(timeLimits({ timeout: features.timeout, maxTime: features.maxTime }));
   }
+  if (features.control && env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
   if (features.progress) {
     const progress = progressPart(env);
     if (progress) parts.push(progress);

@@ -1,7 +1,7 @@
 import { writeSync } from "node:fs";
 import { isatty } from "node:tty";
-import { describeIterationStart, describeRunEnd } from "../../records/report.js";
-import type { IterationEndEvent, RunStartEvent } from "../../records/events.js";
+import { describeIterationStart, describeRunEnd, describeSteering } from "../../records/report.js";
+import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../../records/events.js";
 import type { RunPart } from "../../core/run-session.js";
 
 /**
@@ -13,6 +13,7 @@ import type { RunPart } from "../../core/run-session.js";
 const DIM = ["\x1b[2m", "\x1b[22m"] as const;
 const COLOURS: Record<string, readonly [string, string]> = {
   stopped: ["\x1b[32m", "\x1b[39m"],
+  "stopped-on-request": ["\x1b[32m", "\x1b[39m"],
   limit: ["\x1b[32m", "\x1b[39m"],
   failed: ["\x1b[31m", "\x1b[39m"],
 };
@@ -30,7 +31,7 @@ export function progressPart(env: Record<string, string | undefined>): RunPart |
       // A terminal that went away costs the progress line, nothing else.
     }
   };
-  let start: RunStartEvent | undefined;
+  let start: RunStartEvent | RunResumeEvent | undefined;
   let startedAt = 0;
   let last: IterationEndEvent | undefined;
   return {
@@ -39,6 +40,16 @@ export function progressPart(env: Record<string, string | undefined>): RunPart |
         case "run.start":
           start = event;
           startedAt = Date.now();
+          break;
+        case "run.resume":
+          start = event;
+          startedAt = Date.now();
+          write(paint(`loopx: resuming run ${event.run} at ${event.target} (iteration ${event.iterations + 1})`, DIM));
+          break;
+        case "run.pause":
+        case "run.continue":
+        case "run.stop":
+          write(paint(`loopx: ${describeSteering(event)}`, YELLOW));
           break;
         case "iteration.start":
           write(paint(`loopx: ${describeIterationStart(event, start?.maxIterations ?? null, Date.now() - startedAt)}`, DIM));
