@@ -106,7 +106,7 @@ export function prependNodePath(env: Env, dir: string): string {
 }
 
 /** True unless the script's source certainly never mentions require, module or exports. */
-function mayUseCommonJs(path: string): boolean {
+export function mayUseCommonJs(path: string): boolean {
   try {
     return /\b(?:require|module|exports)\b/.test(readFileSync(path, "utf8"));
   } catch {
@@ -115,8 +115,8 @@ function mayUseCommonJs(path: string): boolean {
 }
 
 /**
- * Bun itself, `import "loopx"` through NODE_PATH to dist/node-path/ (a two-file package
- * re-exporting this one), and a preload that keeps scripts ESM-only.
+ * Bun itself, `import "loopx"` through NODE_PATH to dist/node-path/ (a two-file package holding
+ * the script-facing entry, script.ts, bundled), and a preload that keeps scripts ESM-only.
  */
 function jsLauncher(): JsLauncher {
   const preload = distPath("runtime/loader/bun-preload.js");
