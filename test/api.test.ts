@@ -181,7 +181,8 @@ describe.each(RUNTIMES)("programmatic API ($name)", (runtime) => {
   });
 
   it("ships types: Output and RunOptions in dist/index.d.ts", () => {
-    const index = readFileSync(join(ROOT, "dist", "index.d.ts"), "utf8");
+    // index.d.ts re-exports the script-facing entry (script.d.ts: output, input, note and the types).
+    const index = readFileSync(join(ROOT, "dist", "index.d.ts"), "utf8") + readFileSync(join(ROOT, "dist", "script.d.ts"), "utf8");
     expect(index).toMatch(/type RunOptions/);
     expect(index).toMatch(/export type \{ Output \}/);
     const runTypes = readFileSync(join(ROOT, "dist", "api", "run.d.ts"), "utf8");

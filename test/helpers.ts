@@ -29,7 +29,6 @@ export const REAL_BIN = realpathSync(BIN);
 /** Bun from the `bun` devDependency. */
 export const BUN = realpathSync(join(ROOT, "node_modules", ".bin", "bun"));
 export const NODE = process.execPath;
-
 export interface Runtime {
   name: "node" | "bun";
   /** The interpreter that runs dist/bin.js. */
@@ -356,6 +355,23 @@ export function expectLoopxError(result: RunResult, ...needles: string[]): strin
   return lines[0]!;
 }
 
+/** Live (non-zombie) processes whose environment holds the variable `name=value`. */
+export function carriersOf(name: string, value: string): number[] {
+  const needle = `\0${name}=${value}\0`;
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let environ: string;
+    try {
+      environ = `\0${readFileSync(`/proc/${entry}/environ`, "latin1")}`;
+    } catch {
+      continue;
+    }
+    if (environ.includes(needle) && processAlive(Number(entry))) found.push(Number(entry));
+  }
+  return found;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The programmatic API from a consumer program, and LOOPX_TMPDIR bookkeeping.
 
@@ -405,19 +421,7 @@ export function procMemoryKb(pid: number, field: "VmHWM" | "VmRSS"): number {
  * in loopx's environment, and every descendant inherits it, known to the test or not.
  */
 export function taggedSurvivors(tag: string): number[] {
-  const needle = `\0HARDENING_TAG=${tag}\0`;
-  const found: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    let environ: string;
-    try {
-      environ = `\0${readFileSync(`/proc/${name}/environ`, "latin1")}`;
-    } catch {
-      continue;
-    }
-    if (environ.includes(needle) && processAlive(Number(name))) found.push(Number(name));
-  }
-  return found;
+  return carriersOf("HARDENING_TAG", tag);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -471,3 +475,20 @@ export function runCliUnprivileged(cli: Cli, args: string[], options: RunOptions
   const [exe, argv] = unprivileged(cli.exe, [...cli.prefix, ...args], options.cwd);
   return runCommand(exe, argv, options);
 }
+
+/**
+ * A script for "nothing outlives loopx" tests: it ignores SIGINT/SIGTERM/SIGQUIT, traces SIGHUP
+ * (`got` in `trace`, and goes on), starts a `setsid` child and a double-forked daemon (both
+ * carrying LOOPX_RUN_ID), then writes tmpdir.txt, parent.pid (loopx, or the host of run()) and
+ * run.id, and loops for ever.
+ */
+export const STUBBORN_SCRIPT = sh(`cd "$LOOPX_PROJECT_ROOT"
+trap 'echo "got $1" >> trace' HUP
+trap '' INT TERM QUIT
+setsid bash -c 'echo $$ > setsid.pid; exec sleep 1000' &
+( setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > daemon.pid )
+while [ ! -s setsid.pid ] || [ ! -s daemon.pid ]; do sleep 0.02; done
+echo "$LOOPX_TMPDIR" > tmpdir.txt
+echo $PPID > parent.pid
+echo "$LOOPX_RUN_ID" > run.id
+while :; do sleep 0.1; done`);

@@ -106,11 +106,11 @@ export function run(target: string, options?: RunOptions): AsyncGenerator<Output
         });
         return { ...prepared.request, env: given.env, onEvent: given.onEvent };
       },
-      { record: true, abortSignal: options?.signal },
+      { record: true, abortSignal: options?.signal, hostSignals: true },
       undefined,
     );
   }
-  return new LoopGenerator(async () => request!, { record: options?.record === true, abortSignal: options?.signal }, setupError);
+  return new LoopGenerator(async () => request!, { record: options?.record === true, abortSignal: options?.signal, hostSignals: true }, setupError);
 }
 
 /** Runs a loop to its end and resolves with every Output (spec §9.2); rejects on any error. */
@@ -131,7 +131,7 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
 
   constructor(
     private readonly request: () => Promise<RunRequest>,
-    private readonly features: { record: boolean; abortSignal: AbortSignal | undefined },
+    private readonly features: { record: boolean; abortSignal: AbortSignal | undefined; hostSignals: boolean },
     private setupError: unknown,
   ) {}
 

@@ -34,14 +34,14 @@ export interface RunEnd {
   /**
    * For parts: when the grace period of the cancellation's termination ends (ms since 1970), if a
    * script's group was being terminated. Parts that end processes too share it (a Ctrl-C still
-   * ends the run within one grace period).
+   * ends the run within one grace period). Read it when needed: a second Ctrl-C moves it to now.
    */
-  graceEndsAt?: number;
+  readonly graceEndsAt?: number;
 }
 
 /** A cancellation requested from outside the engine. The first one decides how the run ends. */
 export interface RunCancel {
-  reason: "interrupted" | "timed-out" | "aborted" | "returned" | "stopped-on-request";
+  reason: "interrupted" | "hangup" | "quit" | "timed-out" | "aborted" | "returned" | "stopped-on-request";
   /**
    * Sent to the running script's process group (grace, then SIGKILL, as on Ctrl-C); none for a
    * cancellation between two scripts (a stop on request), which leaves nothing to end.
@@ -358,8 +358,8 @@ export class RunSession implements RunControls {
         }
       : seen;
     if (this.termination) await this.termination;
-    const graceEndsAt = this.options.graceEndsAt?.();
-    const partEnd: RunEnd = graceEndsAt === undefined ? end : { ...end, graceEndsAt };
+    const graceEndsAt = this.options.graceEndsAt;
+    const partEnd: RunEnd = graceEndsAt?.() === undefined ? end : Object.defineProperty({ ...end }, "graceEndsAt", { get: graceEndsAt, enumerable: true });
     for (const part of this.began.reverse()) {
       try {
         await part.end?.(partEnd);

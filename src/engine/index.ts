@@ -6,10 +6,11 @@ import { newRunId, RunSession, type RunCancel, type RunEnd, type RunPart } from 
 import { createHeapKeeper, loopxBin, runtimeName } from "../runtime/platform/index.js";
 import { runParts } from "../runtime/parts/index.js";
 import { warnToStderr } from "../runtime/stderr.js";
-import { ScriptSupervisor } from "../runtime/supervisor.js";
+import { KILL_GRACE_MS, ScriptSupervisor } from "../runtime/supervisor.js";
 import { VERSION } from "../version.js";
 import { createLoopHost } from "./host.js";
 import { validateRunOptions, type RunOptionValues } from "./options.js";
+import { cancelOnHostSignals } from "./host-signals.js";
 import { cancelOnSignals } from "./signals.js";
 
 /**
@@ -60,8 +61,13 @@ export interface RunFeatures {
   log?: string;
   /** Progress lines on stderr when it is a terminal (LOOPX_PROGRESS=0 turns them off). */
   progress?: boolean;
-  /** SIGINT/SIGTERM to this process cancel the run (the CLI's; see engine/signals.ts). */
+  /** SIGINT/SIGTERM/SIGHUP/SIGQUIT to this process cancel the run (the CLI's; see engine/signals.ts). */
   signals?: boolean;
+  /**
+   * While the run goes, SIGINT/SIGTERM/SIGHUP to this process end its scripts without changing
+   * what the host does with the signal (the API's; see engine/host-signals.ts).
+   */
+  hostSignals?: boolean;
   /** Aborting cancels the run: the running group is terminated and the outcome's error is the abort reason. */
   abortSignal?: AbortSignal;
   /** Keep a long run's heap compact (the CLI's: a library must not retune its host; runtime/heap.ts). */
@@ -139,6 +145,10 @@ class EngineRun implements RunHandle {
   /** True while a `next()` is driving the loop (a script may be running or about to start). */
   private driving = false;
   private readonly onAbort: (() => void) | undefined;
+  /** Stops hearing the host's signals (hostSignals), once the run has ended. */
+  private releaseHostSignals: (() => void) | undefined;
+  /** The target of the latest script started (for the CLI's Ctrl-C line). */
+  private target: string | undefined;
 
   constructor(
     request: RunRequest,
@@ -162,6 +172,7 @@ class EngineRun implements RunHandle {
         const keepHeapCompact = createHeapKeeper();
         parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });
       }
+      if (features.signals) parts.push({ onEvent: (event) => event.type === "iteration.start" && (this.target = event.target) });
       if (features.parts) parts.push(...features.parts);
       const resume = request.resume;
       this.session = new RunSession({
@@ -196,7 +207,18 @@ class EngineRun implements RunHandle {
     } catch (error) {
       this.setupError = error;
     }
-    if (features.signals) cancelOnSignals((cancel) => this.cancel(cancel));
+    if (features.signals) {
+      const supervisor = this.supervisor;
+      cancelOnSignals(
+        {
+          cancel: (cancel) => this.cancel(cancel),
+          runningTarget: () => (supervisor.running ? this.target : undefined),
+          killNow: () => supervisor.killNow(),
+          suspend: (stop) => supervisor.suspend(stop),
+        },
+        KILL_GRACE_MS,
+      );
+    }
     const signal = features.abortSignal;
     if (signal) {
       this.onAbort = () => void this.cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortReason(signal) });
@@ -233,6 +255,7 @@ class EngineRun implements RunHandle {
           ? { reason: early.reason, exitCode: early.exitCode, signal: early.signal, ...(early.error !== undefined ? { error: early.error } : {}) }
           : seen;
       if (this.onAbort) this.features.abortSignal?.removeEventListener("abort", this.onAbort);
+      this.releaseHostSignals?.();
       const { graceEndsAt: _, ...outcome } = end;
       this.resolveOutcome(outcome);
       return outcome;
@@ -261,6 +284,7 @@ class EngineRun implements RunHandle {
     this.started = true;
     if (this.aborted) return this.fail(this.cancellation!.error);
     if (!this.loop) return this.fail(this.setupError);
+    if (this.features.hostSignals && !this.releaseHostSignals) this.releaseHostSignals = cancelOnHostSignals((cancel) => this.cancel(cancel));
     this.driving = true;
     let outcome: RunOutcome | undefined;
     try {

@@ -10,9 +10,16 @@ export const EVENT_VERSION = 1;
 
 /**
  * How a run ended. `aborted` and `returned` happen only through the API; `stopped-on-request` is
- * `loopx runs stop` (the running script finished, no further one started).
+ * `loopx runs stop` (the running script finished, no further one started). `hangup` and `quit` are
+ * SIGHUP and SIGQUIT (a closed terminal, Ctrl-\). `killed` and `crashed` are written by the run's
+ * guardian when loopx itself died without ending the run: killed by a signal it cannot handle
+ * (SIGKILL, an out-of-memory kill; the signal when known), or crashed (a fatal fault, an abort, a
+ * host process of `run()` that exited or threw).
  */
-export type RunEndReason = "stopped" | "stopped-on-request" | "limit" | "failed" | "interrupted" | "timed-out" | "aborted" | "returned";
+export type RunEndReason = "stopped" | "stopped-on-request" | "limit" | "failed" | "interrupted" | "hangup" | "quit" | "timed-out" | "aborted" | "returned" | "killed" | "crashed";
+
+/** The endings a run gets from the signals that cancel it (the CLI's, a host's of `run()`). */
+export const SIGNAL_REASONS = { SIGINT: "interrupted", SIGTERM: "interrupted", SIGHUP: "hangup", SIGQUIT: "quit" } as const satisfies Partial<Record<NodeJS.Signals, RunEndReason>>;
 
 interface EventBase {
   v: 1;

@@ -52,6 +52,14 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
     }
     case "interrupted":
       return `interrupted by ${end.signal ?? "a signal"}`;
+    case "hangup":
+      return "hung up (SIGHUP)";
+    case "quit":
+      return "quit (SIGQUIT)";
+    case "killed":
+      return end.signal ? `killed by ${end.signal}` : "killed (signal unknown)";
+    case "crashed":
+      return end.signal ? `crashed (${end.signal})` : "crashed";
     case "timed-out":
       return "timed out";
     case "aborted":

@@ -1,20 +1,20 @@
 /**
- * Preloaded (`bun --preload`) into every JS/TS script loopx runs under Bun. Bun happily runs
+ * Preloaded (`bun --preload`) into every JS/TS script loopx runs under Bun (or the standalone
+ * binary) that may use CommonJS — one whose source names require, module or exports. Bun happily runs
  * CommonJS, but loopx scripts must be ES modules and `require`/`module.exports`/`exports` must fail
  * (spec §6.3). For the script file itself, this plugin appends `export {}` (so Bun never treats it
  * as CommonJS: `module` and `exports` are then undefined) and, unless the script declares its own
  * `require`, a hoisted `require` that throws. Appending keeps line numbers in errors intact.
  */
+// A standalone loopx binary starts scripts as itself with BUN_BE_BUN=1 (a no-op under Bun itself).
+import "./standalone-env-preload.js";
+
 interface BunRuntime {
   main: string;
   file(path: string): { text(): Promise<string> };
   plugin(plugin: { name: string; setup(build: { onLoad(options: { filter: RegExp }, callback: (args: { path: string }) => Promise<{ contents: string; loader: string }>): void }): void }): void;
 }
 const bun = (globalThis as unknown as { Bun: BunRuntime }).Bun;
-
-// A standalone loopx binary starts scripts as itself with BUN_BE_BUN=1; the script's own children
-// (say `$LOOPX_BIN output ...`) must see the binary as loopx again.
-delete process.env.BUN_BE_BUN;
 
 /** True if the source binds `name` itself (declaration, import or destructuring). */
 function declares(source: string, name: string): boolean {

@@ -2,7 +2,8 @@
  * What loopx's Node module hooks decide, shared by the in-thread hooks (module.registerHooks,
  * sync-hooks.ts) and the hooks-thread ones (module.register, hooks.ts) (spec §3.3, §6.3):
  * - `import ... from "loopx"` resolves through ordinary resolution first, so a workflow's own
- *   `node_modules/loopx` wins; only when that fails does it map to the running CLI's package.
+ *   `node_modules/loopx` wins; only when that fails does it map to the running CLI's package —
+ *   its script-facing entry (script.ts: output, input and the types, nothing of run()).
  * - Script files outside node_modules are always ESM: loopx scripts must use `import`, and
  *   `require`/`module.exports` must fail even without a `"type": "module"` package.json.
  * - TypeScript-style specifiers resolve as tsx resolves them: `./x.js` may name `./x.ts`, and
@@ -13,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { fs } from "../builtins.js";
 import { TRANSFORMED, transformFile } from "./transform.js";
 
-export const OWN_ENTRY = new URL("../../index.js", import.meta.url).href;
+export const OWN_ENTRY = new URL("../../script.js", import.meta.url).href;
 const SCRIPT_FILE = /\.(?:js|jsx|ts|tsx|mts)$/;
 
 export interface ResolveResult {
@@ -53,6 +54,42 @@ export function alternatives(specifier: string): string[] {
   if (/\.[A-Za-z0-9]+$/.test(path.slice(path.lastIndexOf("/") + 1))) return [];
   const base = path.endsWith("/") ? path.slice(0, -1) : path;
   return [...EXTENSIONS.map((ext) => base + ext + suffix), ...EXTENSIONS.map((ext) => `${base}/index${ext}${suffix}`)];
+}
+
+/** What one call of Node's next resolve gave: its result, or the error saying the specifier was not found. */
+export type Attempt = ResolveResult | { notFound: unknown };
+
+/** A not-found error as an Attempt; any other error is thrown on. */
+export function notFoundAttempt(error: unknown): Attempt {
+  if (!notFound(error)) throw error;
+  return { notFound: error };
+}
+
+/** Calls a synchronous next resolve, as an Attempt. */
+export function attempt(resolve: () => ResolveResult): Attempt {
+  try {
+    return resolve();
+  } catch (error) {
+    return notFoundAttempt(error);
+  }
+}
+
+/**
+ * The resolution both hooks run, written once: it yields each specifier to try with Node's next
+ * resolve and is given what that call did; it returns the result, or throws the first not-found
+ * error. The synchronous and the asynchronous hooks only drive it.
+ */
+export function* resolutionSteps(specifier: string): Generator<string, ResolveResult, Attempt> {
+  const first = yield specifier;
+  if (!("notFound" in first)) return withFormat(first);
+  if (specifier === "loopx") return { url: OWN_ENTRY, format: "module", shortCircuit: true };
+  if (!isLoopx(specifier)) {
+    for (const candidate of alternatives(specifier)) {
+      const again = yield candidate;
+      if (!("notFound" in again)) return withFormat(again);
+    }
+  }
+  throw first.notFound;
 }
 
 /** Script files and their local modules outside node_modules are ES modules, whatever package.json says. */
