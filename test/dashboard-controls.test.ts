@@ -42,12 +42,17 @@ let dashboard: Dashboard;
 const sleeper = spawn("sleep", ["60"], { stdio: "ignore" });
 const running = syntheticId("ctlrun");
 const crashed = syntheticId("ctlcrash");
+const killed = syntheticId("ctlkilled");
+const stopped = syntheticId("ctlstopped");
 let runningRecord: string;
 
 beforeAll(async () => {
   const state = tempDir();
   runningRecord = writeSyntheticRecord(state, { id: running, iterations: 3, ended: false, pid: sleeper.pid!, startMs: Date.now() - 1000 });
   writeSyntheticRecord(state, { id: crashed, iterations: 2, ended: false, pid: 999_999 });
+  writeSyntheticRecord(state, { id: stopped, iterations: 2 });
+  const killedRecord = writeSyntheticRecord(state, { id: killed, iterations: 2, ended: false, pid: 999_999 });
+  appendEvent(killedRecord, { type: "run.end", time: new Date().toISOString(), run: killed, reason: "killed", signal: "SIGKILL", exitCode: 137, iterations: 2, durationMs: 500 });
   dashboard = await startDashboard({ dir: recordsDirOf(state), host: "127.0.0.1", port: 0, version: "test", controls: channel });
   browser = await launchBrowser();
 });
@@ -86,6 +91,16 @@ linuxOnly("the dashboard's controls", () => {
     expect(await page.locator("button[data-action='stop']").isDisabled()).toBe(true);
     await press("resume", `run ${crashed} cannot be resumed: its project is gone`);
     expect(calls.at(-1)).toBe(`resume ${crashed}`);
+
+    // Resume follows the resume rule: a run killed by a signal (the guardian's ending) can be
+    // resumed; one that was stopped cannot (nothing to resume); no other button applies to either.
+    for (const [id, resumable] of [[killed, true], [stopped, false]] as const) {
+      await page.goto(`${base.origin}/runs/${id}${base.search}`);
+      await page.waitForSelector("body[data-ready='1']");
+      await page.waitForFunction(() => document.querySelector("#run-state [data-state]") !== null);
+      expect(await page.locator("button[data-action='resume']").isDisabled()).toBe(!resumable);
+      for (const action of ["stop", "stop-now", "pause", "continue"]) expect(await page.locator(`button[data-action='${action}']`).isDisabled()).toBe(true);
+    }
   });
 
   it("a page of another origin cannot make the dashboard act, even knowing the token", async () => {

@@ -33,8 +33,9 @@ export interface ResumePoint {
 
 export type ResumeDecision = { ok: true; point: ResumePoint } | { ok: false; message: string };
 
-/** Endings after which there is nothing to resume (a new -n makes a `limit` run go on). */
-const FINISHED = new Set<string>(["stopped", "stopped-on-request"]);
+/** Endings after which there is nothing to resume (a new -n makes a `limit` run go on). The dashboard's Resume button follows them. */
+export const FINISHED_REASONS: readonly string[] = ["stopped", "stopped-on-request"];
+const FINISHED = new Set<string>(FINISHED_REASONS);
 
 /**
  * `alive` tells whether the process of the run's last sitting still runs; `newBudget` is a new

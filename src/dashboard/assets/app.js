@@ -1,17 +1,15 @@
 // The dashboard page (loopx runs serve): plain DOM and SVG, no framework. Every text that comes
 // from a record goes into the page through text nodes (textContent / createTextNode), never as
 // HTML, and control characters are shown as visible symbols: a `result` holding markup or
-// terminal escapes stays inert. formatElapsed and formatLocalTime are prepended by the server
-// (core's own functions). The token of the page's URL goes with every request.
+// terminal escapes stays inert. formatElapsed, formatLocalTime and FINISHED are prepended by the
+// server (core's own functions, the resume rule's list). The token of the page's URL goes with every request.
 "use strict";
 
 const token = new URLSearchParams(location.search).get("token") || "";
 const main = document.getElementById("main");
 const live = document.getElementById("live");
 const PAGE = 50;
-const STATES = ["running", "paused", "stopping", "stopped", "stopped-on-request", "limit", "failed", "interrupted", "timed-out", "crashed", "aborted", "returned"];
-/** States a run can be resumed from: its loop was killed or ended early. */
-const RESUMABLE = ["crashed", "interrupted", "timed-out", "failed"];
+const STATES = ["running", "paused", "stopping", "stopped", "stopped-on-request", "limit", "failed", "interrupted", "hangup", "quit", "timed-out", "killed", "crashed", "aborted", "returned"];
 /** States of a run whose loop is going: its control channel answers. */
 const GOING = ["running", "paused", "stopping"];
 const CONTROLS = [
@@ -26,7 +24,9 @@ const CONTROLS = [
 function allowed(action, state) {
   switch (action) {
     case "resume":
-      return RESUMABLE.includes(state);
+      // Its loop ended or died, not because it was done: stopped (FINISHED, the server's) or its
+      // -n reached (a resume then needs a new -n, which the page does not ask for).
+      return !GOING.includes(state) && state !== "unknown" && state !== "limit" && !FINISHED.includes(state);
     case "stop-now":
       return GOING.includes(state);
     case "stop":
