@@ -8,11 +8,11 @@
  * id and new iterations. Each button's answer line says what happened, and the page follows the
  * run's state live.
  */
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { BIN, BUN, NODE, isolatedEnv, linuxOnly, makeProject, processAlive, sh, sleep, taggedSurvivors, waitFor } from "./helpers.js";
+import { BIN, BUN, NODE, carriersOf, isolatedEnv, linuxOnly, makeProject, processAlive, sh, sleep, taggedSurvivors, waitFor } from "./helpers.js";
 import { launchBrowser, serve, type Channel as ServeChannel, type Served } from "./dashboard-helpers.js";
 import { events, loopx, startLoopx, trace, waitForEvent, type Background, type Env, type Event } from "./fixtures/control/support.js";
 
@@ -43,19 +43,7 @@ afterAll(async () => {
 });
 
 /** Live processes whose environment holds LOOPX_RUN_ID=<id>: the run's scripts and whatever they started. */
-function carriersOf(id: string): number[] {
-  const needle = `\0LOOPX_RUN_ID=${id}\0`;
-  return readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .filter((name) => {
-      try {
-        return `\0${readFileSync(`/proc/${name}/environ`, "latin1")}`.includes(needle) && processAlive(Number(name));
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
+const runCarriers = (id: string) => carriersOf("LOOPX_RUN_ID", id);
 
 interface Scene {
   env: Env;
@@ -160,7 +148,7 @@ linuxOnly("the dashboard steers real runs", () => {
       writeFileSync(join(scene.cwd, "sleep"), "30");
       const id = await startRun(scene);
       await openRun(scene, id);
-      expect(await waitFor(() => carriersOf(id).length >= 2, 10_000)).toBe(true); // the script and its sleep
+      expect(await waitFor(() => runCarriers(id).length >= 2, 10_000)).toBe(true); // the script and its sleep
       const script = Number(readFileSync(join(scene.cwd, "script.pid"), "utf8"));
 
       const asked = Date.now();
@@ -168,7 +156,7 @@ linuxOnly("the dashboard steers real runs", () => {
       const result = await scene.loop!.result;
       expect(Date.now() - asked).toBeLessThan(10_000);
       expect(result.code).toBe(130);
-      expect(carriersOf(id)).toEqual([]);
+      expect(runCarriers(id)).toEqual([]);
       expect(processAlive(script)).toBe(false);
       expect(trace(scene.cwd)).toEqual(["start 1"]);
       expect(events(scene.env, id).at(-1)).toMatchObject({ type: "run.end", reason: "interrupted", exitCode: 130 });
@@ -228,7 +216,7 @@ linuxOnly("the dashboard steers real runs", () => {
       scene.loop!.child.kill("SIGKILL");
       await pageState(page, "killed", 20_000);
       expect(await fact(page, "ended")).toMatch(/^killed/);
-      expect(carriersOf(id)).toEqual([]);
+      expect(runCarriers(id)).toEqual([]);
 
       writeFileSync(join(scene.cwd, "sleep"), "0.3");
       const answer = await press(page, "resume");
@@ -246,7 +234,7 @@ linuxOnly("the dashboard steers real runs", () => {
       // The resumed loopx is steerable from the page too: stop now ends it and everything it ran.
       expect(await press(page, "stop-now")).toMatch(new RegExp(`^run ${id} is interrupted now( \\(w:index gets SIGINT\\))?$`));
       expect(await waitFor(() => !processAlive(resumed), 10_000)).toBe(true);
-      expect(carriersOf(id)).toEqual([]);
+      expect(runCarriers(id)).toEqual([]);
       await pageState(page, "interrupted");
       const record = events(scene.env, id);
       expect(record.filter((event) => event.type === "run.resume")).toMatchObject([{ pid: resumed, iterations: 0 }]);
