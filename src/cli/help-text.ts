@@ -15,10 +15,13 @@ Commands:
   env remove <name>                     Remove a global environment variable
   env list                              List global environment variables
   install [options] <source>            Install workflows from git or a tarball
+  init [<workflow>] [--ts]              Create .loopx/<workflow>/ (default: main) with a working
+                                        index script (loopx's own addition)
   runs [show <id> | tail [<id>]] [--json]
                                         Recent runs, one run's iterations, or follow a run
                                         (loopx's own addition; see 'loopx runs -h')
 
+Start a project: 'loopx init', then 'loopx run main'.
 Run 'loopx run -h' to list the workflows in .loopx/, 'loopx install -h' for sources.
 `;
 
@@ -55,6 +58,12 @@ loopx's own addition. Every 'loopx run' writes a record of its events, one JSON 
 to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx/runs/); the
 newest 200 are kept. LOOPX_RECORD=0 turns records off. States: running, stopped, limit, failed,
 interrupted, timed-out, or crashed (its process is gone without a run.end).
+`,
+  init: `Usage: loopx init [<workflow>] [--ts]
+
+Creates .loopx/<workflow>/ (default workflow name: main) holding a working index script: index.sh
+(bash), or index.ts (TypeScript, using output() and input() from "loopx") with --ts. Creates .loopx/
+if needed; never overwrites anything. Then: loopx run <workflow>. loopx's own addition.
 `,
   env: "Usage:\n  loopx env set <name> <value>\n  loopx env remove <name>\n  loopx env list\n\nManages global variables in $XDG_CONFIG_HOME/loopx/env (default ~/.config/loopx/env).\n",
 };

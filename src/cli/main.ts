@@ -16,6 +16,7 @@ const COMMANDS: Record<string, () => Promise<CommandClass[]>> = {
     return [env.EnvSetCommand, env.EnvRemoveCommand, env.EnvListCommand];
   },
   install: async () => [(await import("./commands/install.js")).InstallCommand],
+  init: async () => [(await import("./commands/init.js")).InitCommand],
   runs: async () => {
     const runs = await import("./commands/runs.js");
     return [runs.RunsListCommand, runs.RunsShowCommand, runs.RunsTailCommand];

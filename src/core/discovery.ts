@@ -1,5 +1,5 @@
 import { readdirSync, statSync, type Dirent } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { isValidName, splitScriptFileName, type ScriptExtension } from "./names.js";
 
 /** A script file found directly inside a workflow directory (spec §2.1, §5.1). */
@@ -23,6 +23,11 @@ export interface Discovery {
   loopxDir: string;
   /** False when `.loopx/` does not exist (or is not a directory). */
   exists: boolean;
+  /**
+   * Why `.loopx/` could not be listed when something is there (a mode-000 directory: EACCES; a
+   * file: ENOTDIR); undefined when it is simply missing or was listed.
+   */
+  unreadable?: NodeJS.ErrnoException;
   workflows: Map<string, DiscoveredWorkflow>;
   /** Name violations and same-base-name collisions; fatal for `run <target>`, warnings for `run -h`. */
   issues: string[];
@@ -92,8 +97,15 @@ export function workflowIssues(name: string, files: ReturnType<typeof scanScript
 /** Scans `<projectRoot>/.loopx/` (spec §5.1). Never throws; problems are reported in `issues`. */
 export function discover(projectRoot: string): Discovery {
   const loopxDir = join(projectRoot, ".loopx");
-  const entries = listDir(loopxDir);
+  let entries: Dirent[] | undefined;
+  let unreadable: NodeJS.ErrnoException | undefined;
+  try {
+    entries = readdirSync(loopxDir, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") unreadable = error as NodeJS.ErrnoException;
+  }
   const discovery: Discovery = { loopxDir, exists: entries !== undefined, workflows: new Map(), issues: [] };
+  if (unreadable) discovery.unreadable = unreadable;
   const sorted = [...(entries ?? [])].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of sorted) {
     if (kindOf(loopxDir, entry) !== "dir") continue; // loose files in .loopx/ are never workflows
@@ -108,4 +120,30 @@ export function discover(projectRoot: string): Discovery {
     discovery.workflows.set(entry.name, { name: entry.name, dir, scripts, files: files.map(({ fileName, base }) => ({ fileName, base })) });
   }
   return discovery;
+}
+
+/**
+ * The nearest ancestor of `dir` that has a `.loopx/` directory, for the message of a run started
+ * in a subdirectory of a project (the project root is the cwd, spec §3.2: nothing is searched).
+ */
+export function ancestorWithLoopx(dir: string): string | undefined {
+  for (let parent = dirname(dir); ; parent = dirname(parent)) {
+    try {
+      if (statSync(join(parent, ".loopx")).isDirectory()) return parent;
+    } catch {
+      // not this one
+    }
+    if (parent === dirname(parent)) return undefined;
+  }
+}
+
+/**
+ * The top-level files of a directory of `.loopx/` that discovery skipped (no supported script
+ * extension: `index.py`, `index.mjs`), for the message of a workflow that is "not found".
+ */
+export function unsupportedFiles(dir: string): string[] {
+  return (listDir(dir) ?? [])
+    .filter((entry) => kindOf(dir, entry) === "file" && !entry.name.startsWith("."))
+    .map((entry) => entry.name)
+    .sort();
 }

@@ -2,7 +2,7 @@ import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, rea
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { LoopxError } from "./errors.js";
+import { LoopxError, fsReason } from "./errors.js";
 import { parseEnvFile, withEnvVar, withoutEnvVar } from "./envfile.js";
 
 /** `$XDG_CONFIG_HOME/loopx/env`, defaulting to `~/.config/loopx/env` (spec §8.1). */
@@ -83,7 +83,11 @@ function writeFileAtomic(linkOrPath: string, text: string): void {
     /* missing, or a dangling link: write the path itself */
   }
   const dir = dirname(path);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new LoopxError(`cannot write global env file ${path}: cannot create ${dir}: ${fsReason(error)}`);
+  }
   let mode = 0o600;
   try {
     mode = statSync(path).mode & 0o7777;

@@ -1,6 +1,8 @@
-import { discover, type DiscoveredScript, type DiscoveredWorkflow, type Discovery } from "./discovery.js";
+import { join } from "node:path";
+import { ancestorWithLoopx, discover, unsupportedFiles, type DiscoveredScript, type DiscoveredWorkflow, type Discovery } from "./discovery.js";
 import { loadRunEnv } from "./env.js";
-import { LoopxError, ScriptFailedError } from "./errors.js";
+import { LoopxError, ScriptFailedError, fsReason } from "./errors.js";
+import { SCRIPT_EXTENSIONS } from "./names.js";
 import { parseOutput, type Output } from "./output.js";
 import { RunSession, type RunEnd } from "./run-session.js";
 import { formatTarget, gotoTargetOf, parseTarget, runTargetOf, type Target } from "./target.js";
@@ -88,11 +90,31 @@ export function validateRunEnv(value: unknown): Record<string, string> {
   return env;
 }
 
-/** Discovery with run-mode validation (spec §5, §7.1 step 1): every issue is fatal. */
-export function discoverForRun(projectRoot: string): Discovery {
+/** Quotes a path for a shell command line when it needs it. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+/**
+ * Discovery with run-mode validation (spec §5, §7.1 step 1): every issue is fatal. `target` (as
+ * given) only words the message of a run started below a project's root.
+ */
+export function discoverForRun(projectRoot: string, target?: unknown): Discovery {
   const discovery = discover(projectRoot);
+  if (discovery.unreadable) {
+    throw new LoopxError(`cannot read ${discovery.loopxDir}: ${fsReason(discovery.unreadable)}`);
+  }
   if (!discovery.exists) {
-    throw new LoopxError(`no .loopx/ directory in ${projectRoot}: create it with a workflow, e.g. .loopx/my-workflow/index.sh`);
+    // The project root is the cwd (spec §3.2) and .loopx/ is never searched for upwards (§5.1);
+    // a parent that has one is most likely where the user meant to be.
+    const parent = ancestorWithLoopx(projectRoot);
+    if (parent !== undefined) {
+      const run = typeof target === "string" ? ` && loopx run ${shellWord(target)}` : "";
+      throw new LoopxError(
+        `no .loopx/ directory in ${projectRoot} (loopx looks only in the directory it runs in); ${parent} has one: run loopx there (cd ${shellWord(parent)}${run}) or create .loopx/ here`,
+      );
+    }
+    throw new LoopxError(`no .loopx/ directory in ${projectRoot}: create it with a workflow, e.g. loopx init (writes .loopx/main/index.sh)`);
   }
   if (discovery.issues.length > 0) {
     throw new LoopxError(`invalid .loopx/ (${discovery.issues.length} problem${discovery.issues.length === 1 ? "" : "s"}): ${discovery.issues.join("; ")}`);
@@ -103,6 +125,13 @@ export function discoverForRun(projectRoot: string): Discovery {
 function lookup(discovery: Discovery, target: Target, context: string): { workflow: DiscoveredWorkflow; script: DiscoveredScript } {
   const workflow = discovery.workflows.get(target.workflow);
   if (!workflow) {
+    const skipped = unsupportedFiles(join(discovery.loopxDir, target.workflow));
+    if (skipped.length > 0) {
+      const shown = skipped.length > 4 ? `${skipped.slice(0, 4).join(", ")}, ...` : skipped.join(", ");
+      throw new LoopxError(
+        `${context}workflow "${target.workflow}" not found: .loopx/${target.workflow}/ holds no script with a supported extension (${SCRIPT_EXTENSIONS.join(", ")}; it has ${shown})`,
+      );
+    }
     const known = [...discovery.workflows.keys()];
     throw new LoopxError(`${context}workflow "${target.workflow}" not found in .loopx/ (${known.length ? `available: ${known.join(", ")}` : "no workflows found"})`);
   }
@@ -117,7 +146,14 @@ function lookup(discovery: Discovery, target: Target, context: string): { workfl
 function resolveStart(discovery: Discovery, target: unknown): Target {
   if (typeof target !== "string") throw new LoopxError(`target must be a string like "workflow" or "workflow:script", got ${describe(target)}`);
   const parsed = parseTarget(target);
-  if (!parsed.ok) throw new LoopxError(parsed.error);
+  if (!parsed.ok) {
+    // "ralph:" — the suggestion "ralph" / "ralph:index" is wrong for a workflow without index.
+    const named = target.endsWith(":") ? discovery.workflows.get(target.slice(0, -1)) : undefined;
+    if (named && !named.scripts.has("index")) {
+      throw new LoopxError(`invalid target ${JSON.stringify(target)}: the script after ':' is missing (workflow "${named.name}" has no index script; its scripts: ${[...named.scripts.keys()].map((s) => `${named.name}:${s}`).join(", ")})`);
+    }
+    throw new LoopxError(parsed.error);
+  }
   const start = runTargetOf(parsed.target);
   const workflow = discovery.workflows.get(start.workflow);
   if (workflow && !start.explicitScript && !workflow.scripts.has("index")) {
@@ -150,7 +186,7 @@ export async function* runLoop(
 ): AsyncGenerator<Output, void, undefined> {
   const maxIterations = validateMaxIterations(request.maxIterations);
   const optionVars = validateRunEnv(request.env);
-  const discovery = discoverForRun(request.projectRoot);
+  const discovery = discoverForRun(request.projectRoot, request.target);
   const userVars = loadRunEnv(request.envFile, host.warn);
   const start = resolveStart(discovery, request.target);
   if (maxIterations === 0) return;

@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
-import { join } from "node:path";
-import { LoopxError } from "../../core/errors.js";
+import { dirname, join } from "node:path";
+import { LoopxError, fsReason as reason } from "../../core/errors.js";
 import type { LoopEvent } from "../../core/run-events.js";
 import type { RunPart } from "../../core/run-session.js";
 import { pruneRecords } from "../run-records.js";
@@ -12,10 +12,6 @@ import { warnToStderr } from "../stderr.js";
  * loopx, so a crash or SIGKILL loses at most the event in flight.
  */
 
-function reason(error: unknown): string {
-  const e = error as NodeJS.ErrnoException;
-  return e?.code ? `${e.code}${e.syscall ? ` (${e.syscall})` : ""}` : error instanceof Error ? error.message : String(error);
-}
 
 /** Appends events to one file; after the first failure it warns once and writes nothing more. */
 class EventFile {
@@ -94,7 +90,8 @@ export function logPart(path: string): RunPart {
       try {
         file.open(path);
       } catch (error) {
-        throw new LoopxError(`cannot open the --log file ${path}: ${reason(error)}`);
+        const missingDir = (error as NodeJS.ErrnoException).code === "ENOENT" ? `: the directory ${dirname(path)} does not exist` : `: ${reason(error)}`;
+        throw new LoopxError(`cannot open the --log file ${path}${missingDir}`);
       }
       if (pending) file.write(pending);
     },
