@@ -82,6 +82,8 @@ Options:
                Limit for each script execution (loopx's own addition)
   --max-time <duration>
                Limit for the whole run; no script starts after it (loopx's own addition)
+  --summary    Print the summary line when the run ends, also off a terminal (loopx's own
+               addition)
   -h, --help   Show this help
 
 Durations: seconds (90, 1.5) or with units, largest first: 500ms, 30s, 20m, 2h, 1h30m. When a
@@ -93,7 +95,8 @@ LOOPX_TMPDIR (the run's private scratch directory, removed when the run ends), L
 (the run's id) and LOOPX_ITERATION (this script execution's number, counted as -n counts).
 
 loopx's own additions: when stderr is a terminal, a progress line before each script and a
-summary when the run ends (LOOPX_PROGRESS=0 turns them off; NO_COLOR or TERM=dumb: no styling).
+summary when the run ends, which for a failed run is the one line saying why (LOOPX_PROGRESS=0
+turns them off, LOOPX_PROGRESS=1 on anywhere; NO_COLOR or TERM=dumb: no styling).
 Each run's events are recorded in $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0: off); see
 'loopx runs -h'.
 

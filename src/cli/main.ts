@@ -1,6 +1,6 @@
 import { Cli, type CommandClass } from "clipanion";
 import { LoopxError, UsageError } from "../core/errors.js";
-import { warnToStderr } from "../runtime/stderr.js";
+import { stderrLine, warnToStderr } from "../runtime/stderr.js";
 import { COMMAND_USAGE, INSTALL_HELP, TOP_LEVEL_HELP } from "./help-text.js";
 
 /**
@@ -210,7 +210,7 @@ export async function runCli(argv: string[]): Promise<void> {
     process.exitCode = await main(argv);
   } catch (error) {
     const message = error instanceof LoopxError ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
-    process.stderr.write(`loopx: ${message}\n`);
+    if (!(error instanceof LoopxError && error.reported)) stderrLine(`loopx: ${message}`);
     process.exitCode = error instanceof LoopxError ? error.exitCode : 1;
   }
 }

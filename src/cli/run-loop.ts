@@ -14,7 +14,7 @@ import { ScriptSupervisor } from "../runtime/supervisor.js";
  * turns SIGINT/SIGTERM into a cancellation of the run — forward to the group, grace, SIGKILL, then
  * the run's parts end, then exit 128+N (spec §7.3).
  */
-export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; log?: string; argv?: string[]; features?: Pick<RunFeatures, "timeout" | "maxTime"> }): Promise<number> {
+export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; log?: string; summary?: boolean; argv?: string[]; features?: Pick<RunFeatures, "timeout" | "maxTime"> }): Promise<number> {
   const projectRoot = process.cwd();
   const supervisor = new ScriptSupervisor();
   // Every CLI run is recorded (LOOPX_RECORD=0 turns it off) and shows progress on a terminal.
@@ -23,6 +23,7 @@ export async function runFromCli(options: { target: string; maxIterations?: numb
     argv: options.argv,
     record: true,
     progress: true,
+    summary: options.summary,
     ...(options.log !== undefined ? { log: resolve(projectRoot, options.log) } : {}),
   };
   const session = createRunSession(supervisor, { argv: options.argv, parts: runParts(features) });

@@ -8,6 +8,11 @@ export class LoopxError extends Error {
    * additions may choose another, as TimeoutError's 124).
    */
   readonly exitCode: number;
+  /**
+   * Set once the user has been told (the progress summary line carries the reason): the CLI then
+   * prints no second line for the same failure, and exits with `exitCode`.
+   */
+  reported = false;
   constructor(message: string, exitCode = 1) {
     super(message);
     this.name = "LoopxError";

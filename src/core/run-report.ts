@@ -32,7 +32,7 @@ export function describeIterationStart(event: Pick<IterationStartEvent, "n" | "t
  * How a run ended, in words: stopped by <target> / reached -n N / <target> exited with code X /
  * interrupted by SIGINT / timed out. `last` is the run's last iteration.end, if any.
  */
-export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "signal" | "iterations">, maxIterations: number | null, last?: IterationEndEvent): string {
+export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "signal" | "iterations" | "message">, maxIterations: number | null, last?: IterationEndEvent): string {
   switch (end.reason) {
     case "stopped":
       return `stopped by ${end.target ?? last?.target ?? "a script"}`;
@@ -44,12 +44,14 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
         if (last.exitCode !== null && last.exitCode !== 0) return `${target} exited with code ${last.exitCode}`;
         if (last.signal) return `${target} was killed by ${last.signal}`;
       }
-      return `failed at ${target}`;
+      // The reason itself (an invalid goto, a script that cannot start): the summary line is the
+      // one failure line a terminal shows.
+      return end.message ?? `failed at ${target}`;
     }
     case "interrupted":
       return `interrupted by ${end.signal ?? "a signal"}`;
     case "timed-out":
-      return "timed out";
+      return end.message ?? "timed out";
     case "aborted":
       return "aborted";
     case "returned":

@@ -53,12 +53,14 @@ function createJsLauncher(): JsLauncher {
   }
   if (isBun) {
     const preload = distPath("runtime/loader/bun-preload.js");
+    const envOnly = distPath("runtime/loader/bun-script-env.js");
     const nodePath = distPath("node-path");
     return {
       command: process.execPath,
       // The ESM-only guard costs ~3 ms per start; a script that never names require, module or
-      // exports has nothing for it to catch.
-      args: (path) => (mayUseCommonJs(path) ? ["--no-install", ...BUN_JSX, "--preload", preload, path] : ["--no-install", ...BUN_JSX, path]),
+      // exports has nothing for it to catch, and gets only the few lines that keep loopx's
+      // NODE_PATH out of its children (bun-script-env.ts, which the guard imports too).
+      args: (path) => ["--no-install", ...BUN_JSX, "--preload", mayUseCommonJs(path) ? preload : envOnly, path],
       extraEnv: (env) => ({ NODE_PATH: prependNodePath(env, nodePath) }),
     };
   }

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
+import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
+import { LoopxError, fsReason } from "../core/errors.js";
 import { VERSION } from "../version.js";
 
 /** Embedded at compile time (`bun build --define`) into standalone binaries only. */
@@ -46,6 +47,55 @@ function intact(dir: string, files: Record<string, string>): boolean {
   }
 }
 
+/**
+ * The fallback when the cache under $XDG_CACHE_HOME / $HOME cannot be written (containers, the
+ * `nobody` user with HOME=/nonexistent, a cache path under a regular file): a directory of this
+ * user's own under the temp dir, used only if it is a real directory (no link), owned by this user
+ * and closed to everyone else — another user could otherwise plant the helpers scripts import.
+ */
+function privateTempRoot(): string {
+  const uid = process.getuid?.() ?? 0;
+  const dir = join(tmpdir(), `loopx-${uid}`);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  const stat = lstatSync(dir);
+  if (!stat.isDirectory() || stat.uid !== uid || (stat.mode & 0o077) !== 0) {
+    throw new Error(`${dir} is not a private directory of this user`);
+  }
+  return join(dir, "cache");
+}
+
+/** Writes the cache entry `key` under `root` unless it is already there, intact. */
+function materialize(root: string, key: string, files: Record<string, string>): string {
+  const dir = join(root, key);
+  if (intact(dir, files)) return dir;
+  mkdirSync(root, { recursive: true });
+  const temp = join(root, `.tmp-${key}-${process.pid}-${randomBytes(4).toString("hex")}`);
+  try {
+    for (const [relative, content] of Object.entries(files)) {
+      mkdirSync(join(temp, relative, ".."), { recursive: true });
+      writeFileSync(join(temp, relative), content);
+    }
+    rmSync(dir, { recursive: true, force: true }); // a corrupted entry, if any
+    try {
+      renameSync(temp, dir);
+    } catch (error) {
+      // Another loopx won the race; its entry is as good as ours if intact.
+      if (!intact(dir, files)) throw error;
+    }
+  } finally {
+    try {
+      rmSync(temp, { recursive: true, force: true });
+    } catch {
+      // nothing was created
+    }
+  }
+  return dir;
+}
+
 let cached: HelperCache | undefined;
 
 /**
@@ -53,31 +103,23 @@ let cached: HelperCache | undefined;
  * binary build under `$XDG_CACHE_HOME/loopx/<version>-<content hash>/`: two binaries of different
  * versions (or builds) never share an entry. It is written into a temp directory and renamed into
  * place, so a crash never leaves a half-written entry under the final name; an entry whose files
- * do not match byte for byte is replaced.
+ * do not match byte for byte is replaced. Where that cache cannot be written, the entry goes to
+ * a private directory under the temp dir instead (privateTempRoot).
  */
 export function helperCache(): HelperCache {
   if (cached) return cached;
   const files = helperFiles();
   const key = `${VERSION}-${sha256(Object.values(files).join("\0")).slice(0, 16)}`;
-  const root = cacheRoot();
-  const dir = join(root, key);
-  if (!intact(dir, files)) {
-    mkdirSync(root, { recursive: true });
-    const temp = join(root, `.tmp-${key}-${process.pid}-${randomBytes(4).toString("hex")}`);
+  let dir: string;
+  try {
+    dir = materialize(cacheRoot(), key, files);
+  } catch (error) {
     try {
-      for (const [relative, content] of Object.entries(files)) {
-        mkdirSync(join(temp, relative, ".."), { recursive: true });
-        writeFileSync(join(temp, relative), content);
-      }
-      rmSync(dir, { recursive: true, force: true }); // a corrupted entry, if any
-      try {
-        renameSync(temp, dir);
-      } catch (error) {
-        // Another loopx won the race; its entry is as good as ours if intact.
-        if (!intact(dir, files)) throw error;
-      }
-    } finally {
-      rmSync(temp, { recursive: true, force: true });
+      dir = materialize(privateTempRoot(), key, files);
+    } catch (fallbackError) {
+      throw new LoopxError(
+        `cannot write loopx's script helpers to ${join(cacheRoot(), key)} (${fsReason(error)}) nor under ${tmpdir()} (${fsReason(fallbackError)}): set XDG_CACHE_HOME to a writable directory`,
+      );
     }
   }
   cached = { nodePath: join(dir, "node-path"), preload: join(dir, "preload.js") };

@@ -16,6 +16,7 @@ export class RunCommand extends Command {
   timeout = Option.Array("--timeout", { description: "Limit for each script execution (loopx's own addition)" });
   maxTime = Option.Array("--max-time", { description: "Limit for the whole run (loopx's own addition)" });
   log = Option.Array("--log", { description: "Append every event of the run to this file (loopx's own addition)" });
+  summary = Option.Counter("--summary", 0, { description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" });
   targets = Option.Rest();
 
   async execute(): Promise<number> {
@@ -24,6 +25,7 @@ export class RunCommand extends Command {
     const timeout = single(this.timeout, "--timeout");
     const maxTime = single(this.maxTime, "--max-time");
     const log = single(this.log, "--log");
+    if (this.summary > 1) throw new UsageError("--summary given more than once");
     if (log === "") throw new UsageError("--log needs a file path");
     if (this.targets.length === 0) throw new UsageError("loopx run needs a target: loopx run <workflow>[:<script>]");
     if (this.targets.length > 1) {
@@ -40,6 +42,7 @@ export class RunCommand extends Command {
       maxIterations,
       envFile,
       log,
+      summary: this.summary === 1,
       argv: process.argv.slice(2),
       features,
     });

@@ -5,6 +5,9 @@
  * as CommonJS: `module` and `exports` are then undefined) and, unless the script declares its own
  * `require`, a hoisted `require` that throws. Appending keeps line numbers in errors intact.
  */
+// BUN_BE_BUN and loopx's NODE_PATH entry stay out of what the script starts.
+import "./bun-script-env.js";
+
 const LOADERS = { js: "js", jsx: "jsx", ts: "ts", tsx: "tsx" } as const;
 
 interface BunRuntime {
@@ -14,9 +17,6 @@ interface BunRuntime {
 }
 const bun = (globalThis as unknown as { Bun: BunRuntime }).Bun;
 
-// A standalone loopx binary starts scripts as itself with BUN_BE_BUN=1; the script's own children
-// (say `$LOOPX_BIN output ...`) must see the binary as loopx again.
-delete process.env.BUN_BE_BUN;
 
 /** True if the source binds `name` itself (declaration, import or destructuring). */
 function declares(source: string, name: string): boolean {

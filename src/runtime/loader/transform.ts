@@ -137,7 +137,11 @@ function writeEntry(dir: string, file: string, source: string, code: string): vo
     writeFileSync(temp, `loopx-transform ${source.length} ${code.length} ${hash(code)}\n${source}${code}`);
     renameSync(temp, file);
   } catch {
-    rmSync(temp, { force: true });
+    try {
+      rmSync(temp, { force: true });
+    } catch {
+      // a cache path under a regular file (ENOTDIR): there is no temp file to remove
+    }
     return;
   }
   prune(dir);

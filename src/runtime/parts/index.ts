@@ -27,8 +27,10 @@ export interface RunFeatures {
   record?: boolean;
   /** `--log <file>`: append every event to this (absolute) path as well. */
   log?: string;
-  /** Progress lines on stderr when it is a terminal (LOOPX_PROGRESS=0 turns them off). */
+  /** Progress lines on stderr when it is a terminal (LOOPX_PROGRESS=0 turns them off, =1 on anywhere). */
   progress?: boolean;
+  /** `--summary`: the summary line when the run ends, wherever stderr goes. */
+  summary?: boolean;
   /** The API's `RunOptions.onEvent`: every event, synchronously, in order. */
   onEvent?: (event: LoopEvent) => void;
 }
@@ -54,7 +56,7 @@ export function runParts(features: RunFeatures): RunPart[] {
     parts.push(timeLimits({ timeout: features.timeout, maxTime: features.maxTime }));
   }
   if (features.progress) {
-    const progress = progressPart(env);
+    const progress = progressPart(env, { summary: features.summary });
     if (progress) parts.push(progress);
   }
   if (features.onEvent) parts.push({ onEvent: features.onEvent });
