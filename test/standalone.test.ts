@@ -6,7 +6,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, symlinkSync, writeFileSync, cpSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, makeProject, processAlive, runCommand, tempDir, waitFor } from "./helpers.js";
 import { startServer, sendTarball, tarGzOfTree, type TestServer } from "./fixtures/install/support.js";
@@ -156,7 +156,11 @@ describe("standalone binary with neither node nor bun on PATH", () => {
     mkdirSync(join(cwd, "node_modules", ".bin"), { recursive: true });
     symlinkSync(pinned, join(cwd, "node_modules", "loopx"));
     symlinkSync("../loopx/dist/bin.js", join(cwd, "node_modules", ".bin", "loopx"));
-    const result = await run(["version"], cwd, bareEnv());
+    // With node on PATH: a JS loopx hands its scripts a LOOPX_BIN that needs node (without it the
+    // binary runs itself instead: channels-differ.test.ts).
+    const env = bareEnv();
+    env.PATH = `${dirname(process.execPath)}:${env.PATH}`;
+    const result = await run(["version"], cwd, env);
     expect(result).toMatchObject({ code: 0, stdout: "9.9.9\n" });
   });
 });
