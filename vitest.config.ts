@@ -21,6 +21,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // clipanion's ESM build imports a directory ("../platform"), which Node's ESM loader refuses:
+    // unit tests of src/cli/ get it through Vite's resolver instead.
+    server: { deps: { inline: ["clipanion"] } },
     reporters: ["default", ["json", { outputFile: "test-results/vitest.json" }]],
   },
 });

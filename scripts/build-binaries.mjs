@@ -23,7 +23,7 @@ function run(args) {
 
 // The helper package scripts import as "loopx" and the ESM-only preload, bundled to single files
 // and embedded in the binary as strings (materialized on disk at run time, see
-// src/runtime/standalone-cache.ts).
+// src/runtime/platform/standalone.ts).
 const work = join(root, `dist.binaries-${process.pid}`);
 mkdirSync(work, { recursive: true });
 try {

@@ -3,14 +3,14 @@
 // (spec §3.2); only then is the CLI loaded.
 import { delegate, findLocalLoopx } from "./runtime/delegate.js";
 import { nodeModule } from "./runtime/builtins.js";
+import { runtimeName } from "./runtime/platform/runtime.js";
+import { loopxDir } from "./runtime/xdg.js";
 
 // Node ≥ 22.1 keeps V8's compiled code of loopx's own modules on disk between runs (a no-op
 // elsewhere, and under Bun). NODE_COMPILE_CACHE, if set, wins as Node documents.
-if (typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache === "function" && !("Bun" in globalThis)) {
-  const xdg = process.env.XDG_CACHE_HOME;
-  const base = xdg && xdg.startsWith("/") ? xdg : process.env.HOME ? `${process.env.HOME}/.cache` : undefined;
+if (typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache === "function" && runtimeName === "node") {
   try {
-    (nodeModule as { enableCompileCache(dir?: string): unknown }).enableCompileCache(base && `${base}/loopx/node-compile-cache`);
+    (nodeModule as { enableCompileCache(dir?: string): unknown }).enableCompileCache(`${loopxDir("cache")}/node-compile-cache`);
   } catch {
     // a cache that cannot be enabled only costs speed
   }

@@ -1,6 +1,6 @@
 /** The public API of loopx (spec §9): run loops from programs, and output/input inside scripts. */
 export { run, runPromise, type RunOptions } from "./api/run.js";
-export { output, input } from "./api/script-helpers.js";
+export { output, input, note } from "./api/script-helpers.js";
 export type { Output } from "./core/output.js";
 export type {
   LoopEvent,
@@ -10,4 +10,6 @@ export type {
   IterationOutput,
   RunEndEvent,
   RunEndReason,
-} from "./core/run-events.js";
+  NoteEvent,
+  RecordEvent,
+} from "./records/events.js";

@@ -94,7 +94,7 @@ describe.each(RUNTIMES)("LOOPX_TMPDIR / RUN_ID / ITERATION through the API ($nam
     const missing = join(tmp, "missing");
     const bad = await runConsumer(runtime, failing, isolatedEnv({ TMPDIR: missing }));
     expect(bad.code).toBe(0);
-    const message = `cannot create the run's temporary directory (LOOPX_TMPDIR) in ${missing}: ENOENT: no such file or directory`;
+    const message = `cannot create the run's temporary directory (LOOPX_TMPDIR) in ${missing}: no such file or directory (ENOENT)`;
     expect(bad.json).toEqual({ first: message, rejected: message, ran: false });
   });
 

@@ -487,7 +487,7 @@ describe.skipIf(MOUNT_PROBLEM !== undefined).each(RUNTIMES)(
         const result = await runLoopx(runtime, ["install", ...flags, `${server.origin}/flows.tgz`], { cwd, env });
         expect(result.code).toBe(1);
         if (process.env["DEBUG_FIRE"]) console.log(`[${runtime.name}] ${result.stderr.trim()}`);
-        expect(result.stderr).toMatch(/^loopx: cannot stage workflow "b": ENOSPC: no space left on device.*; nothing was installed\n$/);
+        expect(result.stderr).toMatch(/^loopx: cannot stage workflow "b": no space left on device \(ENOSPC\).*; nothing was installed\n$/);
         expect(snapshot(join(cwd, ".loopx"))).toEqual(before);
         if (before === null) expect(existsSync(join(cwd, ".loopx"))).toBe(false);
         expect(listDir(tmp)).toEqual([]);

@@ -163,7 +163,7 @@ describe.each(CLIS)("LOOPX_TMPDIR, LOOPX_RUN_ID, LOOPX_ITERATION under the CLI (
     const cwd = makeProject({ ".loopx/w/index.sh": traced("") });
     const file = join(tempDir("loopx-tmpfile-"), "not-a-dir");
     writeFileSync(file, "");
-    for (const [dir, reason] of [[join(cwd, "missing-tmp"), "ENOENT"], [file, "ENOTDIR"]] as const) {
+    for (const [dir, reason] of [[join(cwd, "missing-tmp"), "no such file or directory (ENOENT)"], [file, "not a directory (ENOTDIR)"]] as const) {
       const result = await loopx(cli, ["run", "w"], cwd, isolatedEnv({ TMPDIR: dir }));
       expect(result.stdout).toBe("");
       expect(result.stderr).toMatch(/^loopx:[^\n]*\n$/);
@@ -180,7 +180,7 @@ describe.each(CLIS)("LOOPX_TMPDIR, LOOPX_RUN_ID, LOOPX_ITERATION under the CLI (
     chmodSync(tmp, 0o555);
     const result = await loopxAsNobody(cli, ["run", "w"], cwd, env);
     expect(result.stdout).toBe("");
-    expect(result.stderr).toBe(`loopx: cannot create the run's temporary directory (LOOPX_TMPDIR) in ${tmp}: EACCES: permission denied\n`);
+    expect(result.stderr).toBe(`loopx: cannot create the run's temporary directory (LOOPX_TMPDIR) in ${tmp}: permission denied (EACCES)\n`);
     expect(result.code).toBe(1);
     expect(records(cwd)).toEqual([]);
   });
@@ -334,7 +334,7 @@ describe.each(CLIS)("LOOPX_TMPDIR, LOOPX_RUN_ID, LOOPX_ITERATION under the CLI (
       const result = await loopxAsNobody(cli, ["run", "w"], cwd, env);
       const dir = records(cwd)[0]!.tmp!;
       expect(result.code).toBe(0);
-      expect(result.stderr).toBe(`loopx: warning: could not remove LOOPX_TMPDIR ${dir}: EACCES: permission denied\n`);
+      expect(result.stderr).toBe(`loopx: warning: could not remove LOOPX_TMPDIR ${dir}: permission denied (EACCES)\n`);
       chmodSync(tmp, 0o755);
       rmSync(dir, { recursive: true });
     });

@@ -2,8 +2,8 @@
  * The shipped workflows from install to a finished run, once per channel: loopx under node and
  * under bun installing dist/workflows.tar.gz over HTTP (`-w ralph`, `-w converge`, and both at
  * once), and the standalone binary — with neither node nor bun on PATH — installing them from a
- * git repository. Each then runs ralph:plan to <promise>COMPLETE</promise> (through a retried
- * crash), converge through a failing gate, a rejecting judge and convergence, and Ctrl-C during
+ * git repository holding the packed tree (`scripts/pack-workflows.mjs --tree`). Each then runs
+ * ralph:plan to <promise>COMPLETE</promise> (through a retried crash), converge through a failing gate, a rejecting judge and convergence, and Ctrl-C during
  * an agent call in ralph:build. The full case matrix runs under node in workflows.test.ts; this
  * file covers what differs between runtimes (install, imports, spawning, streaming, signals).
  */
@@ -12,7 +12,7 @@ import { existsSync, readFileSync, readdirSync, statSync, symlinkSync } from "no
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, RUNTIMES, processAlive, runCommand, runLoopx, snapshotTree, taggedSurvivors, tempDir, waitFor, type RunOptions, type RunResult } from "./helpers.js";
-import { FakeAgents, WORKFLOWS, ampStream, claudeStream, lastWorkflowLine, sessionLog, workflowEnv } from "./fixtures/agents/support.js";
+import { FakeAgents, WORKFLOWS, ampStream, claudeStream, lastWorkflowLine, packedWorkflows, sessionLog, workflowEnv } from "./fixtures/agents/support.js";
 import { fileUrl, makeBareRepo, sendTarball, startServer, type TestServer } from "./fixtures/install/support.js";
 
 const TARBALL = join(ROOT, "dist", "workflows.tar.gz");
@@ -29,13 +29,13 @@ function toolsOnlyPath(): string {
   return dir;
 }
 
-/** Every file under examples/workflows, for a git repository holding the workflows at its root. */
-function workflowFiles(dir = WORKFLOWS): Record<string, string> {
+/** Every file of the packed workflow tree, for a git repository holding the workflows at its root. */
+function workflowFiles(dir = packedWorkflows()): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) Object.assign(out, workflowFiles(path));
-    else out[relative(WORKFLOWS, path)] = readFileSync(path, "utf8");
+    else out[relative(packedWorkflows(), path)] = readFileSync(path, "utf8");
   }
   return out;
 }
@@ -106,20 +106,20 @@ describe("the shipped workflows, installed and run", () => {
       const installed = await run(args, workflowEnv(new FakeAgents(), {}, basePath));
       expect(installed.code, installed.stderr).toBe(0);
     }
-    for (const name of ["ralph", "converge"]) expect(snapshotTree(join(project, ".loopx", name))).toEqual(snapshotTree(join(WORKFLOWS, name)));
+    for (const name of ["ralph", "converge"]) expect(snapshotTree(join(project, ".loopx", name))).toEqual(snapshotTree(join(packedWorkflows(), name)));
 
     // ralph:plan: a crash (retried), an iteration, then completion.
     const ralphFake = new FakeAgents()
       .step(1, { code: 1, err: "transient failure\n" })
-      .step(2, { out: claudeStream("Planned.", { cost: 0.01 }), run: 'echo "- [ ] one" > .loopx/ralph/implementation_plan.md' })
-      .step(3, { out: claudeStream(`Plan complete. ${COMPLETE}`, { cost: 0.01 }) });
+      .step(2, { out: claudeStream("Planned.", { cost: 0.01 }), run: 'echo "- [ ] one" > .ralph/implementation_plan.md' })
+      .step(3, { out: claudeStream(`Plan complete.\n${COMPLETE}`, { cost: 0.01 }) });
     const plan = await run(["run", "ralph:plan"], workflowEnv(ralphFake, {}, basePath));
     expect(plan.stdout).toBe("");
     expect(plan.code, plan.stderr).toBe(0);
     expect(ralphFake.calls()).toBe(3);
     expect(plan.stderr).toContain("→ Bash: echo done >> progress.txt\n");
     expect(lastWorkflowLine(plan.stderr)).toMatch(/^ralph: Completion signal detected/);
-    const log = sessionLog(join(project, ".loopx", "ralph"));
+    const log = sessionLog(join(project, ".ralph"));
     expect(log).toMatch(/^={80}\nITERATION 1\n={80}\nMode: plan\n/);
     expect(log).toMatch(/-{80}\nITERATION 2 COMPLETE\nEnd Time: .*\nDuration: \d+s\nIteration Cost: \$0\.010000\nStatus: complete\nRetries: 0\n={80}\n\n/);
     expect(log).toMatch(/={80}\nSESSION SUMMARY\n={80}\nTotal Iterations: 2\nSuccessful: 2\nFailed: 0\nTotal Duration: \d+s\nTotal Cost: \$0\.020000\nExit Reason: Completion signal detected\nExit Code: 0\n={80}\n$/);
@@ -149,7 +149,7 @@ describe("the shipped workflows, installed and run", () => {
     expect(interrupted.code, interrupted.stderr).toBe(130);
     expect(await waitFor(() => taggedSurvivors(env.HARDENING_TAG!).length === 0, 10_000)).toBe(true);
     expect(processAlive(Number(readFileSync(busy.file("1.grandchild"), "utf8")))).toBe(false);
-    const logs = readdirSync(join(project, ".loopx", "ralph", "logs")).map((name) => readFileSync(join(project, ".loopx", "ralph", "logs", name), "utf8"));
+    const logs = readdirSync(join(project, ".ralph", "logs")).filter((name) => name.endsWith(".log")).map((name) => readFileSync(join(project, ".ralph", "logs", name), "utf8"));
     expect(logs.some((text) => /Mode: build\n[\s\S]*Status: interrupted\n[\s\S]*Exit Reason: Interrupted by SIGINT\nExit Code: 130\n/.test(text))).toBe(true);
   });
 });

@@ -1,11 +1,8 @@
 import { isAbsolute, resolve } from "node:path";
-import { LoopxError } from "../core/errors.js";
-import type { LoopRequest } from "../core/loop.js";
+import { abortReason, LoopxError } from "../core/errors.js";
 import type { Output } from "../core/output.js";
-import { loopxBin } from "../runtime/detect.js";
-import type { RunCancel, RunSession } from "../core/run-session.js";
-import type { LoopEvent } from "../core/run-events.js";
-import { ScriptSupervisor } from "../runtime/supervisor.js";
+import type { LoopEvent } from "../records/events.js";
+import type { RunHandle, RunRequest } from "../engine/index.js";
 
 export type { Output } from "../core/output.js";
 
@@ -55,53 +52,31 @@ function snapshotEnv(env: unknown): unknown {
   return proto === Object.prototype || proto === null ? { ...env } : env;
 }
 
-function abortError(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException("The loop was aborted", "AbortError");
-}
-
 /**
  * Runs a loop and yields each iteration's Output (spec §9.1). Never throws synchronously: every
  * error surfaces from the first `next()`. Options, cwd and the environment are snapshotted now.
  */
 export function run(target: string, options?: RunOptions): AsyncGenerator<Output, void, undefined> {
-  let request: LoopRequest | undefined;
-  let features: ApiFeatures = {};
-  let signal: AbortSignal | undefined;
+  let request: RunRequest | undefined;
   let setupError: unknown;
   try {
     const cwd = options?.cwd ?? process.cwd();
     const envFile = options?.envFile;
-    signal = options?.signal;
     request = {
       target,
       maxIterations: options?.maxIterations,
       env: snapshotEnv(options?.env),
+      timeout: options?.timeout,
+      maxTime: options?.maxTime,
+      onEvent: options?.onEvent,
       envFile: envFile === undefined ? undefined : isAbsolute(envFile) ? envFile : resolve(cwd, envFile),
       projectRoot: resolve(cwd),
       baseEnv: { ...process.env },
-      loopxBin: loopxBin(),
-    };
-    const onEvent = options?.onEvent;
-    if (onEvent !== undefined && typeof onEvent !== "function") throw new LoopxError(`onEvent must be a function, got ${typeof onEvent}`);
-    features = {
-      env: request.baseEnv,
-      record: options?.record === true,
-      ...(onEvent ? { onEvent } : {}),
-      limits: { timeout: options?.timeout, maxTime: options?.maxTime },
     };
   } catch (error) {
     setupError = error instanceof Error ? error : new LoopxError(String(error));
   }
-  return new LoopGenerator(request, features, signal, setupError);
-}
-
-/** What the API asks of runParts (a subset of RunFeatures, typed here so nothing loads early). */
-interface ApiFeatures {
-  env?: Record<string, string | undefined>;
-  record?: boolean;
-  onEvent?: (event: LoopEvent) => void;
-  /** RunOptions.timeout / maxTime as given; checked with the engine, before the first script. */
-  limits?: { timeout: unknown; maxTime: unknown };
+  return new LoopGenerator(request, { record: options?.record === true, abortSignal: options?.signal }, setupError);
 }
 
 /** Runs a loop to its end and resolves with every Output (spec §9.2); rejects on any error. */
@@ -112,64 +87,23 @@ export async function runPromise(target: string, options?: RunOptions): Promise<
 }
 
 /**
- * The engine, loaded when iteration begins: scripts import this module (for output/input) on every
- * iteration, and must not pay for discovery, env files, semver, the script runner or run parts.
- */
-async function* lazyLoop(request: LoopRequest, features: ApiFeatures, owner: LoopGenerator): AsyncGenerator<Output, void, undefined> {
-  const [{ runLoop }, { createLoopHost }, { createRunSession }, { runParts }, { checkLimit }] = await Promise.all([
-    import("../core/loop.js"),
-    import("./loop-host.js"),
-    import("../runtime/run-session-factory.js"),
-    import("../runtime/parts/index.js"),
-    import("../core/duration.js"),
-  ]);
-  const { limits, ...rest } = features;
-  const timeout = checkLimit(limits?.timeout, "timeout");
-  const maxTime = checkLimit(limits?.maxTime, "maxTime");
-  const session = createRunSession(owner.supervisor, { parts: runParts({ ...rest, timeout, maxTime }) });
-  owner.attach(session);
-  yield* runLoop(request, createLoopHost(owner.supervisor), session);
-}
-
-/**
- * An AsyncGenerator over the engine that can cancel a script that is running *now*: `return()`
- * and abort terminate the active process group (SIGTERM, grace, SIGKILL) even while a `next()` is
- * pending, which a plain `async function*` cannot do. Cancellations go through the run session,
- * so the run's parts learn how it ended, after the group is gone.
+ * The AsyncGenerator of `run()` over the engine's run handle. The engine is loaded on the first
+ * `next()`: scripts import this module (for output/input) on every iteration and must not pay for
+ * discovery, env files, semver, the script runner or the run's parts.
  */
 class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
-  readonly supervisor = new ScriptSupervisor();
-  private session: RunSession | undefined;
-  private readonly inner: AsyncGenerator<Output, void, undefined> | undefined;
+  private handle: Promise<RunHandle> | undefined;
   private returned = false;
-  private aborted = false;
-  /** True while a `next()` is driving the engine (a script may be running or about to start). */
-  private driving = false;
-  private readonly onAbort = () => {
-    this.aborted = true;
-    void this.cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortError(this.signal!) });
-  };
 
   constructor(
-    request: LoopRequest | undefined,
-    features: ApiFeatures,
-    private readonly signal: AbortSignal | undefined,
+    private readonly request: RunRequest | undefined,
+    private readonly features: { record: boolean; abortSignal: AbortSignal | undefined },
     private setupError: unknown,
-  ) {
-    if (request) this.inner = lazyLoop(request, features, this);
-    if (signal?.aborted) this.aborted = true;
-    else signal?.addEventListener("abort", this.onAbort, { once: true });
-  }
+  ) {}
 
-  /** Called by the engine's loader once the run's session exists. */
-  attach(session: RunSession): void {
-    this.session = session;
-    if (this.aborted) void this.cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortError(this.signal!) });
-  }
-
-  /** Before the engine has loaded there is no session: stopping the supervisor keeps any script from starting. */
-  private cancel(cancel: RunCancel): Promise<void> {
-    return this.session ? this.session.cancel(cancel) : this.supervisor.terminate(cancel.signal);
+  private start(): Promise<RunHandle> {
+    this.handle ??= import("../engine/index.js").then(({ startRun }) => startRun(this.request!, this.features));
+    return this.handle;
   }
 
   [Symbol.asyncIterator](): this {
@@ -181,62 +115,20 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
     await this.return();
   }
 
-  private finish(): void {
-    this.signal?.removeEventListener("abort", this.onAbort);
-  }
-
   async next(): Promise<IteratorResult<Output, void>> {
     if (this.returned) return { done: true, value: undefined };
-    if (this.aborted) return this.fail(await this.abortedError());
-    if (this.setupError !== undefined || !this.inner) {
-      const error = this.setupError;
-      this.setupError = undefined;
-      return this.fail(error);
+    const signal = this.features.abortSignal;
+    if (!this.handle && (signal?.aborted || this.setupError !== undefined)) {
+      // An abort before the first next() wins over a bad call (the engine would say the same).
+      this.returned = true;
+      throw signal?.aborted ? abortReason(signal) : this.setupError;
     }
-    this.driving = true;
-    try {
-      const result = await this.inner.next();
-      if (this.aborted) return this.fail(await this.abortedError());
-      if (this.returned) return { done: true, value: undefined };
-      if (result.done) this.finish();
-      return result;
-    } catch (error) {
-      if (this.aborted) return this.fail(await this.abortedError());
-      if (this.returned) return { done: true, value: undefined };
-      // A time limit ended the run: the script it killed (or the one it kept from starting) is
-      // not the error, the TimeoutError is.
-      const cancelled = this.session?.cancellation;
-      if (cancelled?.reason === "timed-out") return this.fail(cancelled.error);
-      return this.fail(error);
-    } finally {
-      this.driving = false;
-    }
-  }
-
-  /** Waits until the aborted loop's process group is gone, then gives the abort error. */
-  private async abortedError(): Promise<unknown> {
-    await this.cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortError(this.signal!) });
-    return abortError(this.signal!);
-  }
-
-  /** Ends the run (its parts included) before the error reaches the caller. */
-  private async fail(error: unknown): Promise<never> {
-    this.returned = true;
-    this.finish();
-    await this.inner?.return().catch(() => undefined);
-    throw error;
+    return (await this.start()).next();
   }
 
   async return(): Promise<IteratorResult<Output, void>> {
-    if (!this.returned) {
-      this.returned = true;
-      this.finish();
-      // Mid-iteration the running script is terminated; at a yield the engine's `finally` decides
-      // (a consumer leaving after the stop output ends a "stopped" run, not a "returned" one).
-      const pending = this.driving ? this.cancel({ reason: "returned", signal: "SIGTERM", exitCode: null }) : undefined;
-      await this.inner?.return().catch(() => undefined);
-      await pending;
-    }
+    this.returned = true;
+    if (this.handle) await (await this.handle).return();
     return { done: true, value: undefined };
   }
 

@@ -1,22 +1,9 @@
-import { writeSync } from "node:fs";
 import { serializeOutput, type Output } from "../core/output.js";
+import { writeAllSync } from "../runtime/write-all.js";
 
-/**
- * Writes all of `text` to fd 1 synchronously. Process exit must not lose any of it, and stdout can
- * be a non-blocking pipe (EAGAIN) whose reader is slower than we are.
- */
-function writeAllToStdout(text: string): void {
-  const bytes = Buffer.from(text, "utf8");
-  let offset = 0;
-  while (offset < bytes.length) {
-    try {
-      offset += writeSync(1, bytes, offset, bytes.length - offset);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
-    }
-  }
-}
+// A note in the run's record (loopx's own addition), with output and input: the standalone
+// binary's "loopx" for scripts is this module, bundled.
+export { note } from "../records/note.js";
 
 /** Builds the Output that `output(value)` emits (spec §6.4); throws for values it rejects. */
 export function outputFromValue(value: unknown): Output {
@@ -39,7 +26,7 @@ export function outputFromValue(value: unknown): Output {
  */
 export function output(value: unknown): never {
   const text = serializeOutput(outputFromValue(value));
-  writeAllToStdout(text);
+  writeAllSync(1, text); // process.exit must not lose any of it
   process.exit(0);
 }
 

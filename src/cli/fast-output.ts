@@ -7,7 +7,7 @@
  * behaviour is the CLI's exactly.
  */
 import { serializeOutput, type Output } from "../core/output.js";
-import { fs } from "../runtime/builtins.js";
+import { writeAllSync } from "../runtime/write-all.js";
 
 function parse(args: string[]): Output | undefined {
   const output: Output = {};
@@ -32,17 +32,11 @@ function parse(args: string[]): Output | undefined {
 export function fastOutput(args: string[]): boolean {
   const output = parse(args);
   if (!output) return false;
-  const bytes = Buffer.from(`${serializeOutput(output)}\n`, "utf8");
-  let offset = 0;
-  while (offset < bytes.length) {
-    try {
-      offset += fs.writeSync(1, bytes, offset, bytes.length - offset);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "EPIPE") return true; // the reader is gone, as the CLI treats it: exit 0 quietly
-      if (code !== "EAGAIN") throw error;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
-    }
+  try {
+    writeAllSync(1, `${serializeOutput(output)}\n`);
+  } catch (error) {
+    // The reader is gone: as the CLI treats it, exit 0 quietly.
+    if ((error as NodeJS.ErrnoException).code !== "EPIPE") throw error;
   }
   return true;
 }

@@ -1,109 +1,94 @@
-/** Static help texts (spec §11): no imports, so printing help loads nothing else. */
+import { commandSpec, optionLabel, synopsis, type CommandGroup, type CommandSpec } from "./command-spec.js";
 
-export const TOP_LEVEL_HELP = `loopx — run loops of scripts with structured output, goto and stop
+/**
+ * Help texts (spec §11), rendered from the command classes: a command's usage line, options table
+ * and texts come from its declarations (command-spec.ts), so an option added to a class shows up
+ * here with no other edit.
+ */
+
+const TOP_LEVEL_INTRO = `loopx — run loops of scripts with structured output, goto and stop
 
 Usage:
   loopx <command> [options]
   loopx -h | --help
-
-Commands:
-  run [options] <workflow>[:<script>]   Run a workflow's script in a loop
-  version                               Print the loopx version
-  output [--result <v>] [--goto <t>] [--stop]
-                                        Print structured output (for bash scripts)
-  env set <name> <value>                Set a global environment variable
-  env remove <name>                     Remove a global environment variable
-  env list                              List global environment variables
-  install [options] <source>            Install workflows from git or a tarball
-  init [<workflow>] [--ts]              Create .loopx/<workflow>/ (default: main) with a working
-                                        index script (loopx's own addition)
-  runs [show <id> | tail [<id>]] [--json]
-                                        Recent runs, one run's iterations, or follow a run
-                                        (loopx's own addition; see 'loopx runs -h')
-
-Start a project: 'loopx init', then 'loopx run main'.
-Run 'loopx run -h' to list the workflows in .loopx/, 'loopx install -h' for sources.
 `;
+const TOP_LEVEL_OUTRO = "Start a project: 'loopx init', then 'loopx run main'.\nRun 'loopx run -h' to list the workflows in .loopx/, 'loopx install -h' for sources.\n";
 
-export const INSTALL_HELP = `Usage: loopx install [options] <source>
+/** Rows wider than this put their description on the next line. */
+const MAX_COLUMN = 40;
 
-Installs workflows into .loopx/ (created if missing).
+/**
+ * Two columns: `label` indented by 2, descriptions from `column` on (multi-line ones aligned), a
+ * label too wide for its column on a line of its own. Without a `column`, the widest label that
+ * fits under MAX_COLUMN sets it, with `gap` spaces.
+ */
+function table(rows: Array<[label: string, description?: string]>, { column, gap = 3 }: { column?: number; gap?: number } = {}): string {
+  const widths = rows.map(([label]) => 2 + label.length + gap).filter((width) => width <= MAX_COLUMN);
+  const at = column ?? Math.max(0, ...widths);
+  return rows
+    .map(([label, description]) => {
+      if (description === undefined) return `  ${label}\n`;
+      const [first, ...more] = description.split("\n").map((line) => `${" ".repeat(at)}${line}\n`);
+      const head = 2 + label.length + 1 <= at ? `  ${label}`.padEnd(at) + first!.slice(at) : `  ${label}\n${first}`;
+      return head + more.join("");
+    })
+    .join("");
+}
 
-Sources:
-  org/repo                              GitHub shorthand: https://github.com/org/repo.git
-  https://github.com/org/repo[.git]     git (also gitlab.com, bitbucket.org)
-  <any URL ending in .git>              git, cloned with --depth 1
-  <URL whose path ends in .tar.gz/.tgz> tarball, downloaded and extracted
+/**
+ * The options table of a command's help: its described options, then -h. The column is set by
+ * the options with a short name (the spec's); longer loopx-only options wrap.
+ */
+function optionsTable(spec: CommandSpec): string {
+  const rows: Array<[string, string]> = spec.options.filter((option) => option.description).map((option) => [optionLabel(option), option.description!]);
+  rows.push(["-h, --help", "Show this help"]);
+  const short = rows.filter(([label]) => /^-[^-]/.test(label)).map(([label]) => 2 + label.length + 3);
+  return `Options:\n${table(rows, { column: Math.max(...short) })}`;
+}
 
-A source whose top level holds script files is one workflow, named after the repository or
-archive; otherwise each top-level directory holding script files is a workflow of its own.
+/** `loopx <command> -h` for a command on its own (run, version, output, install). */
+export function commandHelp(spec: CommandSpec): string {
+  const sections = [`Usage: loopx ${synopsis(spec)}\n`];
+  if (spec.details) sections.push(spec.details);
+  if (spec.options.some((option) => option.description)) sections.push(optionsTable(spec));
+  if (spec.notes) sections.push(spec.notes);
+  return sections.join("\n");
+}
 
-Options:
-  -w, --workflow <name>   Install only this workflow from a multi-workflow source
-  -y                      Replace an existing workflow / ignore a loopx version mismatch
-  -h, --help              Show this help
-`;
+/**
+ * `loopx <group> -h` for a family of commands (env, runs): a usage line per command, with its
+ * description if the top-level help did not already show it (a group listed as one row there).
+ */
+export function groupHelp(group: CommandGroup): string {
+  const rows = group.commands.map(commandSpec).map((spec): [string, string?] => [`loopx ${synopsis(spec)}`, group.description ? spec.description : undefined]);
+  return [`Usage:\n${table(rows, { gap: 2 })}`, ...(group.details ? [group.details] : [])].join("\n");
+}
 
-export const COMMAND_USAGE: Record<string, string> = {
-  version: "Usage: loopx version\n\nPrints the loopx version.\n",
-  output:
-    "Usage: loopx output [--result <value>] [--goto <target>] [--stop]\n\nPrints structured output JSON for the loop to read; at least one flag is required.\n",
-  runs: `Usage:
-  loopx runs [--json]              Recent runs, newest first: id, state, start, duration,
-                                   iterations, target, project
-  loopx runs show <id> [--json]    One run's iterations (a unique prefix of the id is enough)
-  loopx runs tail [<id>] [--json]  Follow a run until it ends (default: this project's latest run)
+/** The help a command's `-h` shows: its group's if it has siblings. */
+export function helpFor(group: CommandGroup): string {
+  return group.commands.length > 1 ? groupHelp(group) : commandHelp(commandSpec(group.commands[0]!));
+}
 
-loopx's own addition. Every 'loopx run' writes a record of its events, one JSON object per line,
-to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx/runs/); the
-newest 200 are kept. LOOPX_RECORD=0 turns records off. States: running, stopped, limit, failed,
-interrupted, timed-out, or crashed (its process is gone without a run.end).
-`,
-  init: `Usage: loopx init [<workflow>] [--ts]
+/** `loopx -h`: every command, a group with a description as one row. */
+export function topLevelHelp(groups: CommandGroup[]): string {
+  const rows: Array<[string, string?]> = [];
+  for (const group of groups) {
+    const specs = group.commands.map(commandSpec);
+    if (group.description !== undefined && specs.length > 1) rows.push([groupSynopsis(group.name, specs), group.description]);
+    else for (const spec of specs) rows.push([synopsis(spec, true), spec.description]);
+  }
+  return `${TOP_LEVEL_INTRO}\nCommands:\n${table(rows)}\n${TOP_LEVEL_OUTRO}`;
+}
 
-Creates .loopx/<workflow>/ (default workflow name: main) holding a working index script: index.sh
-(bash), or index.ts (TypeScript, using output() and input() from "loopx") with --ts. Creates .loopx/
-if needed; never overwrites anything. Then: loopx run <workflow>. loopx's own addition.
-`,
-  env: "Usage:\n  loopx env set <name> <value>\n  loopx env remove <name>\n  loopx env list\n\nManages global variables in $XDG_CONFIG_HOME/loopx/env (default ~/.config/loopx/env).\n",
-};
-
-export const RUN_USAGE = `Usage: loopx run [options] <workflow>[:<script>]
-
-Runs <workflow>:<script> (default script: index) in a loop: each script's stdout is read as
-{"result", "goto", "stop"}; goto moves to another script, no goto restarts from the target,
-stop ends the loop.
-
-Options:
-  -n <count>   Stop after <count> script executions (goto hops count); 0 only validates
-  -e <path>    Env file merged over the global env ($XDG_CONFIG_HOME/loopx/env)
-  --log <file> Append the run's events (JSON lines) to <file> too (loopx's own addition)
-  --timeout <duration>
-               Limit for each script execution (loopx's own addition)
-  --max-time <duration>
-               Limit for the whole run; no script starts after it (loopx's own addition)
-  --summary    Print the summary line when the run ends, also off a terminal (loopx's own
-               addition)
-  -h, --help   Show this help
-
-Durations: seconds (90, 1.5) or with units, largest first: 500ms, 30s, 20m, 2h, 1h30m. When a
-limit expires the running script's process group gets SIGTERM, then SIGKILL 5 s later, loopx
-prints one line naming the script and the limit, and exits 124 (as timeout(1) does).
-
-Scripts get LOOPX_BIN, LOOPX_PROJECT_ROOT and LOOPX_WORKFLOW, and (loopx's own additions)
-LOOPX_TMPDIR (the run's private scratch directory, removed when the run ends), LOOPX_RUN_ID
-(the run's id) and LOOPX_ITERATION (this script execution's number, counted as -n counts).
-
-loopx's own additions: when stderr is a terminal, a progress line before each script and a
-summary when the run ends, which for a failed run is the one line saying why (LOOPX_PROGRESS=0
-turns them off, LOOPX_PROGRESS=1 on anywhere; NO_COLOR or TERM=dumb: no styling).
-Each run's events are recorded in $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0: off); see
-'loopx runs -h'.
-
-No strays (loopx's own addition): processes that left the script's process group (setsid,
-detached children, daemons) but still carry the run's LOOPX_RUN_ID are ended (SIGTERM, the
-remaining grace, SIGKILL) when the run is interrupted, times out or fails; after a normal end
-(stop, -n reached) they keep running and loopx prints one warning naming them. A daemon meant to
-outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
-`;
-
+/**
+ * One line for a group whose bare command takes alternatives, e.g.
+ * `runs [show <id> | tail [<id>]] [--json]` (options every command shares come last).
+ */
+function groupSynopsis(name: string, specs: CommandSpec[]): string {
+  const lines = specs.map((spec) => synopsis(spec).split(" ").slice(1));
+  const shared = lines[0]!.filter((word) => word.startsWith("[-") && lines.every((line) => line.includes(word)));
+  const forms = lines.map((line) => line.filter((word) => !shared.includes(word)).join(" ")).filter(Boolean);
+  const bare = forms.length < specs.length;
+  const alternatives = forms.length ? [bare ? `[${forms.join(" | ")}]` : `(${forms.join(" | ")})`] : [];
+  return [name, ...alternatives, ...shared].join(" ");
+}

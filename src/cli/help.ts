@@ -1,16 +1,16 @@
-import { discover, type DiscoveredWorkflow } from "../core/discovery.js";
+import type { DiscoveredWorkflow } from "../core/discovery.js";
+import { discover } from "../runtime/workflow-files.js";
 import { isValidName } from "../core/names.js";
-import { RUN_USAGE } from "./help-text.js";
 
-/** Run help (spec §11.2): usage plus a non-fatal discovery of `.loopx/`; warnings go to stderr. */
-export function runHelp(projectRoot: string, warn: (message: string) => void): string {
+/** Run help (spec §11.2): `usage` plus a non-fatal discovery of `.loopx/`; warnings go to stderr. */
+export function runHelp(usage: string, projectRoot: string, warn: (message: string) => void): string {
   const discovery = discover(projectRoot);
   if (!discovery.exists) {
     warn(`no .loopx/ directory in ${projectRoot}; create .loopx/<workflow>/index.sh to add a workflow`);
-    return RUN_USAGE;
+    return usage;
   }
   for (const issue of discovery.issues) warn(issue);
-  const lines = [RUN_USAGE, "Workflows in .loopx/:"];
+  const lines = [usage, "Workflows in .loopx/:"];
   if (discovery.workflows.size === 0) lines.push("  (none)");
   for (const workflow of discovery.workflows.values()) {
     lines.push(`  ${workflow.name}${isValidName(workflow.name) ? "" : "  (invalid name)"}`);

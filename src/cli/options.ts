@@ -1,11 +1,18 @@
+import { Option } from "clipanion";
 import { parseDuration } from "../core/duration.js";
 import { UsageError } from "../core/errors.js";
+import { VALUE_KIND, type ValueKind } from "./command-spec.js";
 
-/** The one value of a flag that may appear at most once (the spec rejects repeats). */
-export function single(values: string[] | undefined, flag: string): string | undefined {
-  if (values === undefined || values.length === 0) return undefined;
-  if (values.length > 1) throw new UsageError(`${flag} given more than once`);
-  return values[0];
+/**
+ * An option that takes one value: clipanion's `Option.String` plus the kind of its value. The
+ * value is the next token verbatim (`-n -1`, `--result --stop`) or follows `=`; giving the option
+ * twice is a usage error (grammar.ts). An option with a description is listed under "Options:" in
+ * its command's help; one without is shown inline in the usage line.
+ */
+export function valueOption(names: string, kind: ValueKind, description?: string): string | undefined {
+  const option = Option.String(names, { description }) as unknown as Record<symbol, unknown>;
+  option[VALUE_KIND] = kind;
+  return option as unknown as string | undefined;
 }
 
 /** Parses `-n <count>`: a non-negative integer written in plain decimal digits (spec §4.2). */

@@ -1,4 +1,3 @@
-import { readdirSync, statSync, type Dirent } from "node:fs";
 import { dirname, join } from "node:path";
 import { isValidName, splitScriptFileName, type ScriptExtension } from "./names.js";
 
@@ -23,58 +22,50 @@ export interface Discovery {
   loopxDir: string;
   /** False when `.loopx/` does not exist (or is not a directory). */
   exists: boolean;
-  /**
-   * Why `.loopx/` could not be listed when something is there (a mode-000 directory: EACCES; a
-   * file: ENOTDIR); undefined when it is simply missing or was listed.
-   */
-  unreadable?: NodeJS.ErrnoException;
   workflows: Map<string, DiscoveredWorkflow>;
   /** Name violations and same-base-name collisions; fatal for `run <target>`, warnings for `run -h`. */
   issues: string[];
 }
 
-/** Reads a directory, following it if it is a symlink; undefined if it cannot be listed. */
-function listDir(dir: string): Dirent[] | undefined {
-  try {
-    return readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return undefined;
-  }
+/** One entry of a directory listing, symlinks followed: a file, a directory, or anything else (undefined). */
+export interface DirectoryEntry {
+  name: string;
+  kind: "file" | "dir" | undefined;
 }
 
-/** What an entry is once symlinks are followed: "file", "dir", or undefined (broken link, other). */
-function kindOf(parent: string, entry: Dirent): "file" | "dir" | undefined {
-  if (entry.isFile()) return "file";
-  if (entry.isDirectory()) return "dir";
-  if (!entry.isSymbolicLink()) return undefined;
-  try {
-    const stat = statSync(join(parent, entry.name));
-    return stat.isFile() ? "file" : stat.isDirectory() ? "dir" : undefined;
-  } catch {
-    return undefined;
-  }
+/**
+ * How discovery sees the file system: the runtime reads real directories, tests an in-memory tree.
+ * `list` follows `dir` if it is a symlink and returns undefined if it cannot be listed.
+ */
+export interface DirectoryReader {
+  list(dir: string): DirectoryEntry[] | undefined;
+  /**
+   * Why `dir`, which is there, cannot be listed ("permission denied (EACCES)", "not a directory
+   * (ENOTDIR)"); undefined when it is simply missing. Asked only once `list` has failed.
+   */
+  unreadable?(dir: string): string | undefined;
 }
 
 /**
  * Lists the script files directly inside `dir` (not recursive). Shared by runtime discovery and
  * the install-time checks, which apply the same rules to a source tree.
  */
-export function scanScriptFiles(dir: string): Array<{ fileName: string; base: string; ext: ScriptExtension }> {
+export function scanScriptFiles(reader: DirectoryReader, dir: string): Array<{ fileName: string; base: string; ext: ScriptExtension }> {
   const found: Array<{ fileName: string; base: string; ext: ScriptExtension }> = [];
-  for (const entry of listDir(dir) ?? []) {
+  for (const entry of reader.list(dir) ?? []) {
     const split = splitScriptFileName(entry.name);
-    if (split && kindOf(dir, entry) === "file") found.push({ fileName: entry.name, ...split });
+    if (split && entry.kind === "file") found.push({ fileName: entry.name, ...split });
   }
   return found.sort((a, b) => (a.fileName < b.fileName ? -1 : a.fileName > b.fileName ? 1 : 0));
 }
 
 /** A directory is a workflow by structure when it has at least one top-level script file. */
-export function isWorkflowDir(dir: string): boolean {
-  return scanScriptFiles(dir).length > 0;
+export function isWorkflowDir(reader: DirectoryReader, dir: string): boolean {
+  return scanScriptFiles(reader, dir).length > 0;
 }
 
 /** Validates one workflow's name and scripts, returning its issues (spec §5.2, §5.3). */
-export function workflowIssues(name: string, files: ReturnType<typeof scanScriptFiles>): string[] {
+export function workflowIssues(name: string, files: Array<{ fileName: string; base: string }>): string[] {
   const issues: string[] = [];
   if (!isValidName(name)) {
     issues.push(`workflow ${JSON.stringify(name)}: invalid name (must match [a-zA-Z0-9_][a-zA-Z0-9_-]*)`);
@@ -95,22 +86,15 @@ export function workflowIssues(name: string, files: ReturnType<typeof scanScript
 }
 
 /** Scans `<projectRoot>/.loopx/` (spec §5.1). Never throws; problems are reported in `issues`. */
-export function discover(projectRoot: string): Discovery {
+export function discover(reader: DirectoryReader, projectRoot: string): Discovery {
   const loopxDir = join(projectRoot, ".loopx");
-  let entries: Dirent[] | undefined;
-  let unreadable: NodeJS.ErrnoException | undefined;
-  try {
-    entries = readdirSync(loopxDir, { withFileTypes: true });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") unreadable = error as NodeJS.ErrnoException;
-  }
+  const entries = reader.list(loopxDir);
   const discovery: Discovery = { loopxDir, exists: entries !== undefined, workflows: new Map(), issues: [] };
-  if (unreadable) discovery.unreadable = unreadable;
   const sorted = [...(entries ?? [])].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of sorted) {
-    if (kindOf(loopxDir, entry) !== "dir") continue; // loose files in .loopx/ are never workflows
+    if (entry.kind !== "dir") continue; // loose files in .loopx/ are never workflows
     const dir = join(loopxDir, entry.name);
-    const files = scanScriptFiles(dir);
+    const files = scanScriptFiles(reader, dir);
     if (files.length === 0) continue; // not a workflow: ignored silently
     discovery.issues.push(...workflowIssues(entry.name, files));
     const scripts = new Map<string, DiscoveredScript>();
@@ -126,24 +110,20 @@ export function discover(projectRoot: string): Discovery {
  * The nearest ancestor of `dir` that has a `.loopx/` directory, for the message of a run started
  * in a subdirectory of a project (the project root is the cwd, spec §3.2: nothing is searched).
  */
-export function ancestorWithLoopx(dir: string): string | undefined {
+export function ancestorWithLoopx(reader: DirectoryReader, dir: string): string | undefined {
   for (let parent = dirname(dir); ; parent = dirname(parent)) {
-    try {
-      if (statSync(join(parent, ".loopx")).isDirectory()) return parent;
-    } catch {
-      // not this one
-    }
+    if (reader.list(parent)?.some((entry) => entry.name === ".loopx" && entry.kind === "dir")) return parent;
     if (parent === dirname(parent)) return undefined;
   }
 }
 
 /**
- * The top-level files of a directory of `.loopx/` that discovery skipped (no supported script
- * extension: `index.py`, `index.mjs`), for the message of a workflow that is "not found".
+ * The top-level files of a directory that discovery skipped for want of a supported extension
+ * (`index.py`, `index.mjs`), for the message of a workflow "not found".
  */
-export function unsupportedFiles(dir: string): string[] {
-  return (listDir(dir) ?? [])
-    .filter((entry) => kindOf(dir, entry) === "file" && !entry.name.startsWith("."))
+export function unsupportedFiles(reader: DirectoryReader, dir: string): string[] {
+  return (reader.list(dir) ?? [])
+    .filter((entry) => entry.kind === "file" && !entry.name.startsWith("."))
     .map((entry) => entry.name)
     .sort();
 }

@@ -1,6 +1,6 @@
 /**
  * The `.env` dialect of spec §8.1, shared by the global env file and `-e` files.
- * Pure: no file access here (see src/core/env.ts for loading and writing).
+ * Pure: no file access here; the loop's host reads the files (src/runtime/env-files.ts), which also writes them.
  */
 
 const KEY_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -109,4 +109,33 @@ export function withoutEnvVar(text: string, key: string): string | undefined {
   if (!entries.some((entry) => entry.key === key)) return undefined;
   const kept = entries.filter((entry) => entry.key !== key).map((entry) => entry.raw);
   return kept.length === 0 ? "" : kept.join("\n") + "\n";
+}
+
+/**
+ * How the engine reads env files: the runtime reads real files, tests an in-memory table. `read`
+ * returns a file's text, undefined when it does not exist and `missingOk`; anything else that
+ * keeps it from being read is a LoopxError naming `label` and the path.
+ */
+export interface EnvFileReader {
+  /** `$XDG_CONFIG_HOME/loopx/env` or its default (spec §8.1), as the host's environment says now. */
+  globalEnvFile(): string;
+  read(path: string, label: string, missingOk: boolean): string | undefined;
+}
+
+/** Loads an env file into a map; invalid lines are reported through `warn` and skipped. */
+export function loadEnvFile(reader: EnvFileReader, path: string, label: string, missingOk: boolean, warn: (message: string) => void): Map<string, string> {
+  const text = reader.read(path, label, missingOk);
+  if (text === undefined) return new Map();
+  const parsed = parseEnvFile(text, path);
+  for (const warning of parsed.warnings) warn(warning);
+  return parsed.vars;
+}
+
+/** The global variables merged with the `-e` file's (local wins), as loaded once at loop start (spec §8). */
+export function loadRunEnv(reader: EnvFileReader, localEnvFile: string | undefined, warn: (message: string) => void): Map<string, string> {
+  const merged = loadEnvFile(reader, reader.globalEnvFile(), "global env file", true, warn);
+  if (localEnvFile !== undefined) {
+    for (const [key, value] of loadEnvFile(reader, localEnvFile, "env file", false, warn)) merged.set(key, value);
+  }
+  return merged;
 }

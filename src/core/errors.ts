@@ -72,3 +72,8 @@ export function fsReason(error: unknown): string {
   const line = text.replace(/\s*[\r\n]+\s*/g, " ").trim();
   return code && !line.includes(code) ? `${line} (${code})` : line;
 }
+
+/** What an aborted run rejects with: the signal's reason, or an AbortError when it has none. */
+export function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("The loop was aborted", "AbortError");
+}

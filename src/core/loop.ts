@@ -1,27 +1,31 @@
-import { join } from "node:path";
-import { ancestorWithLoopx, discover, unsupportedFiles, type DiscoveredScript, type DiscoveredWorkflow, type Discovery } from "./discovery.js";
-import { loadRunEnv } from "./env.js";
-import { LoopxError, ScriptFailedError, fsReason } from "./errors.js";
+import { ancestorWithLoopx, discover, unsupportedFiles, type DirectoryReader, type DiscoveredScript, type DiscoveredWorkflow, type Discovery } from "./discovery.js";
+import { loadRunEnv, type EnvFileReader } from "./envfile.js";
+import { describeValue } from "./describe.js";
+import { LoopxError, ScriptFailedError } from "./errors.js";
 import { SCRIPT_EXTENSIONS } from "./names.js";
 import { parseOutput, type Output } from "./output.js";
-import { RunSession, type RunEnd } from "./run-session.js";
+import type { RunEnd, RunSession } from "./run-session.js";
 import { formatTarget, gotoTargetOf, parseTarget, runTargetOf, type Target } from "./target.js";
+import { workflowVersionWarning, type VersionRequirement } from "./version-requirement.js";
 
-/** What to run, as given by the CLI or the API; validated by the engine when iteration begins. */
+/**
+ * What to run, its options already checked by the engine (engine/options.ts). The target is
+ * checked here, with discovery.
+ */
 export interface LoopRequest {
   target: unknown;
-  /** undefined = no limit. Anything but a non-negative safe integer is an error. */
-  maxIterations?: unknown;
+  /** undefined = no limit. */
+  maxIterations?: number;
   /** Absolute path of the `-e` / `envFile` file, if any. */
   envFile?: string;
   /**
    * RunOptions.env (API only, loopx's own addition): variables for every script, over the env-file
-   * layers and under the run's parts' and loopx's own variables. Validated by `validateRunEnv`.
+   * layers and under the run's parts' and loopx's own variables.
    */
-  env?: unknown;
+  env?: Record<string, string>;
   /** The project root: where `.loopx/` lives and what LOOPX_PROJECT_ROOT is. */
   projectRoot: string;
-  /** Environment inherited by scripts (a snapshot of process.env). */
+  /** Environment inherited by scripts (the caller's environment when the run was asked for). */
   baseEnv: Record<string, string | undefined>;
   loopxBin: string;
 }
@@ -32,62 +36,23 @@ export interface ScriptStdout {
   stdoutBytes: number;
 }
 
-/** The engine's only way out to processes and the terminal; the runtime layer provides it. */
+/**
+ * The loop's only way out to files, processes and the terminal: the engine gives it the real one
+ * (engine/host.ts), tests an in-memory one. Every decision stays in the loop.
+ */
 export interface LoopHost {
   /** Runs one script and returns its stdout, or throws a LoopxError (non-zero exit, ...). */
   runScript(step: { script: DiscoveredScript; workflow: DiscoveredWorkflow; label: string; env: Record<string, string | undefined>; stdin: string | undefined }): Promise<ScriptStdout>;
   /** Writes a warning line to stderr. */
   warn(message: string): void;
-  /** Called on the first entry into each workflow during a run (workflow-level version check). */
-  onFirstEntry?(workflow: DiscoveredWorkflow): void;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
-  return typeof value;
-}
-
-export function validateMaxIterations(value: unknown): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-    throw new LoopxError(`maxIterations must be a non-negative integer, got ${describe(value)}`);
-  }
-  return value;
-}
-
-function shapeOf(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "object" || typeof value === "function") {
-    const name = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-    return typeof value === "function" ? "a function" : typeof name === "string" && name !== "" && name !== "Object" ? `a ${name}` : "an object";
-  }
-  return `${typeof value} ${describe(value)}`;
-}
-
-/**
- * RunOptions.env: undefined, or a plain object whose every value is a string; names may hold
- * neither "=" nor NUL (nor be empty), values no NUL — what an environment can carry.
- */
-export function validateRunEnv(value: unknown): Record<string, string> {
-  if (value === undefined) return {};
-  const proto = value !== null && typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
-  if (value === null || typeof value !== "object" || Array.isArray(value) || (proto !== Object.prototype && proto !== null)) {
-    throw new LoopxError(`env must be an object of variable names to string values, got ${shapeOf(value)}`);
-  }
-  const env: Record<string, string> = {};
-  for (const [key, item] of Object.entries(value)) {
-    if (key === "" || key.includes("=") || key.includes("\0")) {
-      throw new LoopxError(`env has an invalid variable name ${JSON.stringify(key)}: names are non-empty and hold no "=" or NUL`);
-    }
-    const name = /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `env.${key}` : `env[${JSON.stringify(key)}]`;
-    if (typeof item !== "string") throw new LoopxError(`${name} must be a string, got ${shapeOf(item)}`);
-    if (item.includes("\0")) throw new LoopxError(`${name} must not contain a NUL character`);
-    env[key] = item;
-  }
-  return env;
+  /** Lists directories for discovery (spec §5). */
+  readonly directories: DirectoryReader;
+  /** Reads the global and `-e` env files (spec §8). */
+  readonly envFiles: EnvFileReader;
+  /** A workflow's declared loopx version (its package.json), for the check of spec §3.2. */
+  versionRequirement(workflowDir: string): VersionRequirement;
+  /** The running loopx version. */
+  readonly version: string;
 }
 
 /** Quotes a path for a shell command line when it needs it. */
@@ -99,15 +64,14 @@ function shellWord(text: string): string {
  * Discovery with run-mode validation (spec §5, §7.1 step 1): every issue is fatal. `target` (as
  * given) only words the message of a run started below a project's root.
  */
-export function discoverForRun(projectRoot: string, target?: unknown): Discovery {
-  const discovery = discover(projectRoot);
-  if (discovery.unreadable) {
-    throw new LoopxError(`cannot read ${discovery.loopxDir}: ${fsReason(discovery.unreadable)}`);
-  }
+export function discoverForRun(directories: DirectoryReader, projectRoot: string, target?: unknown): Discovery {
+  const discovery = discover(directories, projectRoot);
   if (!discovery.exists) {
+    const unreadable = directories.unreadable?.(discovery.loopxDir);
+    if (unreadable !== undefined) throw new LoopxError(`cannot read ${discovery.loopxDir}: ${unreadable}`);
     // The project root is the cwd (spec §3.2) and .loopx/ is never searched for upwards (§5.1);
     // a parent that has one is most likely where the user meant to be.
-    const parent = ancestorWithLoopx(projectRoot);
+    const parent = ancestorWithLoopx(directories, projectRoot);
     if (parent !== undefined) {
       const run = typeof target === "string" ? ` && loopx run ${shellWord(target)}` : "";
       throw new LoopxError(
@@ -122,10 +86,10 @@ export function discoverForRun(projectRoot: string, target?: unknown): Discovery
   return discovery;
 }
 
-function lookup(discovery: Discovery, target: Target, context: string): { workflow: DiscoveredWorkflow; script: DiscoveredScript } {
+function lookup(directories: DirectoryReader, discovery: Discovery, target: Target, context: string): { workflow: DiscoveredWorkflow; script: DiscoveredScript } {
   const workflow = discovery.workflows.get(target.workflow);
   if (!workflow) {
-    const skipped = unsupportedFiles(join(discovery.loopxDir, target.workflow));
+    const skipped = unsupportedFiles(directories, `${discovery.loopxDir}/${target.workflow}`);
     if (skipped.length > 0) {
       const shown = skipped.length > 4 ? `${skipped.slice(0, 4).join(", ")}, ...` : skipped.join(", ");
       throw new LoopxError(
@@ -143,8 +107,8 @@ function lookup(discovery: Discovery, target: Target, context: string): { workfl
 }
 
 /** Resolves the starting target (spec §7.1 step 3). */
-function resolveStart(discovery: Discovery, target: unknown): Target {
-  if (typeof target !== "string") throw new LoopxError(`target must be a string like "workflow" or "workflow:script", got ${describe(target)}`);
+function resolveStart(directories: DirectoryReader, discovery: Discovery, target: unknown): Target {
+  if (typeof target !== "string") throw new LoopxError(`target must be a string like "workflow" or "workflow:script", got ${describeValue(target)}`);
   const parsed = parseTarget(target);
   if (!parsed.ok) {
     // "ralph:" — the suggestion "ralph" / "ralph:index" is wrong for a workflow without index.
@@ -159,8 +123,14 @@ function resolveStart(discovery: Discovery, target: unknown): Target {
   if (workflow && !start.explicitScript && !workflow.scripts.has("index")) {
     throw new LoopxError(`workflow "${workflow.name}" has no index script; name one of its scripts: ${[...workflow.scripts.keys()].map((s) => `${workflow.name}:${s}`).join(", ")}`);
   }
-  lookup(discovery, start, "");
+  lookup(directories, discovery, start, "");
   return { workflow: start.workflow, script: start.script };
+}
+
+/** The workflow-level version check (spec §3.2), on the first entry into each workflow of a run. */
+function checkVersion(host: LoopHost, workflow: DiscoveredWorkflow): void {
+  const warning = workflowVersionWarning(workflow.name, host.versionRequirement(workflow.dir), host.version);
+  if (warning !== undefined) host.warn(warning);
 }
 
 function failure(error: unknown, target: string | undefined): RunEnd {
@@ -179,22 +149,18 @@ function failure(error: unknown, target: string | undefined): RunEnd {
  * CLI exit 1. Once validation has passed, the run belongs to `session`: it is told of every
  * iteration and, in `finally`, of how the run ended — every way it can end.
  */
-export async function* runLoop(
-  request: LoopRequest,
-  host: LoopHost,
-  session: RunSession = new RunSession({ terminate: async () => {}, warn: host.warn, runtime: "node", version: "0.0.0" }),
-): AsyncGenerator<Output, void, undefined> {
-  const maxIterations = validateMaxIterations(request.maxIterations);
-  const optionVars = validateRunEnv(request.env);
-  const discovery = discoverForRun(request.projectRoot, request.target);
-  const userVars = loadRunEnv(request.envFile, host.warn);
-  const start = resolveStart(discovery, request.target);
+export async function* runLoop(request: LoopRequest, host: LoopHost, session: RunSession): AsyncGenerator<Output, void, undefined> {
+  const maxIterations = request.maxIterations;
+  const optionVars = request.env ?? {};
+  const discovery = discoverForRun(host.directories, request.projectRoot, request.target);
+  const userVars = loadRunEnv(host.envFiles, request.envFile, host.warn);
+  const start = resolveStart(host.directories, discovery, request.target);
   if (maxIterations === 0) return;
 
   // The starting workflow's version check is part of validation: it warns before anything of the
   // run exists (scratch directory, record).
   const entered = new Set<string>([start.workflow]);
-  host.onFirstEntry?.(discovery.workflows.get(start.workflow)!);
+  checkVersion(host, discovery.workflows.get(start.workflow)!);
 
   let end: RunEnd | undefined;
   let current = start;
@@ -221,12 +187,17 @@ export async function* runLoop(
 
     let stdin: string | undefined;
     for (;;) {
-      const { workflow, script } = lookup(discovery, current, "");
+      const { workflow, script } = lookup(host.directories, discovery, current, "");
       if (!entered.has(workflow.name)) {
         entered.add(workflow.name);
-        host.onFirstEntry?.(workflow);
+        checkVersion(host, workflow);
       }
       label = formatTarget(current);
+      if (session.gated) {
+        await session.beforeScript({ target: label });
+        // A part cancelled the run before this script: it never starts (the cancellation ends the run).
+        if (session.cancellation) return;
+      }
       const n = session.iterationStart(label);
       let ran: ScriptStdout;
       try {
@@ -248,7 +219,7 @@ export async function* runLoop(
         const parsed = parseTarget(output.goto);
         if (!parsed.ok) throw new LoopxError(`invalid goto from ${label}: ${parsed.error}`);
         const next = gotoTargetOf(parsed.target, workflow.name);
-        lookup(discovery, next, `invalid goto from ${label}: `);
+        lookup(host.directories, discovery, next, `invalid goto from ${label}: `);
         current = next;
         stdin = output.result;
       } else {

@@ -6,7 +6,7 @@ import {
   type LoopEvent,
   type RunEndReason,
   type RunStartEvent,
-} from "./run-events.js";
+} from "../records/events.js";
 
 /**
  * One run of a loop, from the moment it passes validation to its end, whoever drives it (the CLI or
@@ -72,6 +72,13 @@ export interface RunPart {
   /** Every event of the run, synchronously, in order. Must not throw (a throw is warned once). */
   onEvent?(event: LoopEvent): void;
   /**
+   * Before each script starts (goto hops included), with its target: a part may
+   * delay it (a pause) or cancel the run through `controls` (a stop requested from elsewhere);
+   * after a cancellation no further script starts. The seam for steering a run from another
+   * process; a run without such a part never awaits anything here.
+   */
+  beforeScript?(next: { target: string }, controls: RunControls): void | Promise<void>;
+  /**
    * Once, when the run ends (every way it can end), after the running script's process group is
    * gone and before `run.end` is emitted. Errors become one warning; they never change the ending.
    */
@@ -79,6 +86,10 @@ export interface RunPart {
 }
 
 export interface RunSessionOptions {
+  /** The run's id (LOOPX_RUN_ID); see newRunId. */
+  id: string;
+  /** The process that runs the loop, for `run.start` (records tell a crashed run by it). */
+  pid: number;
   /** Terminates the running script's process group: forward, grace, SIGKILL. Resolves when gone. */
   terminate(signal: NodeJS.Signals): Promise<void>;
   /** When the grace period of that termination ends (ms since 1970), if one is running. */
@@ -91,17 +102,29 @@ export interface RunSessionOptions {
   version: string;
 }
 
-/** A short, URL-safe id that sorts by start time: 9 base-36 digits of ms since 1970, 6 random. */
-export function newRunId(now: number = Date.now()): string {
-  const random = new Uint8Array(6);
-  crypto.getRandomValues(random);
+/**
+ * A short, URL-safe id that sorts by start time: 9 base-36 digits of ms since 1970, then one digit
+ * per random byte (the engine gives 6).
+ */
+export function newRunId(now: number, random: Uint8Array): string {
   let suffix = "";
   for (const byte of random) suffix += (byte % 36).toString(36);
   return `${now.toString(36).padStart(9, "0")}${suffix}`;
 }
 
+/** The UTF-8 size of `text`, without encoding it (lone surrogates count as U+FFFD, as encoders write them). */
 function utf8Bytes(text: string): number {
-  return Buffer.byteLength(text, "utf8");
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code < 0xdc00 && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
 }
 
 /** `result` cut to its first 4 KiB (on a character boundary), with its full size. */
@@ -113,7 +136,7 @@ export function outputForEvent(output: Output): IterationOutput {
     const bytes = utf8Bytes(output.result);
     let excerpt = output.result;
     if (bytes > RESULT_EXCERPT_BYTES) {
-      excerpt = Buffer.from(output.result, "utf8").subarray(0, RESULT_EXCERPT_BYTES).toString("utf8");
+      excerpt = new TextDecoder().decode(new TextEncoder().encode(output.result).subarray(0, RESULT_EXCERPT_BYTES));
       if (excerpt.endsWith("\uFFFD")) excerpt = excerpt.slice(0, -1); // a cut multi-byte character
     }
     event.result = excerpt;
@@ -123,8 +146,10 @@ export function outputForEvent(output: Output): IterationOutput {
 }
 
 export class RunSession implements RunControls {
-  readonly id = newRunId();
-  private readonly parts: RunPart[] = [];
+  readonly id: string;
+  private readonly parts: RunPart[];
+  /** The parts that may hold back the next script; empty for nearly every run. */
+  private readonly gates: RunPart[];
   private startedAt = 0;
   private began: RunPart[] = [];
   private started = false;
@@ -137,18 +162,9 @@ export class RunSession implements RunControls {
   private readonly failedObservers = new Set<RunPart>();
 
   constructor(private readonly options: RunSessionOptions) {
-    if (options.parts) this.use(...options.parts);
-  }
-
-  /** Adds parts before the run begins (the API loads its parts lazily, with the engine). */
-  use(...parts: RunPart[]): void {
-    if (this.started) throw new Error("parts must be added before the run begins");
-    this.parts.push(...parts);
-  }
-
-  /** Script executions started so far; the one running now included. */
-  get iterations(): number {
-    return this.iterationCount;
+    this.id = options.id;
+    this.parts = options.parts ?? [];
+    this.gates = this.parts.filter((part) => part.beforeScript !== undefined);
   }
 
   /** The cancellation that decides how this run ends, if any. */
@@ -156,9 +172,17 @@ export class RunSession implements RunControls {
     return this.cancelled;
   }
 
-  /** True once the run has ended (or is ending). */
-  get ended(): boolean {
-    return this.ending !== undefined;
+  /** True when a part may hold back scripts (see RunPart.beforeScript); the loop asks before each. */
+  get gated(): boolean {
+    return this.gates.length > 0;
+  }
+
+  /**
+   * Waits for every part's `beforeScript` before the next script (`target`) starts.
+   * Only called when `gated`: a run without such a part pays nothing.
+   */
+  async beforeScript(next: { target: string }): Promise<void> {
+    for (const part of this.gates) await part.beforeScript!(next, this);
   }
 
   warn(message: string): void {
@@ -192,7 +216,7 @@ export class RunSession implements RunControls {
     this.startedAt = Date.now();
     this.emit({
       ...this.base("run.start"),
-      pid: process.pid,
+      pid: this.options.pid,
       projectRoot: start.projectRoot,
       target: start.target,
       ...(this.options.argv ? { argv: this.options.argv } : {}),

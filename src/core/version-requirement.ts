@@ -1,8 +1,5 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import satisfies from "semver/functions/satisfies.js";
 import validRange from "semver/ranges/valid.js";
-import { fsReason } from "./errors.js";
 
 /**
  * A workflow's declared loopx version requirement (spec §3.2 "Workflow-level version
@@ -54,18 +51,6 @@ export function parseVersionRequirement(text: string): VersionRequirement {
   return { kind: "none" };
 }
 
-/** Reads `<workflowDir>/package.json` and interprets it (see {@link VersionRequirement}). Never throws. */
-export function readVersionRequirement(workflowDir: string): VersionRequirement {
-  let text: string;
-  try {
-    text = readFileSync(join(workflowDir, "package.json"), "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { kind: "none" };
-    return { kind: "warning", message: `cannot read package.json: ${fsReason(error)}; loopx version check skipped` };
-  }
-  return parseVersionRequirement(text);
-}
-
 /**
  * The one line for a declared range the running version does not satisfy (spec §3.2, §10.6), the
  * same for run, run()/runPromise() and install: it names the workflow, the word "version", the
@@ -82,4 +67,14 @@ export function satisfiesVersion(range: string, version: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The workflow-level version check (spec §3.2) for a workflow's requirement: the warning to print,
+ * if any. A broken package.json or an unsatisfied range is a warning, never an error.
+ */
+export function workflowVersionWarning(workflowName: string, requirement: VersionRequirement, running: string): string | undefined {
+  if (requirement.kind === "warning") return `workflow ${JSON.stringify(workflowName)}: ${requirement.message}`;
+  if (requirement.kind === "range" && !satisfiesVersion(requirement.range, running)) return versionMismatchMessage(workflowName, requirement.range, running);
+  return undefined;
 }

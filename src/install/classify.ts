@@ -1,7 +1,8 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { isWorkflowDir, scanScriptFiles } from "../core/discovery.js";
+import { isWorkflowDir, scanScriptFiles } from "../runtime/workflow-files.js";
 import { LoopxError } from "../core/errors.js";
+import { SCRIPT_EXTENSIONS } from "../core/names.js";
 
 /** A workflow found in a source tree: its name and the directory to install from. */
 export interface SourceWorkflow {
@@ -34,7 +35,7 @@ export function classifySource(root: string, singleName: string, shown: string):
   }
   if (workflows.length === 0) {
     throw new LoopxError(
-      `no workflows found in ${shown}: it has no script files (.sh, .js, .jsx, .ts, .tsx) at its root and no top-level directory containing script files`,
+      `no workflows found in ${shown}: it has no script files (${SCRIPT_EXTENSIONS.join(", ")}) at its root and no top-level directory containing script files`,
     );
   }
   return { kind: "multi", workflows };

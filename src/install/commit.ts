@@ -1,19 +1,13 @@
 import { lstatSync, mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import { isWorkflowDir } from "../core/discovery.js";
-import { LoopxError } from "../core/errors.js";
+import { isWorkflowDir } from "../runtime/workflow-files.js";
+import { fsReason, LoopxError } from "../core/errors.js";
 import type { PlannedWorkflow } from "./preflight.js";
 import { copyTree } from "./tree.js";
 
 export interface StagedWorkflow extends PlannedWorkflow {
   /** `<staging>/<name>`: a complete copy, ready to be renamed into place. */
   staged: string;
-}
-
-function reason(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  const message = error instanceof Error ? error.message : String(error);
-  return (code && !message.includes(code) ? `${code}: ${message}` : message).replace(/\s*[\r\n]+\s*/g, " ");
 }
 
 /**
@@ -28,7 +22,7 @@ export function stageAll(planned: PlannedWorkflow[], stagingDir: string): Staged
     try {
       copyTree(workflow.from, staged);
     } catch (error) {
-      throw new LoopxError(`cannot stage workflow ${JSON.stringify(workflow.name)}: ${reason(error)}; nothing was installed`);
+      throw new LoopxError(`cannot stage workflow ${JSON.stringify(workflow.name)}: ${fsReason(error)}; nothing was installed`);
     }
     return { ...workflow, staged };
   });
@@ -81,7 +75,7 @@ export function commitAll(staged: StagedWorkflow[], trashDir: string): void {
     } catch (error) {
       const notCommitted = staged.slice(i).map((w) => w.name);
       throw new LoopxError(
-        `cannot install workflow ${JSON.stringify(workflow.name)}: ${reason(error)}; ` +
+        `cannot install workflow ${JSON.stringify(workflow.name)}: ${fsReason(error)}; ` +
           `committed: ${committed.length > 0 ? committed.join(", ") : "none"}; not committed: ${notCommitted.join(", ")}`,
       );
     }

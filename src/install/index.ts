@@ -6,7 +6,7 @@
 import { lstatSync, mkdirSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LoopxError } from "../core/errors.js";
+import { fsReason, LoopxError } from "../core/errors.js";
 import { warnToStderr } from "../runtime/stderr.js";
 import { VERSION } from "../version.js";
 import { classifySource, selectWorkflows } from "./classify.js";
@@ -41,7 +41,7 @@ function loopxDirExists(loopxDir: string): boolean {
     lstatSync(loopxDir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
-    throw new LoopxError(`cannot install: cannot access .loopx (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw new LoopxError(`cannot install: cannot access .loopx: ${fsReason(error)}`);
   }
   let isDir = false;
   try {
@@ -105,9 +105,4 @@ export async function install(request: InstallRequest, io: InstallIO = defaultIO
     cleanup.run();
     cleanup.dispose();
   }
-}
-
-export async function installFromCli(request: InstallRequest): Promise<number> {
-  await install(request);
-  return 0;
 }

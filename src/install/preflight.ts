@@ -1,8 +1,10 @@
 import { lstatSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { isWorkflowDir, scanScriptFiles, workflowIssues } from "../core/discovery.js";
+import { workflowIssues } from "../core/discovery.js";
+import { isWorkflowDir, scanScriptFiles } from "../runtime/workflow-files.js";
+import { readVersionRequirement } from "../runtime/workflow-package.js";
 import { isValidName } from "../core/names.js";
-import { readVersionRequirement, satisfiesVersion, versionMismatchMessage } from "../core/version-requirement.js";
+import { satisfiesVersion, versionMismatchMessage } from "../core/version-requirement.js";
 import type { SourceWorkflow } from "./classify.js";
 import { isInside, unsafeEntries } from "./tree.js";
 

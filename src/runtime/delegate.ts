@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { fsReason } from "../core/errors.js";
 import { fs, os } from "./builtins.js";
-import { isStandalone } from "./detect.js";
+import { runtimeName } from "./platform/runtime.js";
 import { warnToStderr as warn } from "./stderr.js";
 
 const { accessSync, constants, existsSync, readFileSync, realpathSync } = fs;
@@ -59,7 +59,7 @@ export function findLocalLoopx(projectRoot: string): string | undefined {
   // The standalone binary could run a JS loopx by acting as Bun, but that loopx hands its scripts
   // a LOOPX_BIN of its own `dist/bin.js` (`#!/usr/bin/env node`), which fails where there is no
   // Node: a bash script's `$LOOPX_BIN output ...` would exit 127.
-  if (isStandalone && !onPath("node")) {
+  if (runtimeName === "binary" && !onPath("node")) {
     let target = localBin;
     try {
       target = realpathSync(localBin);
@@ -88,7 +88,7 @@ export async function delegate(localBin: string, argv: string[]): Promise<number
   // Spec §3.2: after delegation, LOOPX_BIN is the realpath of the effective (local) binary.
   const env: NodeJS.ProcessEnv = { ...process.env, LOOPX_DELEGATED: "1", LOOPX_BIN: target };
   // A standalone binary runs a JS loopx by acting as Bun.
-  if (isScript && isStandalone) env.BUN_BE_BUN = "1";
+  if (isScript && runtimeName === "binary") env.BUN_BE_BUN = "1";
   const child = spawn(command, args, { stdio: "inherit", env });
   const forward = (signal: NodeJS.Signals) => {
     try {

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { groupHasLiveProcess } from "./procfs.js";
 
 /** Sends `signal` to every process in group `pgid`; false if the group no longer exists. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
@@ -16,26 +16,7 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
  */
 export function groupAlive(pgid: number): boolean {
   if (!signalGroup(pgid, 0)) return false;
-  if (process.platform !== "linux") return true;
-  let pids: string[];
-  try {
-    pids = readdirSync("/proc");
-  } catch {
-    return true;
-  }
-  for (const pid of pids) {
-    if (pid.charCodeAt(0) < 48 || pid.charCodeAt(0) > 57) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    } catch {
-      continue;
-    }
-    // Fields after the parenthesised command name: state ppid pgrp ...
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
-  }
-  return false;
+  return groupHasLiveProcess(pgid) ?? true;
 }
 
 /** Resolves once group `pgid` has no live process, polling; false if `timeoutMs` passed first. */

@@ -1,7 +1,8 @@
 import { fs, nodeModule } from "./builtins.js";
+import { writeAllSync } from "./write-all.js";
 
 // On bin.js's path (delegation warnings): the plain built-ins, not their ESM facades.
-const { fstatSync, readSync, openSync, closeSync, writeSync } = fs;
+const { fstatSync, readSync, openSync, closeSync } = fs;
 
 /**
  * loopx's own lines on stderr, and the one rule they follow: each starts on a fresh line, even
@@ -14,7 +15,7 @@ const { fstatSync, readSync, openSync, closeSync, writeSync } = fs;
  *   column) and `\r` goes back to its start; from any other column the spaces wrap to a new line.
  *   No escape sequence, nothing visible;
  * - a regular file (`2>log`): its last byte, read back;
- * - a pipe (CI, `2>&1 | tee`): scripts' stderr passes through loopx (spawn.ts), which forwards it
+ * - a pipe (CI, `2>&1 | tee`): scripts' stderr passes through loopx (stderr-relay.ts), which forwards it
  *   as it comes and so knows its last byte; a pipe for a pipe changes nothing a script can see;
  * - anything else (/dev/null): nobody reads it; no fresh-line logic.
  */
@@ -49,24 +50,18 @@ export function noteScriptStderr(): void {
   scriptsWrote = true;
 }
 
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
-
 /**
  * Writes all of `data` to fd 2, synchronously, so that it stays in order with forwarded script
- * output. A non-blocking pipe that is full (EAGAIN) is waited on, never dropped.
+ * output. A stderr that is gone (EPIPE) costs the output only.
  */
 export function writeStderr(data: string | Uint8Array): void {
-  const bytes = typeof data === "string" ? Buffer.from(data) : data;
-  let offset = 0;
-  while (offset < bytes.length) {
-    try {
-      offset += writeSync(2, bytes, offset, bytes.length - offset);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") return; // a closed stderr costs the output only
-      Atomics.wait(sleeper, 0, 0, 2);
-    }
+  if (data.length === 0) return;
+  try {
+    writeAllSync(2, data);
+  } catch {
+    return;
   }
-  if (bytes.length > 0) lastByte = bytes[bytes.length - 1]!;
+  lastByte = typeof data === "string" ? data.charCodeAt(data.length - 1) : data[data.length - 1]!;
 }
 
 /** What to write before a line of loopx's own so that it starts on a fresh line. */

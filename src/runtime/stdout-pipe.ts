@@ -2,14 +2,15 @@ import { execFileSync } from "node:child_process";
 import { closeSync, constants, mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ownDescriptorPath } from "./procfs.js";
 
 /**
  * A real pipe for a script's stdout. Node's and Bun's "pipe" stdio is a socketpair, and on Linux
- * opening /dev/stdout (/proc/self/fd/1) on a socket fails with ENXIO — `echo x > /dev/stdout`,
+ * opening /dev/stdout (a procfs link to fd 1) on a socket fails with ENXIO — `echo x > /dev/stdout`,
  * `tee /dev/stdout`, `cat > /dev/fd/1` all break. Neither runtime can call pipe(2), so loopx uses
  * a FIFO: created once (mkfifo, one process start), held by an O_PATH descriptor and unlinked at
- * once (nothing stays on disk, whatever happens to loopx), and reopened through
- * /proc/self/fd/<n> for each script: two open(2) calls per script, a fresh pipe each time.
+ * once (nothing stays on disk, whatever happens to loopx), and reopened through its own
+ * descriptor's path (procfs.ts ownDescriptorPath) for each script: two open(2) calls per script, a fresh pipe each time.
  *
  * A FIFO is reused only after its last writer closed it (EOF was read): then the kernel has freed
  * the pipe, and the next open starts an empty one. One that a stray process may still hold open is
@@ -62,7 +63,7 @@ export function openStdoutPipe(): StdoutPipe | undefined {
     unavailable = true;
     return undefined;
   }
-  const path = `/proc/self/fd/${fifo}`;
+  const path = ownDescriptorPath(fifo);
   let read: number | undefined;
   try {
     read = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);

@@ -1,11 +1,16 @@
+import { LoopxError } from "../core/errors.js";
 import { groupAlive, signalGroup, waitForGroupExit } from "./process-group.js";
-import { spawnScript, type ScriptExit, type ScriptProcess, type SpawnSpec } from "./spawn.js";
+import { spawnScript } from "./platform/index.js";
+import type { ScriptExit, ScriptProcess, SpawnSpec } from "./spawn.js";
 
 /** Grace period between forwarding a signal to a script's group and SIGKILLing it (spec §7.3). */
 export const KILL_GRACE_MS = 5000;
 
-/** Thrown by `run` once termination has begun: no new script may start after that. */
-export class SupervisorStoppedError extends Error {
+/**
+ * Thrown by `run` once termination has begun: no new script may start after that. The run's
+ * cancellation decides how it ends; this only ends the iteration that could not start.
+ */
+export class SupervisorStoppedError extends LoopxError {
   constructor() {
     super("loop terminated");
     this.name = "SupervisorStoppedError";
@@ -28,16 +33,6 @@ export class ScriptSupervisor {
    */
   get graceEndsAt(): number | undefined {
     return this.killAt;
-  }
-
-  /** True once `terminate` has been called. */
-  get stopped(): boolean {
-    return this.termination !== undefined;
-  }
-
-  /** True while a script process is running. */
-  get busy(): boolean {
-    return this.active !== undefined;
   }
 
   async run(spec: SpawnSpec): Promise<ScriptExit> {

@@ -1,5 +1,5 @@
 /**
- * Tests for src/core/discovery.ts (spec §2.1, §5.1–§5.4) and src/core/names.ts script file naming,
+ * Tests for src/core/discovery.ts over the real file system (src/runtime/workflow-files.ts; spec §2.1, §5.1–§5.4) and src/core/names.ts script file naming,
  * using real temporary directories.
  */
 import { afterAll, describe, expect, it } from "vitest";
@@ -7,7 +7,8 @@ import fc from "fast-check";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { discover, isWorkflowDir, scanScriptFiles, workflowIssues } from "../../src/core/discovery.js";
+import { workflowIssues } from "../../src/core/discovery.js";
+import { discover, isWorkflowDir, scanScriptFiles } from "../../src/runtime/workflow-files.js";
 import { SCRIPT_EXTENSIONS, splitScriptFileName } from "../../src/core/names.js";
 
 const roots: string[] = [];

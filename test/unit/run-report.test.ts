@@ -1,11 +1,11 @@
 /**
- * The pure side of run records (src/core/run-report.ts): wording of endings, reading records that
+ * The pure side of run records (src/records/report.ts): wording of endings, reading records that
  * were cut off by a crash or written by a newer loopx, and the states `loopx runs` derives.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { IterationEndEvent, LoopEvent, RunEndEvent, RunStartEvent } from "../../src/core/run-events.js";
-import { describeEnding, durationBar, formatDuration, parseRecord, resultExcerpt, summarizeRun } from "../../src/core/run-report.js";
+import type { IterationEndEvent, LoopEvent, RunEndEvent, RunStartEvent } from "../../src/records/events.js";
+import { describeEnding, durationBar, formatElapsed, parseRecord, resultExcerpt, summarizeRun } from "../../src/records/report.js";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 const at = (ms: number) => new Date(T0 + ms).toISOString();
@@ -18,7 +18,7 @@ const runEnd = (extra: Partial<RunEndEvent>): RunEndEvent => ({ ...base, type: "
 
 describe("run report", () => {
   it("formats durations", () => {
-    expect([0, 999, 1000, 12_345, 59_999, 65_000, 3_600_000 + 180_000].map(formatDuration)).toEqual(["0ms", "999ms", "1.0s", "12.3s", "59.9s", "1m05s", "1h03m"]);
+    expect([0, 999, 1000, 12_345, 59_999, 65_000, 3_600_000 + 180_000].map(formatElapsed)).toEqual(["0ms", "999ms", "1.0s", "12.3s", "59.9s", "1m05s", "1h03m"]);
   });
 
   it("words every ending as the issue does", () => {

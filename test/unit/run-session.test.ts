@@ -2,53 +2,26 @@
  * The run session: ids, LOOPX_ITERATION counting, the event stream and how every ending reaches the
  * run's parts — driven through the real engine with a fake host (no processes).
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LoopxError, ScriptFailedError } from "../../src/core/errors.js";
 import { runLoop, type LoopHost } from "../../src/core/loop.js";
-import type { LoopEvent } from "../../src/core/run-events.js";
-import { newRunId, outputForEvent, RunSession, type RunEnd, type RunPart } from "../../src/core/run-session.js";
+import type { LoopEvent } from "../../src/records/events.js";
+import { outputForEvent, RunSession, type RunEnd, type RunPart } from "../../src/core/run-session.js";
+import { createRunId } from "../../src/engine/index.js";
+import { memoryHost, MemoryTree } from "./core/memory-host.js";
 
-let root: string;
-let xdg: string;
-let savedXdg: string | undefined;
-beforeAll(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), "loopx-unit-session-")));
-  for (const rel of [".loopx/a/index.sh", ".loopx/a/next.sh", ".loopx/b/index.sh"]) {
-    mkdirSync(dirname(join(root, rel)), { recursive: true });
-    writeFileSync(join(root, rel), "");
-  }
-  savedXdg = process.env.XDG_CONFIG_HOME;
-  xdg = join(root, "xdg");
-  process.env.XDG_CONFIG_HOME = xdg;
-});
-afterAll(() => {
-  if (savedXdg === undefined) delete process.env.XDG_CONFIG_HOME;
-  else process.env.XDG_CONFIG_HOME = savedXdg;
-  rmSync(root, { recursive: true, force: true });
-});
+const TREE = [".loopx/a/index.sh", ".loopx/a/next.sh", ".loopx/b/index.sh"];
 
 type Reply = string | (() => string | Promise<string>);
 function host(replies: Record<string, Reply[]>): { host: LoopHost; envs: Array<Record<string, string | undefined>> } {
+  const { host } = memoryHost(replies, { tree: new MemoryTree(TREE) });
   const envs: Array<Record<string, string | undefined>> = [];
-  const used = new Map<string, number>();
-  return {
-    envs,
-    host: {
-      async runScript({ label, env }) {
-        envs.push({ ...env });
-        const i = used.get(label) ?? 0;
-        used.set(label, i + 1);
-        const reply = replies[label]?.[i];
-        if (reply === undefined) throw new Error(`no reply for ${label} #${i}`);
-        const stdout = typeof reply === "function" ? await reply() : reply;
-        return { stdout, stdoutBytes: Buffer.byteLength(stdout) };
-      },
-      warn: () => {},
-    },
-  };
+  return { envs, host: { ...host, runScript: (step) => (envs.push({ ...step.env }), host.runScript(step)) } };
+}
+
+/** A host whose every script is `runScript`. */
+function scriptHost(runScript: LoopHost["runScript"]): LoopHost {
+  return { ...memoryHost({}, { tree: new MemoryTree(TREE) }).host, runScript };
 }
 
 function recorder(): { part: RunPart; events: LoopEvent[]; ends: RunEnd[]; log: string[] } {
@@ -77,7 +50,7 @@ function recorder(): { part: RunPart; events: LoopEvent[]; ends: RunEnd[]; log: 
 }
 
 function session(parts: RunPart[], terminate: (signal: NodeJS.Signals) => Promise<void> = async () => {}): RunSession {
-  return new RunSession({ terminate, warn: () => {}, parts, runtime: "node", version: "9.9.9", argv: ["run", "a"] });
+  return new RunSession({ id: createRunId(), pid: 4242, terminate, warn: () => {}, parts, runtime: "node", version: "9.9.9", argv: ["run", "a"] });
 }
 
 async function drain(loop: AsyncGenerator<unknown>): Promise<unknown> {
@@ -89,15 +62,15 @@ async function drain(loop: AsyncGenerator<unknown>): Promise<unknown> {
   }
 }
 
-const request = (target: string, extra: object = {}) => ({ target, projectRoot: root, baseEnv: { LOOPX_ITERATION: "user", LOOPX_RUN_ID: "user" }, loopxBin: "/x", ...extra });
+const request = (target: string, extra: object = {}) => ({ target, projectRoot: "/project", baseEnv: { LOOPX_ITERATION: "user", LOOPX_RUN_ID: "user" }, loopxBin: "/x", ...extra });
 
 describe("run ids", () => {
   it("are 15 URL-safe characters that sort by start time", () => {
-    const early = newRunId(Date.UTC(2026, 0, 1));
-    const late = newRunId(Date.UTC(2026, 0, 1) + 1);
+    const early = createRunId(Date.UTC(2026, 0, 1));
+    const late = createRunId(Date.UTC(2026, 0, 1) + 1);
     expect(early).toMatch(/^[0-9a-z]{15}$/);
     expect(early < late).toBe(true);
-    expect(newRunId()).not.toBe(newRunId());
+    expect(createRunId()).not.toBe(createRunId());
   });
 });
 
@@ -147,12 +120,9 @@ describe("the engine reports a run to its session", () => {
 
   it("a failing script ends the run as failed, with the exit in iteration.end", async () => {
     const rec = recorder();
-    const h: LoopHost = {
-      runScript: async () => {
-        throw new ScriptFailedError("script a:index exited with code 3", { exitCode: 3, signal: null, stdoutBytes: 5 });
-      },
-      warn: () => {},
-    };
+    const h = scriptHost(async () => {
+      throw new ScriptFailedError("script a:index exited with code 3", { exitCode: 3, signal: null, stdoutBytes: 5 });
+    });
     const error = await drain(runLoop(request("a"), h, session([rec.part])));
     expect(error).toBeInstanceOf(ScriptFailedError);
     expect(rec.events[2]).toMatchObject({ type: "iteration.end", n: 1, exitCode: 3, signal: null, stdoutBytes: 5, error: "script a:index exited with code 3" });
@@ -193,13 +163,12 @@ describe("the engine reports a run to its session", () => {
     const gone = new Promise<void>((resolve) => (release = resolve));
     const s = session([rec.part], () => gone);
     let failScript!: () => void;
-    const h: LoopHost = {
-      runScript: () =>
+    const h = scriptHost(
+      () =>
         new Promise((_, reject) => {
           failScript = () => reject(new ScriptFailedError("script a:index was killed by SIGINT", { exitCode: null, signal: "SIGINT", stdoutBytes: 0 }));
         }),
-      warn: () => {},
-    };
+    );
     const done = drain(runLoop(request("a"), h, s));
     await new Promise((r) => setTimeout(r, 10));
     void s.cancel({ reason: "interrupted", signal: "SIGINT", exitCode: 130 });
@@ -214,11 +183,52 @@ describe("the engine reports a run to its session", () => {
 
   it("a throwing observer is warned once and the loop goes on", async () => {
     const warnings: string[] = [];
-    const s = new RunSession({ terminate: async () => {}, warn: (m) => warnings.push(m), runtime: "bun", version: "1", parts: [{ onEvent: () => { throw new Error("observer broke"); } }] });
+    const s = new RunSession({ id: createRunId(), pid: 1, terminate: async () => {}, warn: (m) => warnings.push(m), runtime: "bun", version: "1", parts: [{ onEvent: () => { throw new Error("observer broke"); } }] });
     const { host: h } = host({ "a:index": ["", '{"stop":true}'] });
     expect(await drain(runLoop(request("a"), h, s))).toBeUndefined();
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain("observer broke");
+  });
+});
+
+describe("parts that hold back the next script (the seam for steering a run)", () => {
+  it("beforeScript runs before every script, goto hops included, and may delay it", async () => {
+    const seen: string[] = [];
+    let releaseFirst!: () => void;
+    const gate: RunPart = {
+      beforeScript: ({ target }) => {
+        seen.push(`gate:${target}`);
+        if (seen.length === 1) return new Promise<void>((resolve) => (releaseFirst = resolve));
+      },
+      onEvent: (event) => event.type === "iteration.start" && seen.push(`start:${event.target}`),
+    };
+    const { host: h } = host({ "a:index": ['{"goto":"next"}'], "a:next": ['{"stop":true}'] });
+    const done = drain(runLoop(request("a"), h, session([gate])));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(seen).toEqual(["gate:a:index"]); // held back: the script has not started
+    releaseFirst();
+    expect(await done).toBeUndefined();
+    expect(seen).toEqual(["gate:a:index", "start:a:index", "gate:a:next", "start:a:next"]);
+  });
+
+  it("a cancellation from beforeScript starts no further script; the cancellation ends the run", async () => {
+    const rec = recorder();
+    let gates = 0;
+    const stopper: RunPart = {
+      beforeScript: async (_next, controls) => {
+        if (++gates === 2) await controls.cancel({ reason: "interrupted", signal: "SIGTERM", exitCode: 143 });
+      },
+    };
+    const { host: h, envs } = host({ "a:index": ["", ""] });
+    expect(await drain(runLoop(request("a"), h, session([rec.part, stopper])))).toBeUndefined();
+    expect(envs).toHaveLength(1);
+    expect(rec.ends).toEqual([expect.objectContaining({ reason: "interrupted", exitCode: 143 })]);
+    expect(rec.events.filter((event) => event.type === "iteration.start")).toHaveLength(1);
+  });
+
+  it("a run without such a part is not gated", () => {
+    expect(session([recorder().part]).gated).toBe(false);
+    expect(session([{ beforeScript: () => {} }]).gated).toBe(true);
   });
 });
 

@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseVersionRequirement, readVersionRequirement, satisfiesVersion } from "../../src/core/version-requirement.js";
+import { parseVersionRequirement, satisfiesVersion } from "../../src/core/version-requirement.js";
+import { readVersionRequirement } from "../../src/runtime/workflow-package.js";
 import { tempDir } from "../helpers.js";
 
 describe("workflow version requirement (spec §3.2)", () => {

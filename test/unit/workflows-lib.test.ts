@@ -1,14 +1,14 @@
 /**
- * The parsers inside the shipped workflows (examples/workflows/ralph/lib/shared, identical in
- * converge): AGENT_ARGS word splitting, envsubst-style templates, config files, and the response
+ * The parsers inside the shipped workflows (examples/workflows/shared, copied into each workflow
+ * by the pack step): AGENT_ARGS word splitting, envsubst-style templates, config files, and the response
  * text / cost / failure read from each agent's stream.
  */
 import fc from "fast-check";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { agentSpec, reportedCost, responseText, streamFailure } from "../../examples/workflows/ralph/lib/shared/agent.ts";
-import { readKeyValueFile, splitArgs, substitute } from "../../examples/workflows/ralph/lib/shared/util.ts";
+import { agentSpec, reportedCost, responseText, streamFailure } from "../../examples/workflows/shared/agent.ts";
+import { readKeyValueFile, splitArgs, substitute } from "../../examples/workflows/shared/util.ts";
 import { ampStream, claudeStream, clineStream, codexStream } from "../fixtures/agents/support.js";
 import { tempDir } from "../helpers.js";
 

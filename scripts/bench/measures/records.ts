@@ -38,7 +38,7 @@ export interface RecordsResult {
  * above cannot resolve on a busy machine (it is the whole of what records add per iteration).
  */
 async function partCost(dir: string, iterations: number): Promise<number> {
-  const { recordPart } = (await import(pathToFileURL(join(ROOT, "dist", "runtime", "parts", "records.js")).href)) as typeof import("../../../src/runtime/parts/records.js");
+  const { recordPart } = (await import(pathToFileURL(join(ROOT, "dist", "records", "writer.js")).href)) as typeof import("../../../src/records/writer.js");
   const part = recordPart(dir);
   const base = { v: 1 as const, run: "0000benchpart00" };
   part.onEvent!({ ...base, type: "run.start", time: new Date().toISOString(), pid: process.pid, projectRoot: dir, target: "noop:index", version: "bench", runtime: "node", maxIterations: null });

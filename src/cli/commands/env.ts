@@ -1,7 +1,8 @@
 import { Command, Option } from "clipanion";
+import type { CommandGroup } from "../command-spec.js";
 import { LoopxError } from "../../core/errors.js";
 import { envValueProblem, isValidEnvKey } from "../../core/envfile.js";
-import { listGlobalEnv, removeGlobalEnvVar, setGlobalEnvVar } from "../../core/env.js";
+import { listGlobalEnv, removeGlobalEnvVar, setGlobalEnvVar } from "../../runtime/env-files.js";
 import { warnToStderr } from "../../runtime/stderr.js";
 
 function checkName(name: string): void {
@@ -13,8 +14,9 @@ function checkName(name: string): void {
 /** `loopx env set <name> <value>`: validated, written atomically as KEY="value" (spec §4.3). */
 export class EnvSetCommand extends Command {
   static override paths = [["env", "set"]];
-  name = Option.String();
-  value = Option.String();
+  static override usage = Command.Usage({ description: "Set a global environment variable" });
+  name = Option.String({ name: "variable" });
+  value = Option.String({ name: "text" });
 
   async execute(): Promise<number> {
     checkName(this.name);
@@ -28,7 +30,8 @@ export class EnvSetCommand extends Command {
 /** `loopx env remove <name>`: a missing variable is a silent no-op. */
 export class EnvRemoveCommand extends Command {
   static override paths = [["env", "remove"]];
-  name = Option.String();
+  static override usage = Command.Usage({ description: "Remove a global environment variable" });
+  name = Option.String({ name: "variable" });
 
   async execute(): Promise<number> {
     checkName(this.name);
@@ -40,6 +43,7 @@ export class EnvRemoveCommand extends Command {
 /** `loopx env list`: KEY=VALUE lines sorted by key; nothing when empty. */
 export class EnvListCommand extends Command {
   static override paths = [["env", "list"]];
+  static override usage = Command.Usage({ description: "List global environment variables" });
 
   async execute(): Promise<number> {
     const lines = listGlobalEnv(warnToStderr).map(([key, value]) => `${key}=${value}\n`);
@@ -47,3 +51,9 @@ export class EnvListCommand extends Command {
     return 0;
   }
 }
+
+export const ENV_COMMANDS: CommandGroup = {
+  name: "env",
+  commands: [EnvSetCommand, EnvRemoveCommand, EnvListCommand],
+  details: "Manages global variables in $XDG_CONFIG_HOME/loopx/env (default ~/.config/loopx/env).\n",
+};

@@ -1,31 +1,60 @@
 import { Command, Option } from "clipanion";
 import { UsageError } from "../../core/errors.js";
-import { parseCount, parseDurationOption, single } from "../options.js";
+import { parseCount, parseDurationOption, valueOption } from "../options.js";
 
 /**
- * `loopx run [options] <workflow>[:<script>]` (spec §4.1, §4.2). `-h` never reaches this class:
- * the dispatcher short-circuits it before parsing, as the spec requires.
+ * `loopx run [options] <workflow>[:<script>]` (spec §4.1, §4.2). Its options are declared here
+ * once: the grammar and the help read them from this class. `-h` never reaches execute(): it
+ * short-circuits everything else on the line, as the spec requires.
  */
 export class RunCommand extends Command {
   static override paths = [["run"]];
-  static override usage = Command.Usage({ description: "Run a workflow's script in a loop" });
+  static override usage = Command.Usage({
+    description: "Run a workflow's script in a loop",
+    details: `Runs <workflow>:<script> (default script: index) in a loop: each script's stdout is read as
+{"result", "goto", "stop"}; goto moves to another script, no goto restarts from the target,
+stop ends the loop.
+`,
+  });
+  static notes = `Durations: seconds (90, 1.5) or with units, largest first: 500ms, 30s, 20m, 2h, 1h30m. When a
+limit expires the running script's process group gets SIGTERM, then SIGKILL 5 s later, loopx
+prints one line naming the script and the limit, and exits 124 (as timeout(1) does).
 
-  // Every option is declared here once: the dispatcher reads them from this class (main.ts).
-  maxIterations = Option.Array("-n", { description: "Stop after <count> script executions" });
-  envFile = Option.Array("-e", { description: "Env file merged over the global env" });
-  timeout = Option.Array("--timeout", { description: "Limit for each script execution (loopx's own addition)" });
-  maxTime = Option.Array("--max-time", { description: "Limit for the whole run (loopx's own addition)" });
-  log = Option.Array("--log", { description: "Append every event of the run to this file (loopx's own addition)" });
-  summary = Option.Counter("--summary", 0, { description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" });
-  targets = Option.Rest();
+Scripts get LOOPX_BIN, LOOPX_PROJECT_ROOT and LOOPX_WORKFLOW, and (loopx's own additions)
+LOOPX_TMPDIR (the run's private scratch directory, removed when the run ends), LOOPX_RUN_ID
+(the run's id) and LOOPX_ITERATION (this script execution's number, counted as -n counts); with
+a record, LOOPX_RUN_RECORD (its path, for 'loopx note'); with --timeout / --max-time,
+LOOPX_SCRIPT_TIMEOUT_MS / LOOPX_RUN_DEADLINE (the limit per script in ms; the run's end, ms since
+1970).
+
+loopx's own additions: when stderr is a terminal, a progress line before each script and a
+summary when the run ends, which for a failed run is the one line saying why (LOOPX_PROGRESS=0
+turns them off, LOOPX_PROGRESS=1 on anywhere; NO_COLOR or TERM=dumb: no styling).
+Each run's events are recorded in $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0: off); see
+'loopx runs -h'.
+
+No strays (loopx's own addition): processes that left the script's process group (setsid,
+detached children, daemons) but still carry the run's LOOPX_RUN_ID are ended (SIGTERM, the
+remaining grace, SIGKILL) when the run is interrupted, times out or fails; after a normal end
+(stop, -n reached) they keep running and loopx prints one warning naming them. A daemon meant to
+outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
+`;
+  static helpShortCircuits = true;
+
+  maxIterations = valueOption("-n", "count", "Stop after <count> script executions (goto hops count); 0 only validates");
+  envFile = valueOption("-e", "env-file", "Env file merged over the global env ($XDG_CONFIG_HOME/loopx/env)");
+  log = valueOption("--log", "log-file", "Append the run's events (JSON lines) to <file> too (loopx's own addition)");
+  timeout = valueOption("--timeout", "duration", "Limit for each script execution (loopx's own addition)");
+  maxTime = valueOption("--max-time", "duration", "Limit for the whole run; no script starts after it (loopx's own addition)");
+  summary = Option.Boolean("--summary", false, { description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" });
+  targets = Option.Rest({ name: "target" });
 
   async execute(): Promise<number> {
-    const count = single(this.maxIterations, "-n");
-    const envFile = single(this.envFile, "-e");
-    const timeout = single(this.timeout, "--timeout");
-    const maxTime = single(this.maxTime, "--max-time");
-    const log = single(this.log, "--log");
-    if (this.summary > 1) throw new UsageError("--summary given more than once");
+    const count = this.maxIterations;
+    const envFile = this.envFile;
+    const timeout = this.timeout;
+    const maxTime = this.maxTime;
+    const log = this.log;
     if (log === "") throw new UsageError("--log needs a file path");
     if (this.targets.length === 0) throw new UsageError("loopx run needs a target: loopx run <workflow>[:<script>]");
     if (this.targets.length > 1) {
@@ -42,7 +71,7 @@ export class RunCommand extends Command {
       maxIterations,
       envFile,
       log,
-      summary: this.summary === 1,
+      summary: this.summary,
       argv: process.argv.slice(2),
       features,
     });

@@ -8,15 +8,12 @@
 // BUN_BE_BUN and loopx's NODE_PATH entry stay out of what the script starts.
 import "./bun-script-env.js";
 
-const LOADERS = { js: "js", jsx: "jsx", ts: "ts", tsx: "tsx" } as const;
-
 interface BunRuntime {
   main: string;
   file(path: string): { text(): Promise<string> };
   plugin(plugin: { name: string; setup(build: { onLoad(options: { filter: RegExp }, callback: (args: { path: string }) => Promise<{ contents: string; loader: string }>): void }): void }): void;
 }
 const bun = (globalThis as unknown as { Bun: BunRuntime }).Bun;
-
 
 /** True if the source binds `name` itself (declaration, import or destructuring). */
 function declares(source: string, name: string): boolean {
@@ -35,7 +32,7 @@ bun.plugin({
       const source = await bun.file(path).text();
       let tail = "\nexport {};\n";
       if (/\brequire\b/.test(source) && !declares(source, "require")) tail += THROWING_REQUIRE;
-      return { contents: source + tail, loader: LOADERS[path.slice(path.lastIndexOf(".") + 1) as keyof typeof LOADERS] };
+      return { contents: source + tail, loader: path.slice(path.lastIndexOf(".") + 1) }; // Bun's loader names are the script extensions (js, jsx, ts, tsx)
     });
   },
 });

@@ -16,9 +16,11 @@
  * module.register() (hooks thread, Node < 22.15).
  */
 import { dirname, extname, join } from "node:path";
-import { fs, nodeModule, os } from "../builtins.js";
+import { writeFileAtomic } from "../atomic-write.js";
+import { fs, nodeModule } from "../builtins.js";
+import { loopxDir } from "../xdg.js";
 
-const { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } = fs;
+const { mkdirSync, readFileSync, readdirSync, rmSync, statSync } = fs;
 
 /** loopx's version, from its package.json (dist/runtime/loader/ is three levels below it). */
 const VERSION = (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version;
@@ -66,10 +68,7 @@ export function esbuildOptions(path: string): { loader: "ts" | "tsx" | "jsx"; fo
 }
 
 export function cacheDirectory(): string {
-  const xdg = process.env.XDG_CACHE_HOME;
-  const home = process.env.HOME || os().homedir();
-  const base = xdg && xdg.startsWith("/") ? xdg : join(home, ".cache");
-  return join(base, "loopx", "transform");
+  return join(loopxDir("cache"), "transform");
 }
 
 /**
@@ -131,17 +130,10 @@ function readEntry(file: string, source: string): string | undefined {
 }
 
 function writeEntry(dir: string, file: string, source: string, code: string): void {
-  const temp = `${file}.${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}.tmp`;
   try {
     mkdirSync(dir, { recursive: true });
-    writeFileSync(temp, `loopx-transform ${source.length} ${code.length} ${hash(code)}\n${source}${code}`);
-    renameSync(temp, file);
+    writeFileAtomic(file, `loopx-transform ${source.length} ${code.length} ${hash(code)}\n${source}${code}`);
   } catch {
-    try {
-      rmSync(temp, { force: true });
-    } catch {
-      // a cache path under a regular file (ENOTDIR): there is no temp file to remove
-    }
     return;
   }
   prune(dir);

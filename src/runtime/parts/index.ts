@@ -1,17 +1,18 @@
-import type { LoopEvent } from "../../core/run-events.js";
+import type { LoopEvent } from "../../records/events.js";
 import type { RunPart } from "../../core/run-session.js";
 import { strays } from "./strays.js";
 import { timeLimits } from "./time-limits.js";
-import { recordsDir } from "../run-records.js";
+import { recordsDir } from "../../records/store.js";
 import { progressPart } from "./progress.js";
-import { logPart, recordPart } from "./records.js";
+import { logPart, recordPart } from "../../records/writer.js";
 import { TmpdirPart } from "./tmpdir.js";
 
 /**
- * The run features a run asks for, from the CLI's options or the API's RunOptions. Both drivers
- * build one and get their parts from `runParts`, so a feature is written once for both.
+ * What the built-in parts need to know of a run: the engine (src/engine) fills it in from the
+ * checked options and the features asked for, the same way for the CLI and the API, so a feature
+ * is written once for both.
  */
-export interface RunFeatures {
+export interface PartFeatures {
   /** The CLI's arguments after `loopx` (CLI runs only). */
   argv?: string[];
   /** Limit for each script execution, in ms (`--timeout`, RunOptions.timeout). */
@@ -40,7 +41,7 @@ export interface RunFeatures {
  * asked for adds no part, and so costs nothing. Records come first so that what they keep is
  * written before anyone else sees an event; the caller's own observer comes last.
  */
-export function runParts(features: RunFeatures): RunPart[] {
+export function runParts(features: PartFeatures): RunPart[] {
   const env = features.env ?? process.env;
   const parts: RunPart[] = [];
   if (features.record && env.LOOPX_RECORD !== "0") parts.push(recordPart(recordsDir(env)));

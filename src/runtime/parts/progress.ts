@@ -1,6 +1,6 @@
 import { LoopxError } from "../../core/errors.js";
-import { describeIterationStart, describeRunEnd } from "../../core/run-report.js";
-import type { IterationEndEvent, RunStartEvent } from "../../core/run-events.js";
+import { describeIterationStart, describeRunEnd } from "../../records/report.js";
+import type { IterationEndEvent, RunStartEvent } from "../../records/events.js";
 import type { RunPart } from "../../core/run-session.js";
 import { stderrKind, stderrLine } from "../stderr.js";
 

@@ -1,6 +1,5 @@
-import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync, statSync } from "node:fs";
 import type { RunControls, RunEnd, RunPart } from "../../core/run-session.js";
+import { processesWithVariable } from "../procfs.js";
 import { KILL_GRACE_MS } from "../supervisor.js";
 
 /** A live process of this user carrying a run's LOOPX_RUN_ID in its environment. */
@@ -20,85 +19,9 @@ function shorten(command: string): string {
   return command.length > COMMAND_CHARS ? `${command.slice(0, COMMAND_CHARS - 1)}…` : command;
 }
 
-function hasVariable(environ: Buffer, entry: Buffer): boolean {
-  for (let at = environ.indexOf(entry); at !== -1; at = environ.indexOf(entry, at + 1)) {
-    const end = at + entry.length;
-    if ((at === 0 || environ[at - 1] === 0) && (end === environ.length || environ[end] === 0)) return true;
-  }
-  return false;
-}
-
-/**
- * Linux: every /proc/<pid>/environ that can be read (other users' cannot, unless root; those are
- * then skipped by uid), zombies skipped (their environ is empty; PID 1 may never reap them).
- * /proc/<pid>/environ is the environment the process was started (exec'd) with.
- */
-function findOnLinux(runId: string): Stray[] {
-  const entry = Buffer.from(`LOOPX_RUN_ID=${runId}`);
-  const uid = process.getuid?.();
-  const found: Stray[] = [];
-  for (const name of readdirSync("/proc")) {
-    const first = name.charCodeAt(0);
-    if (first < 48 || first > 57) continue;
-    const pid = Number(name);
-    if (pid === process.pid) continue;
-    let environ: Buffer;
-    try {
-      environ = readFileSync(`/proc/${name}/environ`);
-    } catch {
-      continue;
-    }
-    if (!hasVariable(environ, entry)) continue;
-    try {
-      if (uid !== undefined && statSync(`/proc/${name}`).uid !== uid) continue;
-      const stat = readFileSync(`/proc/${name}/stat`, "latin1");
-      const state = stat[stat.lastIndexOf(")") + 2];
-      if (state === "Z" || state === "X") continue;
-      const command = readFileSync(`/proc/${name}/cmdline`, "utf8").replace(/\0+$/, "").replace(/\0/g, " ");
-      found.push({ pid, command: shorten(command || stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))) });
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return found;
-}
-
-/**
- * macOS, best effort: `ps -E` shows the environment of this user's processes after their command
- * line, so a command line that itself contains the text can be mistaken for one carrying it, and
- * the command shown is the whole line.
- */
-function findWithPs(runId: string): Stray[] {
-  let listing: string;
-  try {
-    listing = execFileSync("ps", ["-E", "-ww", "-U", String(process.getuid?.() ?? ""), "-o", "pid=,stat=,command="], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
-      maxBuffer: 256 * 1024 * 1024,
-    });
-  } catch {
-    return [];
-  }
-  const entry = ` LOOPX_RUN_ID=${runId}`;
-  const found: Stray[] = [];
-  for (const line of listing.split("\n")) {
-    const match = /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(line);
-    if (!match) continue;
-    const pid = Number(match[1]);
-    const rest = match[3]!;
-    if (pid === process.pid || match[2]!.startsWith("Z")) continue;
-    const at = rest.indexOf(entry);
-    if (at === -1 || (rest.length > at + entry.length && rest[at + entry.length] !== " ")) continue;
-    found.push({ pid, command: shorten(rest.slice(0, at)) });
-  }
-  return found;
-}
-
 /** The live processes of this user that carry LOOPX_RUN_ID=<runId>, loopx itself excepted. */
 export function findStrays(runId: string): Stray[] {
-  if (process.platform === "linux") return findOnLinux(runId);
-  if (process.platform === "darwin") return findWithPs(runId);
-  return [];
+  return processesWithVariable(`LOOPX_RUN_ID=${runId}`).map(({ pid, command }) => ({ pid, command: shorten(command) }));
 }
 
 function signal(pid: number, sig: NodeJS.Signals): void {

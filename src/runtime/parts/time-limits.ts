@@ -51,6 +51,11 @@ export function timeLimits(limits: { timeout?: number; maxTime?: number }): RunP
           expire(running ? `script ${target} timed out: the run's time limit of ${limit} was reached` : `the run's time limit of ${limit} was reached${target === undefined ? "" : ` after script ${target}`}`);
         });
       }
+      // The limits, for scripts: a SIGTERM that comes when one is reached is the time limit.
+      const vars: Record<string, string> = {};
+      if (limits.timeout !== undefined) vars.LOOPX_SCRIPT_TIMEOUT_MS = String(limits.timeout);
+      if (maxTime !== undefined) vars.LOOPX_RUN_DEADLINE = String(Date.now() + maxTime);
+      return vars;
     },
     onEvent(event) {
       const timeout = limits.timeout;

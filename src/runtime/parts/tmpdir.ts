@@ -1,7 +1,7 @@
 import { chmodSync, lstatSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, unlinkSync, type BigIntStats } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { LoopxError } from "../../core/errors.js";
+import { fsReason, LoopxError } from "../../core/errors.js";
 import type { RunControls, RunPart } from "../../core/run-session.js";
 
 /**
@@ -11,14 +11,6 @@ import type { RunControls, RunPart } from "../../core/run-session.js";
  * followed, and a path that no longer is the directory created here (another directory, a file, a
  * FIFO) is left alone with one warning. Nothing can remove it after SIGKILL of loopx itself.
  */
-
-/** The OS reason alone: "ENOENT: no such file or directory" out of the same message ending ", mkdtemp '<path>'". */
-function osReason(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  let message = error instanceof Error ? error.message : String(error);
-  message = message.replace(/, \w+ '[^]*'$/, "").replace(/\s*[\r\n]+\s*/g, " ");
-  return code && !message.includes(code) ? `${code}: ${message}` : message;
-}
 
 function kindOf(stat: BigIntStats): string {
   if (stat.isFile()) return "a file";
@@ -79,7 +71,7 @@ export class TmpdirPart implements RunPart {
     try {
       path = mkdtempSync(join(parent, "loopx-"));
     } catch (error) {
-      throw new LoopxError(`cannot create the run's temporary directory (LOOPX_TMPDIR) in ${parent}: ${osReason(error)}`);
+      throw new LoopxError(`cannot create the run's temporary directory (LOOPX_TMPDIR) in ${parent}: ${fsReason(error)}`);
     }
     try {
       chmodSync(path, 0o700);
@@ -91,7 +83,7 @@ export class TmpdirPart implements RunPart {
       } catch {
         // Left behind: it was created here and is empty; nothing else can be done.
       }
-      throw new LoopxError(`cannot set up the run's temporary directory (LOOPX_TMPDIR) ${path}: ${osReason(error)}`);
+      throw new LoopxError(`cannot set up the run's temporary directory (LOOPX_TMPDIR) ${path}: ${fsReason(error)}`);
     }
     this.path = path;
     return { LOOPX_TMPDIR: path };
@@ -108,7 +100,7 @@ export class TmpdirPart implements RunPart {
       stat = lstatSync(path, { bigint: true });
     } catch (error) {
       // Already gone (a script removed it): nothing to clean up.
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") warn(`could not remove LOOPX_TMPDIR ${path}: ${osReason(error)}`);
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") warn(`could not remove LOOPX_TMPDIR ${path}: ${fsReason(error)}`);
       return;
     }
     if (stat.isSymbolicLink()) {
@@ -116,7 +108,7 @@ export class TmpdirPart implements RunPart {
         unlinkSync(path);
         warn(`LOOPX_TMPDIR ${path} was replaced by a symlink during the run: removed the link, not its target`);
       } catch (error) {
-        warn(`LOOPX_TMPDIR ${path} was replaced by a symlink during the run; could not remove the link: ${osReason(error)}`);
+        warn(`LOOPX_TMPDIR ${path} was replaced by a symlink during the run; could not remove the link: ${fsReason(error)}`);
       }
       return;
     }
@@ -135,7 +127,7 @@ export class TmpdirPart implements RunPart {
       try {
         removeTree(path);
       } catch (error) {
-        warn(`could not remove LOOPX_TMPDIR ${path}: ${osReason(error)}`);
+        warn(`could not remove LOOPX_TMPDIR ${path}: ${fsReason(error)}`);
       }
     }
   }

@@ -1,14 +1,16 @@
-// The convergence gate on loopx. A round is three scripts:
+// The convergence gate on loopx. A round is two or three scripts:
 //   converge:index (worker agent) → converge:gate (CONVERGE_GATE) → converge:judge (judge agent)
-// A failing gate or a rejecting judge sends its findings back to the worker as `result` (goto
-// index); an approving judge stops the loop. "Done" means the gate passed AND the independent
-// judge agreed — never that the worker said so.
-import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+// (the judge only when the gate passed). A failing gate or a rejecting judge sends its findings
+// back to the worker as `result` (goto index); an approving judge stops the loop. "Done" means
+// the gate passed AND the independent judge agreed — never that the worker said so.
+import { spawn, spawnSync } from "node:child_process";
+import { appendFileSync, existsSync, readFileSync, rmSync } from "node:fs";
+import { join, relative } from "node:path";
 import { input, output } from "loopx";
-import { agentSpec, runAgentWithRetries, type AgentSpec } from "./shared/agent.ts";
-import { duration, fail, intVar, readKeyValueFile, readState, resolveFrom, runDir, say, substitute, which, writeState, type Vars } from "./shared/util.ts";
+import { agentSpec, type AgentSpec } from "./shared/agent.ts";
+import { limitPolicy } from "./shared/limits.ts";
+import { activeAgent, runAgentWithRetries } from "./shared/run-agent.ts";
+import { duration, durationVar, fail, intVar, newLogFile, readState, resolveFrom, runDir, say, substitute, timeLimitReached, which, workflowConfig, writeState, type Vars } from "./shared/util.ts";
 
 const NAME = "converge";
 const STATE = "converge-state.json";
@@ -27,6 +29,10 @@ interface State {
   round: number;
   rounds: Round[];
   totalCost?: number;
+  /** The run's log (agent streams, their stderr, failures), under CONVERGE_DIR/logs/. */
+  logFile?: string;
+  /** Time spent waiting for usage limits (bounded by MAX_LIMIT_WAIT). */
+  limitWaitMs?: number;
 }
 
 interface Settings {
@@ -39,12 +45,12 @@ interface Settings {
   judge: AgentSpec;
   maxRetries: number;
   maxRounds: number;
+  idleMs: number;
+  convergeDir: string;
 }
 
 function settings(): Settings {
-  const workflowDir = process.cwd();
-  const projectRoot = process.env.LOOPX_PROJECT_ROOT ?? workflowDir;
-  const vars: Vars = { MAX_RETRIES: "3", ...readKeyValueFile(join(workflowDir, "config")), ...process.env };
+  const { workflowDir, projectRoot, stateDir: convergeDir, vars } = workflowConfig(NAME, "CONVERGE_DIR", "CONVERGE_CONFIG", ".converge", { MAX_RETRIES: "3" });
   try {
     let task = vars.CONVERGE_TASK ?? "";
     if (vars.CONVERGE_TASK_FILE) {
@@ -63,9 +69,12 @@ function settings(): Settings {
       task: task.trim(),
       gate,
       worker: agentSpec(vars, "CONVERGE_WORKER_", fallbackType),
-      judge: agentSpec(vars, "CONVERGE_JUDGE_", vars.CONVERGE_WORKER_TYPE || fallbackType),
+      // The judge reads and never writes: its CLI's read-only mode, and the tree checked after it.
+      judge: agentSpec(vars, "CONVERGE_JUDGE_", vars.CONVERGE_WORKER_TYPE || fallbackType, true),
       maxRetries: intVar(vars, "MAX_RETRIES", 3),
       maxRounds: intVar(vars, "CONVERGE_MAX_ROUNDS", 0),
+      idleMs: durationVar(vars, "AGENT_IDLE_TIMEOUT", 20 * 60_000),
+      convergeDir,
     };
   } catch (error) {
     fail(NAME, (error as Error).message);
@@ -98,13 +107,60 @@ function firstLine(text: string): string {
   return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }
 
+/** The run's log file, created with the first agent call (logs/ is never committed). */
+function logFile(s: Settings, state: State): string {
+  return (state.logFile ??= newLogFile(s.convergeDir, "converge"));
+}
+
+/**
+ * Ctrl-C, SIGTERM (a loopx time limit) or SIGHUP: the agent (its own process group) gets the
+ * signal too; once it is gone, one line says where the run stopped, and the script ends 128+N.
+ */
+let interrupted: NodeJS.Signals | undefined;
+function onInterrupt(state: State, where: () => string): void {
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.on(signal, () => {
+      if (interrupted) return;
+      interrupted = signal;
+      if (!activeAgent) stopInterrupted(state, where());
+    });
+  }
+}
+
+function stopInterrupted(state: State, where: string): never {
+  const limit = interrupted === "SIGTERM" ? timeLimitReached() : undefined;
+  const code = limit ? 124 : interrupted === "SIGINT" ? 130 : interrupted === "SIGHUP" ? 129 : 143;
+  say(NAME, `${limit ? `timed out by ${limit}` : `interrupted by ${interrupted}`} in round ${state.round} (${where}), ${duration(Date.now() - state.startedAt)}; rounds ${history(state) || "none"}`);
+  process.exit(code);
+}
+
 async function callAgent(role: "worker" | "judge", spec: AgentSpec, prompt: string, s: Settings, state: State, tmp: string) {
   if (!which(spec.cli)) fail(NAME, `${role} agent CLI not found on PATH: ${spec.cli} (CONVERGE_${role.toUpperCase()}_TYPE=${spec.type}; set CONVERGE_${role.toUpperCase()}_CLI to override)`);
-  const result = await runAgentWithRetries(spec, prompt, { cwd: s.projectRoot, rawFile: join(tmp, `last_${role}_output`) }, s.maxRetries, (attempt, failure) =>
-    say(NAME, `round ${state.round}: ${role} attempt ${attempt} failed: ${failure}${attempt < s.maxRetries ? " — retrying" : ""}`),
+  const log = logFile(s, state);
+  writeState(tmp, STATE, state);
+  appendFileSync(log, `=== round ${state.round}: ${role} (${[spec.cli, ...spec.args].join(" ")}) ===\n`);
+  const waited = { ms: state.limitWaitMs ?? 0 };
+  const result = await runAgentWithRetries(
+    spec,
+    prompt,
+    { cwd: s.projectRoot, logFile: log, rawFile: join(tmp, `last_${role}_output`), idleMs: s.idleMs },
+    {
+      maxRetries: s.maxRetries,
+      onFailure: (attempt, failure, stderrTail) => {
+        if (interrupted) return;
+        appendFileSync(log, `Attempt ${attempt} failed: ${failure}\n`);
+        say(NAME, `round ${state.round}: ${role} attempt ${attempt} failed: ${failure}${attempt < s.maxRetries ? " — retrying" : ""}`);
+        for (const line of stderrTail) say(NAME, `  ${spec.cli} stderr: ${line}`);
+      },
+      stopping: () => interrupted !== undefined,
+      limits: limitPolicy(NAME, s.vars, spec, waited, (text) => appendFileSync(log, text)),
+    },
   );
+  state.limitWaitMs = waited.ms;
   if (result.totalCost !== undefined) state.totalCost = (state.totalCost ?? 0) + result.totalCost;
   writeState(tmp, STATE, state);
+  if (interrupted) stopInterrupted(state, `${role} agent`);
+  if (result.limitExceeded) fail(NAME, `stopped in round ${state.round}: usage limit: ${result.limitExceeded}`, 5);
   if (result.failure) {
     fail(NAME, `stopped in round ${state.round}: the ${role} agent failed ${result.failures.length} times (MAX_RETRIES=${s.maxRetries}): ${result.failure}`);
   }
@@ -129,6 +185,7 @@ export async function runWorker(): Promise<void> {
   state.round += 1;
   current(state);
   writeState(tmp, STATE, state);
+  onInterrupt(state, () => "worker agent");
   say(NAME, `round ${state.round}: worker (${s.worker.type}: ${[s.worker.cli, ...s.worker.args].join(" ")})`);
   const prompt = substitute(readFileSync(join(s.workflowDir, "WORKER.md"), "utf8"), {
     ...s.vars,
@@ -145,6 +202,7 @@ export async function runGate(): Promise<void> {
   const s = settings();
   const tmp = runDir(NAME);
   const state = load(tmp);
+  onInterrupt(state, () => "gate");
   say(NAME, `round ${state.round}: gate \`${s.gate}\``);
   // The gate's output streams to stderr as it runs, and is kept for the findings.
   const { code, text } = await new Promise<{ code: number | null; text: string }>((resolveGate) => {
@@ -180,6 +238,7 @@ export async function runJudge(): Promise<void> {
   const tmp = runDir(NAME);
   const state = load(tmp);
   const gateOutput = (await input()).trim();
+  onInterrupt(state, () => "judge agent");
   say(NAME, `round ${state.round}: judge (${s.judge.type}: ${[s.judge.cli, ...s.judge.args].join(" ")}, fresh context)`);
   const prompt = substitute(readFileSync(join(s.workflowDir, "JUDGE.md"), "utf8"), {
     ...s.vars,
@@ -188,11 +247,25 @@ export async function runJudge(): Promise<void> {
     ROUND: String(state.round),
     GATE_OUTPUT: gateOutput === "" ? "(no output)" : gateOutput,
   });
+  const before = treeFingerprint(s.projectRoot, tmp);
   const result = await callAgent("judge", s.judge, prompt, s, state, tmp);
+  const changed = before === undefined ? [] : changedSince(s.projectRoot, tmp, before);
   // The verdict counts only in the judge's own response text (never in an echoed prompt).
   const verdicts = [...result.response.matchAll(VERDICT)].map((m) => m[1]!.toUpperCase());
   const verdict = verdicts[verdicts.length - 1];
   const round = current(state);
+  if (changed.length > 0) {
+    // A judge that changed files judged its own work, not the worker's: no verdict counts.
+    round.judge = "rejected";
+    const list = changed.slice(0, 10).join(", ") + (changed.length > 10 ? `, … (${changed.length} in all)` : "");
+    backToWorker(
+      s,
+      state,
+      tmp,
+      `the judge changed files (${list}): its verdict${verdict ? ` (${verdict})` : ""} does not count`,
+      `The independent judge changed files it was only to read (${list}), so the round is not approved. Review those changes: keep what is right, undo the rest.`,
+    );
+  }
   const cost = state.totalCost !== undefined ? `, total cost $${state.totalCost.toFixed(6)}` : "";
   if (verdict === "APPROVE") {
     round.judge = "approved";
@@ -207,4 +280,28 @@ export async function runJudge(): Promise<void> {
     ? `The independent judge rejected the work:\n\n${tail(reasons) || "(no reasons given)"}`
     : `The independent judge gave no verdict, so the work is not accepted. Its response:\n\n${tail(reasons) || "(empty)"}`;
   backToWorker(s, state, tmp, verdict ? `gate passed, judge rejected: ${firstLine(reasons)}` : "gate passed, judge gave no verdict", findings);
+}
+
+/**
+ * The working tree's content as a git tree id (tracked and untracked files, ignored ones left
+ * out), through a scratch index so the user's index is untouched; undefined outside a git
+ * repository.
+ */
+function treeFingerprint(root: string, tmp: string): string | undefined {
+  const index = join(tmp, "judge-check.index");
+  rmSync(index, { force: true });
+  const env = { ...process.env, GIT_INDEX_FILE: index };
+  const add = spawnSync("git", ["add", "-A", "."], { cwd: root, env, stdio: "ignore" });
+  if (add.status !== 0) return undefined;
+  const tree = spawnSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" });
+  return tree.status === 0 ? tree.stdout.trim() : undefined;
+}
+
+/** The files (relative to the project root) that differ from the tree `before`. */
+function changedSince(root: string, tmp: string, before: string): string[] {
+  const after = treeFingerprint(root, tmp);
+  if (after === undefined || after === before) return [];
+  const diff = spawnSync("git", ["diff-tree", "-r", "--name-status", "--no-renames", before, after], { cwd: root, encoding: "utf8" });
+  const lines = diff.stdout.trim().split("\n").filter(Boolean);
+  return lines.length ? lines.map((line) => line.replace(/\t/, " ")) : [`(the tree changed: ${relative(root, root) || "."})`];
 }

@@ -2,26 +2,31 @@
 // (ralph:plan, ralph:build, ralph:prompt) that runs the agent once with a fresh context and then
 // either prints nothing (the loop resets to the same target: next iteration) or ends the run:
 // `stop` (exit 0) on completion, max iterations or budget, or a non-zero exit carrying the Ralph
-// exit code (2 plan missing, 3 re-plan, 4 retries exhausted; loopx itself then exits 1).
-import { existsSync, mkdirSync, readFileSync, appendFileSync } from "node:fs";
+// exit code (2 plan missing, 3 re-plan, 4 retries exhausted, 5 usage limit past MAX_LIMIT_WAIT;
+// loopx itself then exits 1).
+import { existsSync, readFileSync, appendFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { output } from "loopx";
-import { activeAgent, agentSpec, runAgentWithRetries, type AgentSpec } from "./shared/agent.ts";
+import { agentSpec, finalAnswer, signalled, type AgentSpec } from "./shared/agent.ts";
+import { limitPolicy } from "./shared/limits.ts";
+import { activeAgent, runAgentWithRetries } from "./shared/run-agent.ts";
 import {
-  compactTimestamp,
   duration,
+  durationVar,
   fail,
   intVar,
+  newLogFile,
   numberVar,
-  readKeyValueFile,
   readState,
   resolveFrom,
   runDir,
   say,
   substitute,
+  timeLimitReached,
   timestamp,
   usd,
   which,
+  workflowConfig,
   writeState,
   type Vars,
 } from "./shared/util.ts";
@@ -43,6 +48,8 @@ interface State {
   successful: number;
   failed: number;
   totalCost?: number;
+  /** Time spent waiting for usage limits (bounded by MAX_LIMIT_WAIT). */
+  limitWaitMs?: number;
 }
 
 interface Settings {
@@ -54,18 +61,13 @@ interface Settings {
   maxRetries: number;
   maxIterations: number;
   budget?: number;
+  idleMs: number;
   templatePath: string;
 }
 
 function settings(mode: Mode): Settings {
-  const workflowDir = process.cwd();
-  const projectRoot = process.env.LOOPX_PROJECT_ROOT ?? workflowDir;
-  const configPath = process.env.RALPH_CONFIG ? resolveFrom(projectRoot, process.env.RALPH_CONFIG) : join(workflowDir, "config");
-  if (process.env.RALPH_CONFIG && !existsSync(configPath)) fail(NAME, `config file not found: ${configPath} (RALPH_CONFIG)`);
-  // Built-in defaults < the config file < the environment (loopx env, -e files, the shell).
-  const vars: Vars = { SPECS_DIR: "specs", MAX_RETRIES: "3", ...readKeyValueFile(configPath), ...process.env };
+  const { workflowDir, projectRoot, stateDir: ralphDir, vars } = workflowConfig(NAME, "RALPH_DIR", "RALPH_CONFIG", ".ralph", { SPECS_DIR: "specs", MAX_RETRIES: "3" });
   try {
-    const ralphDir = vars.RALPH_DIR ? resolveFrom(projectRoot, vars.RALPH_DIR) : workflowDir;
     let templatePath: string;
     if (mode === "prompt") {
       if (!vars.RALPH_PROMPT_FILE) throw new Error("RALPH_PROMPT_FILE is not set: ralph:prompt reads its prompt from the file it names");
@@ -83,6 +85,7 @@ function settings(mode: Mode): Settings {
       maxRetries: intVar(vars, "MAX_RETRIES", 3),
       maxIterations: intVar(vars, "MAX_ITERATIONS", 0),
       budget: numberVar(vars, "BUDGET_USD"),
+      idleMs: durationVar(vars, "AGENT_IDLE_TIMEOUT", 20 * 60_000),
       templatePath,
     };
   } catch (error) {
@@ -105,13 +108,7 @@ function initialize(mode: Mode, s: Settings, tmp: string): State {
   if (mode === "prompt" && !readFileSync(s.templatePath, "utf8").includes(COMPLETE)) {
     fail(NAME, `prompt file ${s.templatePath} does not contain ${COMPLETE}: the loop could never end cleanly`);
   }
-  const logs = join(s.ralphDir, "logs");
-  mkdirSync(logs, { recursive: true });
-  // session-YYYYMMDD-HHMMSS.log; a second session started within the same second gets a suffix.
-  const stamp = compactTimestamp();
-  let sessionLog = join(logs, `session-${stamp}.log`);
-  for (let n = 2; existsSync(sessionLog); n++) sessionLog = join(logs, `session-${stamp}-${n}.log`);
-  appendFileSync(sessionLog, "");
+  const sessionLog = newLogFile(s.ralphDir, "session");
   const state: State = { sessionLog, startedAt: Date.now(), iteration: 0, successful: 0, failed: 0 };
   writeState(tmp, STATE, state);
   say(NAME, `${mode} mode, agent ${s.agent.type} (${[s.agent.cli, ...s.agent.args].join(" ")}), session log ${relative(s.projectRoot, state.sessionLog)}`);
@@ -154,20 +151,27 @@ export async function runRalph(mode: Mode): Promise<void> {
   const tmp = runDir(NAME);
   let state = readState<State>(tmp, STATE) ?? initialize(mode, s, tmp);
 
-  // Ctrl-C / SIGTERM reach the whole process group (this script and the agent). Let the agent
-  // die, then close the iteration and the session in the log before exiting 128+N.
+  // Ctrl-C / SIGTERM / SIGHUP reach this script's process group; the agent, in a group of its own,
+  // gets them passed on (run-agent.ts). Let the agent die, then close the iteration and the
+  // session in the log before exiting 128+N (124 at a loopx time limit).
   let interrupted: NodeJS.Signals | undefined;
   let inIteration = false;
   let iterationStart = Date.now();
+  let iterationCost: number | undefined;
   const closeInterrupted = (): never => {
     const signal = interrupted!;
     if (inIteration) {
-      log(state, [THIN, `ITERATION ${state.iteration} COMPLETE`, `End Time: ${timestamp()}`, `Duration: ${duration(Date.now() - iterationStart)}`, "Status: interrupted", RULE, "", ""].join("\n"));
+      // What the interrupted iteration's agent calls reported still counts in the totals.
+      if (iterationCost !== undefined) state.totalCost = (state.totalCost ?? 0) + iterationCost;
+      const cost = iterationCost !== undefined ? [`Iteration Cost: ${usd(iterationCost)}`] : [];
+      log(state, [THIN, `ITERATION ${state.iteration} COMPLETE`, `End Time: ${timestamp()}`, `Duration: ${duration(Date.now() - iterationStart)}`, ...cost, `Status: ${signal === "SIGTERM" && timeLimitReached() ? "timed-out" : "interrupted"}`, RULE, "", ""].join("\n"));
       state.failed += 1;
     }
-    finish(state, tmp, `Interrupted by ${signal}`, signal === "SIGINT" ? 130 : 143);
+    const limit = signal === "SIGTERM" ? timeLimitReached() : undefined;
+    if (limit) finish(state, tmp, `Timed out by ${limit}`, 124);
+    finish(state, tmp, `Interrupted by ${signal}`, signal === "SIGINT" ? 130 : signal === "SIGHUP" ? 129 : 143);
   };
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.on(signal, () => {
       if (interrupted) return;
       interrupted = signal;
@@ -196,23 +200,32 @@ export async function runRalph(mode: Mode): Promise<void> {
   const prompt = substitute(readFileSync(s.templatePath, "utf8"), templateVars);
   say(NAME, `iteration ${state.iteration} (${mode})`);
 
+  const waited = { ms: state.limitWaitMs ?? 0 };
   const result = await runAgentWithRetries(
     s.agent,
     prompt,
-    { cwd: s.projectRoot, logFile: state.sessionLog, rawFile: join(tmp, "last_agent_output") },
-    s.maxRetries,
-    (attempt, failure) => {
-      if (interrupted) return;
-      log(state, `Attempt ${attempt} failed: ${failure}\n`);
-      say(NAME, `attempt ${attempt} failed: ${failure}${attempt < s.maxRetries ? " — retrying" : ""}`);
+    { cwd: s.projectRoot, logFile: state.sessionLog, rawFile: join(tmp, "last_agent_output"), idleMs: s.idleMs },
+    {
+      maxRetries: s.maxRetries,
+      onFailure: (attempt, failure, stderrTail) => {
+        if (interrupted) return;
+        log(state, `Attempt ${attempt} failed: ${failure}\n`);
+        say(NAME, `attempt ${attempt} failed: ${failure}${attempt < s.maxRetries ? " — retrying" : ""}`);
+        for (const line of stderrTail) say(NAME, `  ${s.agent.cli} stderr: ${line}`);
+      },
+      stopping: () => interrupted !== undefined,
+      limits: limitPolicy(NAME, s.vars, s.agent, waited, (text) => log(state, text)),
     },
-    () => interrupted !== undefined,
   );
+  iterationCost = result.totalCost;
+  state.limitWaitMs = waited.ms;
   if (interrupted) closeInterrupted();
 
-  const complete = !result.failure && result.response.includes(COMPLETE);
-  const replan = !result.failure && !complete && result.response.includes(REPLAN);
-  const status = result.failure ? "failed" : complete ? "complete" : replan ? "replan" : "success";
+  // The signals count only in the agent's final answer, each on a line of its own.
+  const answer = finalAnswer(s.agent.type, result.events);
+  const complete = !result.failure && signalled(answer, COMPLETE);
+  const replan = !result.failure && !complete && signalled(answer, REPLAN);
+  const status = result.limitExceeded ? "limit" : result.failure ? "failed" : complete ? "complete" : replan ? "replan" : "success";
   if (result.totalCost !== undefined) state.totalCost = (state.totalCost ?? 0) + result.totalCost;
   log(
     state,
@@ -237,6 +250,7 @@ export async function runRalph(mode: Mode): Promise<void> {
   const cost = result.totalCost !== undefined ? `, cost ${usd(result.totalCost)}${state.totalCost !== undefined ? ` (total ${usd(state.totalCost)})` : ""}` : "";
   say(NAME, `iteration ${state.iteration} ${status}${cost}`);
 
+  if (result.limitExceeded) finish(state, tmp, `Usage limit: ${result.limitExceeded}`, 5);
   if (result.failure) finish(state, tmp, `Agent failure exceeded retries (${result.failures.length} failed attempts, MAX_RETRIES=${s.maxRetries}): ${result.failure}`, 4);
   if (complete) finish(state, tmp, "Completion signal detected", 0);
   if (replan) finish(state, tmp, "Agent requested re-planning. Run 'loopx run ralph:plan' to regenerate the implementation plan.", 3);

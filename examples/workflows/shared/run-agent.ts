@@ -1,0 +1,263 @@
+// Running an agent CLI once (stream, stderr, idle limit) and with retries (usage limits park the
+// attempt instead of counting as a failure). Shared by the ralph and converge workflows.
+import { spawn } from "node:child_process";
+import { appendFileSync, writeFileSync } from "node:fs";
+import { PRESETS, displayEvent, queryBalance, reportedCost, responseText, streamFailure, type AgentSpec } from "./agent.ts";
+import { parkForLimit, sharedLimitUntil, usageLimit, type LimitPolicy } from "./limits.ts";
+import { duration } from "./util.ts";
+
+type Json = Record<string, any>;
+
+export interface AgentResult {
+  /** Exit code, or null when killed by a signal. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  events: Json[];
+  /** The assistant's response text (see responseText). */
+  response: string;
+  /** Cost of this invocation in USD, when the agent reports it or a usage command measures it. */
+  cost?: number;
+  balance?: number;
+  /** Why this invocation failed; undefined when it succeeded. */
+  failure?: string;
+  /** The last lines the agent wrote on stderr (at most STDERR_TAIL_LINES). */
+  stderrTail: string[];
+}
+
+export interface RunAgentOptions {
+  cwd: string;
+  /** Raw stdout is appended here, and the agent's stderr goes here (the session log). */
+  logFile?: string;
+  /** Raw stdout of this invocation, overwritten (last_agent_output). */
+  rawFile?: string;
+  /** Called with each rendered line of the live view; default: stderr. */
+  display?: (text: string) => void;
+  /** End the agent when it prints no stream event for this long (AGENT_IDLE_TIMEOUT); 0: never. */
+  idleMs?: number;
+  /** The variable that set idleMs, for the message. */
+  idleVar?: string;
+}
+
+/** How long to wait for stdout to close after the agent exited. */
+const STDOUT_GRACE_MS = 1000;
+/** Between SIGTERM and SIGKILL when the workflow ends the agent itself (idle limit). */
+const KILL_GRACE_MS = 5000;
+/** Lines of the agent's stderr kept for a failure report, and the length of each. */
+export const STDERR_TAIL_LINES = 10;
+const STDERR_LINE_CHARS = 300;
+
+/** The agent currently running (so a signal handler can wait for it). */
+export let activeAgent: Promise<unknown> | undefined;
+
+/** Known reasons for an agent to fail, read from what it printed, in words a user can act on. */
+function knownCause(spec: AgentSpec, text: string): string | undefined {
+  if (/cannot be used with root\/sudo privileges/.test(text)) {
+    return "Claude Code refuses --dangerously-skip-permissions as root: set IS_SANDBOX=1 if this is a sandbox or container, or run as another user";
+  }
+  if (/Not logged in|Please run \/login|Invalid API key|authentication_failed|Failed to authenticate/i.test(text)) {
+    const login = spec.type === "claude" ? "run `claude` once and /login, or set ANTHROPIC_API_KEY" : spec.type === "codex" ? "run `codex login`" : `log in with ${spec.cli} first`;
+    return `${spec.cli} is not logged in: ${login}`;
+  }
+  return undefined;
+}
+
+/** Invokes the agent once with `prompt` on stdin and streams its output. */
+export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgentOptions): Promise<AgentResult> {
+  const display = options.display ?? ((text: string) => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`));
+  const before = queryBalance(spec, options.cwd);
+  if (options.rawFile) writeFileSync(options.rawFile, "");
+  const events: Json[] = [];
+  const stderrTail: string[] = [];
+  let stderrPending = "";
+  let pending = "";
+  let idle = false;
+  let idleTimer: NodeJS.Timeout | undefined;
+  let group: number | undefined;
+  const endGroup = (signal: NodeJS.Signals): void => {
+    try {
+      if (group !== undefined) process.kill(-group, signal);
+    } catch {
+      // already gone
+    }
+  };
+  const armIdle = (): void => {
+    if (!options.idleMs) return;
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => {
+      idle = true;
+      endGroup("SIGTERM");
+      setTimeout(() => endGroup("SIGKILL"), KILL_GRACE_MS).unref();
+    }, options.idleMs);
+  };
+  const keepStderr = (line: string): void => {
+    if (line.trim() === "") return;
+    stderrTail.push(line.length > STDERR_LINE_CHARS ? `${line.slice(0, STDERR_LINE_CHARS - 1)}…` : line);
+    if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
+  };
+  const handleLine = (line: string): void => {
+    if (line.trim() === "") return;
+    let event: Json | undefined;
+    try {
+      const parsed = JSON.parse(line);
+      if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) event = parsed;
+    } catch {
+      // not JSON: shown as is
+    }
+    if (!event) return display(line);
+    events.push(event);
+    armIdle();
+    try {
+      const text = displayEvent(spec.type, event);
+      if (text !== undefined && text !== "") display(text);
+    } catch {
+      // the live view is cosmetic: it never breaks the run
+    }
+  };
+  // The agent runs in its own process group, so that it can be ended with everything it started
+  // (idle limit); a signal this script gets is passed on to that group.
+  const forward = (signal: NodeJS.Signals) => endGroup(signal);
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolveExit) => {
+    let child;
+    try {
+      child = spawn(spec.cli, spec.args, { cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    } catch (error) {
+      resolveExit({ code: 127, signal: null, error: error as Error });
+      return;
+    }
+    group = child.pid;
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, forward);
+    armIdle();
+    child.on("error", (error) => resolveExit({ code: 127, signal: null, error }));
+    child.stdin!.on("error", () => {}); // an agent that exits without reading its prompt
+    child.stdin!.end(prompt);
+    child.stdout!.setEncoding("utf8");
+    child.stdout!.on("data", (chunk: string) => {
+      if (options.logFile) appendFileSync(options.logFile, chunk);
+      if (options.rawFile) appendFileSync(options.rawFile, chunk);
+      pending += chunk;
+      let newline: number;
+      while ((newline = pending.indexOf("\n")) >= 0) {
+        handleLine(pending.slice(0, newline));
+        pending = pending.slice(newline + 1);
+      }
+    });
+    child.stderr!.setEncoding("utf8");
+    child.stderr!.on("data", (chunk: string) => {
+      if (options.logFile) appendFileSync(options.logFile, chunk);
+      stderrPending += chunk;
+      const lines = stderrPending.split("\n");
+      stderrPending = lines.pop()!;
+      lines.forEach(keepStderr);
+    });
+    // Normally stdout closes as the agent exits. A process the agent left behind may hold the
+    // pipe open (a tool's background job): give it a moment, then stop waiting for it.
+    let settled = false;
+    const settle = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (settled) return;
+      settled = true;
+      resolveExit({ code, signal });
+    };
+    child.on("exit", (code, signal) => {
+      setTimeout(() => {
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+        settle(code, signal);
+      }, STDOUT_GRACE_MS).unref();
+    });
+    child.on("close", (code, signal) => settle(code, signal));
+  });
+  activeAgent = exit;
+  const { code, signal, error } = await exit;
+  activeAgent = undefined;
+  clearTimeout(idleTimer);
+  for (const name of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.off(name, forward);
+  if (pending !== "") handleLine(pending);
+  keepStderr(stderrPending);
+  if (options.logFile && events.length > 0) appendFileSync(options.logFile, "\n");
+
+  let failure: string | undefined;
+  const preset = PRESETS[spec.type];
+  if (error) {
+    failure = (error as NodeJS.ErrnoException).code === "ENOENT" ? `agent CLI not found on PATH: ${spec.cli} (set ${spec.prefix}CLI to another command)` : `cannot start ${spec.cli}: ${error.message}`;
+  } else if (idle) {
+    failure = `no stream event for ${duration(options.idleMs!)} (${options.idleVar ?? "AGENT_IDLE_TIMEOUT"}): ended ${spec.cli} and its processes`;
+  } else if (signal) failure = `${spec.cli} was killed by ${signal}`;
+  else if (code !== 0) failure = `${spec.cli} exited with code ${code}`;
+  else if (events.length === 0) {
+    failure = `no JSON events on stdout: ${spec.cli} streams JSON only with \`${preset.streamArgs}\` (arguments now: \`${spec.args.join(" ")}\`; to add arguments to the preset, set ${spec.prefix}EXTRA_ARGS instead of ${spec.prefix}ARGS)`;
+  } else failure = streamFailure(spec.type, events);
+  if (failure && !error && !idle) {
+    const result = [...events].reverse().find((e) => e.type === "result");
+    const cause = knownCause(spec, `${stderrTail.join("\n")}\n${typeof result?.result === "string" ? result.result : ""}`);
+    if (cause) failure += ` — ${cause}`;
+  }
+
+  let cost = reportedCost(spec.type, events);
+  let balance: number | undefined;
+  if (before !== undefined) {
+    balance = queryBalance(spec, options.cwd);
+    if (balance !== undefined && cost === undefined) cost = Math.max(0, before - balance);
+  }
+  return { code, signal, events, response: responseText(spec.type, events), cost, balance, failure, stderrTail };
+}
+
+export interface RetriedResult extends AgentResult {
+  /** Attempts after the first (this result may itself be a failure); waits for a usage limit do not count. */
+  retries: number;
+  /** Cost summed over every attempt. */
+  totalCost?: number;
+  failures: string[];
+  /** Set when the run must end because of a usage limit (MAX_LIMIT_WAIT exceeded): the reason. */
+  limitExceeded?: string;
+}
+
+export interface RetryOptions {
+  maxRetries: number;
+  /** Logs each failed attempt, with the agent's last stderr lines. */
+  onFailure: (attempt: number, failure: string, stderrTail: string[]) => void;
+  /** True once the run is being interrupted: no further attempt or wait starts. */
+  stopping?: () => boolean;
+  /** Usage limits: park and run the same attempt again (absent: a limit is a plain failure). */
+  limits?: LimitPolicy;
+}
+
+/**
+ * The reference's retry strategy: on failure, count it; retry the same prompt while the count is
+ * below maxRetries; give up once it reaches maxRetries. A usage limit is not a failure: the
+ * attempt waits for the reset (bounded by MAX_LIMIT_WAIT) and runs again. Before every attempt,
+ * a limit another loop on this account has seen is waited out the same way, without calling the
+ * agent.
+ */
+export async function runAgentWithRetries(spec: AgentSpec, prompt: string, options: RunAgentOptions, retry: RetryOptions): Promise<RetriedResult> {
+  const stopping = retry.stopping ?? (() => false);
+  const failures: string[] = [];
+  let totalCost: number | undefined;
+  let limitsInARow = 0;
+  for (;;) {
+    if (retry.limits) {
+      const shared = sharedLimitUntil(retry.limits);
+      if (shared) {
+        const parked = await parkForLimit(retry.limits, shared, stopping, limitsInARow);
+        if (parked !== "resumed") return { ...interruptedResult(), retries: failures.length, totalCost, failures, limitExceeded: parked === "exceeded" ? retry.limits.exceeded : undefined };
+      }
+    }
+    const result = await runAgent(spec, prompt, options);
+    if (result.cost !== undefined) totalCost = (totalCost ?? 0) + result.cost;
+    if (!result.failure) return { ...result, retries: failures.length, totalCost, failures };
+    const limit = retry.limits && !stopping() ? usageLimit(spec.type, result.events) : undefined;
+    if (limit && retry.limits) {
+      limitsInARow += 1;
+      const parked = await parkForLimit(retry.limits, limit, stopping, limitsInARow, true);
+      if (parked === "resumed") continue;
+      return { ...result, retries: failures.length, totalCost, failures, limitExceeded: parked === "exceeded" ? retry.limits.exceeded : undefined };
+    }
+    limitsInARow = 0;
+    failures.push(result.failure);
+    retry.onFailure(failures.length, result.failure, result.stderrTail);
+    if (failures.length >= retry.maxRetries || stopping()) return { ...result, retries: failures.length - 1, totalCost, failures };
+  }
+}
+
+function interruptedResult(): AgentResult {
+  return { code: null, signal: null, events: [], response: "", failure: "interrupted while waiting for a usage limit", stderrTail: [] };
+}

@@ -1,0 +1,159 @@
+import { Command, type CommandClass } from "clipanion";
+
+/**
+ * What a value is, by meaning: its placeholder in the help, and (for the shell completion) what
+ * may be offered for it. Option values get theirs from `valueOption` (options.ts); positional
+ * arguments name theirs as clipanion's `name` (`Option.String({ name: "run-id" })`).
+ */
+export const VALUE_KINDS = {
+  count: "<count>", // a non-negative integer
+  "env-file": "<path>", // an existing .env file
+  "log-file": "<file>", // a file appended to
+  duration: "<duration>", // 90, 1.5, 500ms, 1h30m
+  workflow: "<name>", // a workflow's name
+  variable: "<name>", // an environment variable's name
+  text: "<value>", // anything
+  note: "<text>", // one line for a run record
+  goto: "<target>", // a goto target, not validated
+  target: "<workflow>[:<script>]", // what `loopx run` runs
+  source: "<source>", // what `loopx install` installs
+  "run-id": "<id>", // a run record's id or a unique prefix of it
+} as const;
+export type ValueKind = keyof typeof VALUE_KINDS;
+
+/** Where `valueOption` keeps the kind on clipanion's option declaration. */
+export const VALUE_KIND = Symbol("loopx/value-kind");
+
+/**
+ * A command class's declarations, read from the class itself: its path, its options and
+ * positionals as clipanion's own option declarations describe them (each declaration is asked to
+ * describe itself, exactly as clipanion's Cli.register does), and its `static usage` texts. The
+ * grammar (grammar.ts), the help (help-text.ts) and the catalog (catalog.ts) all read this and
+ * nothing else, so an option is declared once: as a field of its command class.
+ */
+export interface CommandSpec {
+  commandClass: CommandClass;
+  /** e.g. ["runs", "show"] */
+  path: string[];
+  options: OptionSpec[];
+  positionals: PositionalSpec[];
+  /** One line for listings (top-level help, a group's help). */
+  description?: string;
+  /** The help's body, after the usage line. */
+  details?: string;
+  /** The help's text after the options table. */
+  notes?: string;
+  /**
+   * A command with arguments but no options takes every token as an argument, whatever it looks
+   * like (`env set K -x` stores "-x"; `-h` as the first argument still asks for help).
+   */
+  verbatim: boolean;
+  /**
+   * `-h`/`--help` anywhere before `--` shows the help and nothing else is looked at, even where it
+   * would be an option's value (spec §4.2 for run and install).
+   */
+  helpShortCircuits: boolean;
+}
+
+export interface OptionSpec {
+  /** e.g. ["-w", "--workflow"] */
+  names: string[];
+  /** The kind of the option's value; undefined for a flag (no value). */
+  value?: ValueKind;
+  description?: string;
+}
+
+export interface PositionalSpec {
+  /** The kind of value (a key of VALUE_KINDS), or the name clipanion was given. */
+  name: string;
+  required: boolean;
+  /** Takes every remaining argument (the command checks how many it got). */
+  rest: boolean;
+}
+
+/** What loopx's command classes may declare besides clipanion's `paths` and `usage`. */
+export interface LoopxCommandClass extends CommandClass {
+  /** Help text after the options table (see CommandSpec.notes). */
+  notes?: string;
+  /** See CommandSpec.helpShortCircuits. */
+  helpShortCircuits?: boolean;
+}
+
+/** A family of commands under one name (`env set|remove|list`, `runs [show|tail]`). */
+export interface CommandGroup {
+  name: string;
+  commands: CommandClass[];
+  /** Set: the top-level help lists the group as one row with this text; unset: one row per command. */
+  description?: string;
+  /** The group help's text after its usage lines. */
+  details?: string;
+}
+
+/** The placeholder the help shows for a value of `kind` (a positional's name if not a kind). */
+export function placeholder(kind: string): string {
+  return kind in VALUE_KINDS ? VALUE_KINDS[kind as ValueKind] : `<${kind}>`;
+}
+
+const specs = new WeakMap<CommandClass, CommandSpec>();
+
+export function commandSpec(commandClass: CommandClass): CommandSpec {
+  const cached = specs.get(commandClass);
+  if (cached) return cached;
+  const options: OptionSpec[] = [];
+  const positionals: PositionalSpec[] = [];
+  const instance = new commandClass() as unknown as Record<string, unknown>;
+  for (const key in instance) {
+    const declaration = instance[key] as { definition?: (builder: unknown, key: string) => void; [VALUE_KIND]?: ValueKind } | null;
+    if (typeof declaration !== "object" || declaration === null || !(declaration as Record<symbol, unknown>)[Command.isOption]) continue;
+    // The subset of clipanion's CommandBuilder that option declarations call.
+    const builder = {
+      addOption: ({ names, arity = 0, description }: { names: string[]; arity?: number; description?: string }) =>
+        void options.push({ names, value: arity > 0 ? (declaration[VALUE_KIND] ?? "text") : undefined, description }),
+      addPositional: ({ name = key, required }: { name?: string; required?: boolean } = {}) =>
+        void positionals.push({ name, required: required !== false, rest: false }),
+      addRest: ({ name = key }: { name?: string } = {}) => void positionals.push({ name, required: false, rest: true }),
+      addProxy: ({ name = key }: { name?: string } = {}) => void positionals.push({ name, required: false, rest: true }),
+    };
+    declaration.definition!(builder, key);
+  }
+  const loopxClass = commandClass as LoopxCommandClass;
+  const spec: CommandSpec = {
+    commandClass,
+    path: commandClass.paths?.[0] ?? [],
+    options,
+    positionals,
+    description: commandClass.usage?.description,
+    details: commandClass.usage?.details,
+    notes: loopxClass.notes,
+    verbatim: options.length === 0 && positionals.length > 0,
+    helpShortCircuits: loopxClass.helpShortCircuits === true,
+  };
+  specs.set(commandClass, spec);
+  return spec;
+}
+
+/**
+ * The command line a command accepts, without "loopx": path, `[options]` if it has described
+ * options (listed in its help), positionals, then its other options inline. `compact` (the
+ * top-level overview) shortens inline option values to their initial: `[--result <v>]`.
+ */
+export function synopsis(spec: CommandSpec, compact = false): string {
+  const inline = spec.options.filter((option) => !option.description).map((option) => optionSynopsis(option, compact));
+  const listed = spec.options.some((option) => option.description) ? ["[options]"] : [];
+  return [...spec.path, ...listed, ...argumentSynopsis(spec), ...inline].join(" ");
+}
+
+/** The positionals, e.g. `<name> <value>`, `[<id>]`. */
+export function argumentSynopsis(spec: CommandSpec): string[] {
+  return spec.positionals.map((positional) => (positional.required || positional.rest ? placeholder(positional.name) : `[${placeholder(positional.name)}]`));
+}
+
+/** An option with its value placeholder, e.g. `-w, --workflow <name>`. */
+export function optionLabel(option: OptionSpec, separator = ", "): string {
+  return option.names.join(separator) + (option.value ? ` ${placeholder(option.value)}` : "");
+}
+
+function optionSynopsis(option: OptionSpec, compact: boolean): string {
+  const label = optionLabel(option, "|");
+  return `[${compact && option.value ? label.replace(/<(.)[^>]*>$/, "<$1>") : label}]`;
+}

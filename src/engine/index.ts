@@ -1,0 +1,274 @@
+import { abortReason } from "../core/errors.js";
+import { runLoop } from "../core/loop.js";
+import type { Output } from "../core/output.js";
+import { newRunId, RunSession, type RunCancel, type RunEnd, type RunPart } from "../core/run-session.js";
+import { createHeapKeeper, loopxBin, runtimeName } from "../runtime/platform/index.js";
+import { runParts } from "../runtime/parts/index.js";
+import { warnToStderr } from "../runtime/stderr.js";
+import { ScriptSupervisor } from "../runtime/supervisor.js";
+import { VERSION } from "../version.js";
+import { createLoopHost } from "./host.js";
+import { validateRunOptions, type RunOptionValues } from "./options.js";
+import { cancelOnSignals } from "./signals.js";
+
+/**
+ * The engine: the one place a run is started, for the CLI (`loopx run`) and the API (`run()`,
+ * `runPromise()`) alike. It checks the options, builds the supervisor, the session, the run's parts
+ * and the host, and turns every ending — stop, `-n`, a failure, a signal, an abort, `return()`, a
+ * time limit, a part's cancellation — into one outcome value.
+ */
+
+/** What to run, from the CLI's arguments or the API's call; nothing of it is checked yet. */
+export interface RunRequest extends RunOptionValues {
+  /** "workflow" or "workflow:script" (spec §4.1); checked with discovery when the run starts. */
+  target: unknown;
+  /** Absolute path of the `-e` / RunOptions.envFile file, if any. */
+  envFile?: string;
+  /** Where `.loopx/` is; LOOPX_PROJECT_ROOT. */
+  projectRoot: string;
+  /** The environment scripts inherit, and where the run's features read their settings. */
+  baseEnv: Record<string, string | undefined>;
+}
+
+/** The features a run asks for besides its options; each one nobody asks for costs nothing. */
+export interface RunFeatures {
+  /** The CLI's arguments after `loopx`, for `run.start`. */
+  argv?: string[];
+  /** Write a run record under $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0 turns it off). */
+  record?: boolean;
+  /** `--log <file>`: append every event to this absolute path as well. */
+  log?: string;
+  /** Progress lines on stderr when it is a terminal (LOOPX_PROGRESS=0 turns them off). */
+  progress?: boolean;
+  /** `--summary`: the summary line when the run ends, wherever stderr goes. */
+  summary?: boolean;
+  /** SIGINT/SIGTERM to this process cancel the run (the CLI's; see engine/signals.ts). */
+  signals?: boolean;
+  /** Aborting cancels the run: the running group is terminated and the outcome's error is the abort reason. */
+  abortSignal?: AbortSignal;
+  /** Keep a long run's heap compact (the CLI's: a library must not retune its host; runtime/heap.ts). */
+  compactHeap?: boolean;
+  /** More parts for this run (a control channel, a guardian, ...), after the built-in ones. */
+  parts?: RunPart[];
+}
+
+/**
+ * How a run ended. `exitCode` is the CLI's (null for the API-only endings, aborted and returned);
+ * `error`, when there is one, is what the API rejects with (a LoopxError for failures, the
+ * TimeoutError of a time limit, the abort reason). A run that failed validation never began (no
+ * events, no parts) and ends as "failed" with the validation error.
+ */
+export type RunOutcome = Omit<RunEnd, "graceEndsAt">;
+
+/**
+ * A started run, driven by its consumer: each `next()` runs scripts until the next output (spec
+ * §9.1 — nothing runs ahead of the consumer). Errors come from `next()` (never from `startRun`);
+ * `outcome` resolves once the run has ended, every part included, and never rejects.
+ */
+export interface RunHandle extends AsyncIterableIterator<Output, void, undefined> {
+  next(): Promise<IteratorResult<Output, void>>;
+  /**
+   * The consumer leaves: a script running now is terminated (SIGTERM, grace, SIGKILL) and the run
+   * ends as "returned"; at a yield the loop's own ending stands (a consumer leaving after the stop
+   * output ends a "stopped" run).
+   */
+  return(): Promise<IteratorResult<Output, void>>;
+  /**
+   * Ends the run from outside the loop: the first cancellation decides the outcome; each call
+   * forwards its signal to the running script's group. Resolves when the group is gone.
+   */
+  cancel(cancel: RunCancel): Promise<void>;
+  /** Drives the run to its end without looking at its outputs (the CLI's way) and gives its outcome. */
+  complete(): Promise<RunOutcome>;
+  readonly outcome: Promise<RunOutcome>;
+}
+
+/** A run id: start time, then 6 random base-36 digits (core/run-session.ts newRunId). */
+export function createRunId(now: number = Date.now()): string {
+  return newRunId(now, crypto.getRandomValues(new Uint8Array(6)));
+}
+
+const DONE: IteratorResult<Output, void> = { done: true, value: undefined };
+
+/** Starts a run. Never throws: a bad request surfaces from the first `next()` and in `outcome`. */
+export function startRun(request: RunRequest, features: RunFeatures = {}): RunHandle {
+  return new EngineRun(request, features);
+}
+
+class EngineRun implements RunHandle {
+  readonly outcome: Promise<RunOutcome>;
+  private resolveOutcome!: (outcome: RunOutcome) => void;
+  private concluding: Promise<RunOutcome> | undefined;
+  private readonly supervisor = new ScriptSupervisor();
+  private readonly session: RunSession | undefined;
+  private readonly loop: AsyncGenerator<Output, void, undefined> | undefined;
+  private readonly setupError: unknown;
+  /** A cancellation before the session existed (the request was invalid). */
+  private earlyCancel: RunCancel | undefined;
+  private started = false;
+  /** The consumer is done with the run: `return()`, or an error was given. */
+  private finished = false;
+  /** True while a `next()` is driving the loop (a script may be running or about to start). */
+  private driving = false;
+  private readonly onAbort: (() => void) | undefined;
+
+  constructor(
+    request: RunRequest,
+    private readonly features: RunFeatures,
+  ) {
+    this.outcome = new Promise((resolve) => (this.resolveOutcome = resolve));
+    try {
+      const options = validateRunOptions(request);
+      const parts = runParts({
+        env: request.baseEnv,
+        argv: features.argv,
+        record: features.record,
+        log: features.log,
+        progress: features.progress,
+        summary: features.summary,
+        timeout: options.timeout,
+        maxTime: options.maxTime,
+        onEvent: options.onEvent,
+      });
+      if (features.compactHeap) {
+        const keepHeapCompact = createHeapKeeper();
+        parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });
+      }
+      if (features.parts) parts.push(...features.parts);
+      this.session = new RunSession({
+        id: createRunId(),
+        pid: process.pid,
+        terminate: (signal) => this.supervisor.terminate(signal),
+        graceEndsAt: () => this.supervisor.graceEndsAt,
+        warn: warnToStderr,
+        runtime: runtimeName,
+        version: VERSION,
+        parts,
+        ...(features.argv ? { argv: features.argv } : {}),
+      });
+      this.loop = runLoop(
+        {
+          target: request.target,
+          maxIterations: options.maxIterations,
+          env: options.env,
+          envFile: request.envFile,
+          projectRoot: request.projectRoot,
+          baseEnv: request.baseEnv,
+          loopxBin: loopxBin(),
+        },
+        createLoopHost(this.supervisor),
+        this.session,
+      );
+    } catch (error) {
+      this.setupError = error;
+    }
+    if (features.signals) cancelOnSignals((cancel) => this.cancel(cancel));
+    const signal = features.abortSignal;
+    if (signal) {
+      this.onAbort = () => void this.cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortReason(signal) });
+      if (signal.aborted) this.onAbort();
+      else signal.addEventListener("abort", this.onAbort, { once: true });
+    }
+  }
+
+  private get cancellation(): RunCancel | undefined {
+    return this.session ? this.session.cancellation : this.earlyCancel;
+  }
+
+  cancel(cancel: RunCancel): Promise<void> {
+    if (this.session) return this.session.cancel(cancel);
+    this.earlyCancel ??= cancel;
+    return this.supervisor.terminate(cancel.signal);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  /**
+   * Once the loop is over (or never started): the session decides how the run ended — a
+   * cancellation wins over what the loop saw — after the running group is gone and every part has
+   * ended. `seen` is the loop's own ending, for runs that never began.
+   */
+  private conclude(seen: RunEnd): Promise<RunOutcome> {
+    this.concluding ??= (async () => {
+      const early = this.earlyCancel;
+      const end: RunEnd = this.session
+        ? await this.session.end(seen)
+        : early
+          ? { reason: early.reason, exitCode: early.exitCode, signal: early.signal, ...(early.error !== undefined ? { error: early.error } : {}) }
+          : seen;
+      if (this.onAbort) this.features.abortSignal?.removeEventListener("abort", this.onAbort);
+      const { graceEndsAt: _, ...outcome } = end;
+      this.resolveOutcome(outcome);
+      return outcome;
+    })();
+    return this.concluding;
+  }
+
+  /** The loop threw (or was never started, or was aborted): end it and give the outcome's error, if any. */
+  private async fail(error: unknown): Promise<IteratorResult<Output, void>> {
+    this.finished = true;
+    await this.loop?.return().catch(() => undefined);
+    const outcome = await this.conclude({ reason: "failed", exitCode: 1, message: error instanceof Error ? error.message : String(error), error });
+    if (outcome.error !== undefined) throw outcome.error;
+    return DONE;
+  }
+
+  /** The consumer's own cancellation (an abort) ends the run at once: no further output is given. */
+  private get aborted(): boolean {
+    return this.cancellation?.reason === "aborted";
+  }
+
+  async next(): Promise<IteratorResult<Output, void>> {
+    if (this.finished) return DONE;
+    // Cancelled before the first script was asked for: the loop never starts (nothing is validated).
+    if (!this.started && this.cancellation) return this.fail(this.cancellation.error);
+    this.started = true;
+    if (this.aborted) return this.fail(this.cancellation!.error);
+    if (!this.loop) return this.fail(this.setupError);
+    this.driving = true;
+    try {
+      const result = await this.loop.next();
+      if (this.aborted) return this.fail(this.cancellation!.error);
+      if (this.finished) return DONE;
+      if (result.done) {
+        this.finished = true;
+        // The loop's `finally` has ended a run that began; one that did not (-n 0) completed it.
+        await this.conclude({ reason: "limit", exitCode: 0 });
+      }
+      return result;
+    } catch (error) {
+      if (this.finished && !this.aborted) return DONE;
+      return this.fail(error);
+    } finally {
+      this.driving = false;
+    }
+  }
+
+  async return(): Promise<IteratorResult<Output, void>> {
+    if (!this.finished) {
+      this.finished = true;
+      // Mid-iteration the running script is terminated; at a yield the loop's `finally` decides.
+      const pending = this.driving ? this.cancel({ reason: "returned", signal: "SIGTERM", exitCode: null }) : undefined;
+      await this.loop?.return().catch(() => undefined);
+      await pending;
+      await this.conclude({ reason: "returned", exitCode: null });
+    }
+    return DONE;
+  }
+
+  async throw(error: unknown): Promise<IteratorResult<Output, void>> {
+    await this.return();
+    throw error;
+  }
+
+  async complete(): Promise<RunOutcome> {
+    try {
+      while (!(await this.next()).done);
+    } catch {
+      // The outcome holds the error.
+    }
+    return this.outcome;
+  }
+}

@@ -1,0 +1,84 @@
+import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { processRunning } from "../runtime/procfs.js";
+import { loopxDir } from "../runtime/xdg.js";
+import type { RunStartEvent } from "./events.js";
+
+/**
+ * Where run records live and what the machine says about their processes (loopx's own extension):
+ * `$XDG_STATE_HOME/loopx/runs/<run id>.jsonl`, by default `~/.local/state/loopx/runs/`.
+ */
+
+/** Records kept: older ones are removed when a run starts. */
+export const KEEP_RECORDS = 200;
+
+const RECORD_FILE = /^([0-9a-z]+)\.jsonl$/;
+
+export function recordsDir(env: Record<string, string | undefined>): string {
+  return join(loopxDir("state", env), "runs");
+}
+
+/** The ids of the records in `dir`, newest first (ids sort by start time). Missing dir: none. */
+export function listRecordIds(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "ENOTDIR") return [];
+    throw error;
+  }
+  const ids: string[] = [];
+  for (const name of names) {
+    const match = RECORD_FILE.exec(name);
+    if (match) ids.push(match[1]!);
+  }
+  return ids.sort().reverse();
+}
+
+/** Removes the oldest records so that, with the one about to be written, `keep` remain. */
+export function pruneRecords(dir: string, keep = KEEP_RECORDS): void {
+  const ids = listRecordIds(dir);
+  for (const id of ids.slice(Math.max(0, keep - 1))) {
+    try {
+      unlinkSync(join(dir, `${id}.jsonl`));
+    } catch {
+      // Another run pruned it first.
+    }
+  }
+}
+
+export function readRecordText(dir: string, id: string): string {
+  return readFileSync(join(dir, `${id}.jsonl`), "utf8");
+}
+
+const ENDS_BYTES = 64 * 1024;
+
+/**
+ * What `loopx runs` needs of a record without reading all of it (a long run's record can hold
+ * megabytes of results): its first line (`run.start`) and its last complete lines (`run.end`, or
+ * the last iterations of a run that is going or crashed). Small records are read whole.
+ */
+export function readRecordEnds(dir: string, id: string): string {
+  const fd = openSync(join(dir, `${id}.jsonl`), "r");
+  try {
+    const size = fstatSync(fd).size;
+    if (size <= 2 * ENDS_BYTES) return readFileSync(fd, "utf8");
+    const buffer = Buffer.alloc(ENDS_BYTES);
+    const head = buffer.toString("utf8", 0, readSync(fd, buffer, 0, ENDS_BYTES, 0));
+    const firstNewline = head.indexOf("\n");
+    if (firstNewline < 0) return readFileSync(join(dir, `${id}.jsonl`), "utf8");
+    const tail = buffer.toString("utf8", 0, readSync(fd, buffer, 0, ENDS_BYTES, size - ENDS_BYTES));
+    return `${head.slice(0, firstNewline + 1)}${tail.slice(tail.indexOf("\n") + 1)}`;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * True while the process that wrote `start` is still running: the pid exists, is not a zombie, and
+ * (on Linux) started no later than the run did — a reused pid belongs to a process that started
+ * after the run, so a crashed run is not mistaken for a running one.
+ */
+export function runProcessAlive(start: Pick<RunStartEvent, "pid" | "time">): boolean {
+  return processRunning(start.pid, Date.parse(start.time) + 2000);
+}

@@ -1,0 +1,176 @@
+/** Bun: Bun.spawn for scripts, Bun itself for JS/TS, Bun.gc for long loops. */
+import { closeSync, readFileSync } from "node:fs";
+import { delimiter } from "node:path";
+import { failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec } from "../spawn.js";
+import { openStderrRelay, type DescriptorReader } from "../stderr-relay.js";
+import { openStdoutPipe } from "../stdout-pipe.js";
+import { distPath } from "./runtime.js";
+import type { JsLauncher, Platform } from "./types.js";
+
+type Env = Record<string, string | undefined>;
+
+interface BunSubprocess {
+  pid: number;
+  stdout: ReadableStream<Uint8Array> | null | undefined;
+  exited: Promise<number>;
+  exitCode: number | null;
+  signalCode: string | null;
+}
+interface BunGlobal {
+  spawn(options: Record<string, unknown>): BunSubprocess;
+  file(fd: number): { stream(): ReadableStream<Uint8Array> };
+  gc(force: boolean): void;
+}
+
+const bun = () => (globalThis as unknown as { Bun: BunGlobal }).Bun;
+
+/**
+ * A pipe's read end through Bun's file stream (Bun's net.Socket does not read a FIFO descriptor).
+ * A pending read would keep the process alive, so detaching stops reading.
+ */
+const readDescriptor: DescriptorReader = (fd, onData, onClose) => {
+  const reader = bun().file(fd).stream().getReader();
+  let cancelled = false;
+  void (async () => {
+    let sawEnd = false;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        onData(value);
+      }
+      sawEnd = !cancelled;
+    } catch {
+      // a read error ends the relay like an end of file
+    } finally {
+      try {
+        closeSync(fd);
+      } catch {
+        // already closed
+      }
+      onClose(sawEnd);
+    }
+  })();
+  const cancel = () => {
+    cancelled = true;
+    void reader.cancel().catch(() => undefined);
+  };
+  return { detach: cancel, destroy: cancel };
+};
+
+function spawnScript(spec: SpawnSpec): ScriptProcess {
+  let proc: BunSubprocess;
+  const pipe = openStdoutPipe();
+  const relay = openStderrRelay(readDescriptor);
+  try {
+    proc = bun().spawn({
+      cmd: [spec.command, ...spec.args],
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true, // new session and process group (pgid = pid)
+      stdin: spec.stdin === undefined ? "ignore" : Buffer.from(spec.stdin),
+      stdout: pipe?.write ?? "pipe",
+      stderr: relay?.fd ?? "inherit",
+    });
+  } catch (error) {
+    relay?.abandon();
+    return failedSpawn(error, pipe);
+  } finally {
+    if (pipe) closeSync(pipe.write); // the child holds its own copy
+    if (relay) closeSync(relay.fd);
+  }
+  // Read chunk by chunk (not `new Response(stdout)`) so that stopReading() can cancel the read
+  // and close loopx's end of the pipe: a pending read would keep the process alive.
+  const reader = (pipe ? bun().file(pipe.read).stream() : proc.stdout!).getReader();
+  const chunks: Uint8Array[] = [];
+  let ended = false;
+  let cancelled = false;
+  const readAll = async (): Promise<void> => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+      }
+      // A cancelled read ends as "done" too, but that is no end of file: a writer may remain.
+      ended = !cancelled;
+    } finally {
+      if (pipe) {
+        closeSync(pipe.read);
+        pipe.release(ended);
+      }
+    }
+  };
+  const stopReading = () => {
+    cancelled = true;
+    void reader.cancel().catch(() => undefined);
+  };
+  const done = (async (): Promise<ScriptExit> => {
+    const reading = readAll();
+    await proc.exited;
+    relay?.settle(proc.pid);
+    if (!ended) {
+      const stopWatching = stopReadingOnceGroupGone(proc.pid, chunks, stopReading);
+      await reading.finally(stopWatching);
+    }
+    await reading;
+    // The script's last stderr is forwarded before loopx says anything about its end.
+    await relay?.settled;
+    return { code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode, stdout: Buffer.concat(chunks) };
+  })().catch((error: unknown) => ({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError: error as Error }));
+  return { pid: proc.pid, done, stopReading };
+}
+
+/**
+ * Under Bun (and the standalone binary) a synchronous full collection every 1,000 iterations keeps
+ * a long CLI loop's resident memory flat (see platform/node.ts for why).
+ */
+function createHeapKeeper(): () => void {
+  let count = 0;
+  return () => {
+    if (++count % 1000 === 0) bun().gc(true);
+  };
+}
+
+/**
+ * JSX the way tsx compiles it under Node: the classic transform (`React.createElement`,
+ * `React.Fragment`), where Bun would default to the automatic runtime and import
+ * `react/jsx-dev-runtime`. A flag costs no file read; a workflow's own tsconfig.json `jsx`,
+ * `jsxFactory` and `jsxFragmentFactory` still win over it (Bun reads the tsconfig.json of the
+ * script's cwd, the workflow directory — as tsx does), and so do `@jsx`/`@jsxRuntime` pragmas.
+ * `--no-install`: a missing package is a resolution error, never a registry download.
+ */
+export const BUN_SCRIPT_FLAGS = ["--no-install", "--jsx-runtime", "classic"];
+
+export function prependNodePath(env: Env, dir: string): string {
+  return env.NODE_PATH ? `${dir}${delimiter}${env.NODE_PATH}` : dir;
+}
+
+/** True unless the script's source certainly never mentions require, module or exports. */
+function mayUseCommonJs(path: string): boolean {
+  try {
+    return /\b(?:require|module|exports)\b/.test(readFileSync(path, "utf8"));
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Bun itself, `import "loopx"` through NODE_PATH to dist/node-path/ (a two-file package
+ * re-exporting this one), and a preload that keeps scripts ESM-only.
+ */
+function jsLauncher(): JsLauncher {
+  const preload = distPath("runtime/loader/bun-preload.js");
+  const envOnly = distPath("runtime/loader/bun-script-env.js");
+  const nodePath = distPath("node-path");
+  return {
+    command: process.execPath,
+    // The ESM-only guard costs ~3 ms per start; a script that never names require, module or
+    // exports has nothing for it to catch, and gets only the few lines that keep loopx's NODE_PATH
+    // out of its children (bun-script-env.ts, which the guard imports too).
+    args: (path) => [...BUN_SCRIPT_FLAGS, "--preload", mayUseCommonJs(path) ? preload : envOnly, path],
+    extraEnv: (env) => ({ NODE_PATH: prependNodePath(env, nodePath) }),
+  };
+}
+
+export const bunPlatform: Platform = { spawnScript, jsLauncher, createHeapKeeper };

@@ -1,0 +1,35 @@
+/**
+ * Which runtime this process is: the one place that tells Node, Bun and a standalone binary apart.
+ * Everything that differs between them lives in platform/{node,bun,standalone}.ts, chosen once by
+ * platform/index.ts from `runtimeName`. This module stays tiny: bin.js bundles it for delegation.
+ */
+import { fileURLToPath } from "node:url";
+import { fs } from "../builtins.js";
+
+/** The runtime's name as run records show it. */
+export type RuntimeName = "node" | "bun" | "binary";
+
+/**
+ * "binary" inside a `bun build --compile` standalone binary: its modules live in Bun's embedded
+ * filesystem (`/$bunfs/...`), there is no package directory on disk, and the binary itself can act
+ * as Bun when started with BUN_BE_BUN=1.
+ */
+export const runtimeName: RuntimeName = !("Bun" in globalThis) ? "node" : import.meta.url.includes("/$bunfs/") ? "binary" : "bun";
+
+/** Absolute path of a file of this package, relative to the package's `dist/` directory. */
+export function distPath(relative: string): string {
+  // This module lives at dist/runtime/platform/runtime.js.
+  return fileURLToPath(new URL(`../../${relative}`, import.meta.url));
+}
+
+let cachedLoopxBin: string | undefined;
+
+/**
+ * The realpath of the effective loopx binary (spec §3.4, §8.3): the standalone binary itself, or
+ * this package's own `dist/bin.js` whichever launcher or symlink started it — also when loopx is
+ * used as a library.
+ */
+export function loopxBin(): string {
+  cachedLoopxBin ??= fs.realpathSync(runtimeName === "binary" ? process.execPath : distPath("bin.js"));
+  return cachedLoopxBin;
+}

@@ -1,0 +1,162 @@
+/**
+ * Every option is declared once, in its command class (issue 19): the grammar, the help and the
+ * catalog read the class, so a fixture that only adds an option to a class (or adds a class) is
+ * accepted, shown and listed with no other edit. Runs main() in-process with fixture commands.
+ */
+import { Command, Option } from "clipanion";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { commandCatalog } from "../../../src/cli/catalog.js";
+import { COMMAND_GROUPS, type CommandGroups } from "../../../src/cli/commands/index.js";
+import { OutputCommand } from "../../../src/cli/commands/output.js";
+import { VersionCommand } from "../../../src/cli/commands/version.js";
+import { main } from "../../../src/cli/main.js";
+import { valueOption } from "../../../src/cli/options.js";
+import { UsageError } from "../../../src/core/errors.js";
+
+/** `loopx output` plus one described option: it goes to the help's options table. */
+class OutputWithIndent extends OutputCommand {
+  indent = valueOption("--indent", "count", "Indent the JSON by <count> spaces (fixture)");
+  override async execute(): Promise<number> {
+    this.context.stdout.write(`${JSON.stringify({ result: this.result, indent: this.indent })}\n`);
+    return 0;
+  }
+}
+
+/** `loopx version` plus one flag without a description: it goes inline into the usage line. */
+class VersionWithShort extends VersionCommand {
+  short = Option.Boolean("--short", false);
+  override async execute(): Promise<number> {
+    this.context.stdout.write(`short=${this.short}\n`);
+    return 0;
+  }
+}
+
+/** A command of its own. */
+class HelloCommand extends Command {
+  static override paths = [["hello"]];
+  static override usage = Command.Usage({ description: "Say hello (fixture)", details: "Greets someone.\n" });
+  name = valueOption("--name", "text", "Who to greet");
+  async execute(): Promise<number> {
+    this.context.stdout.write(`hello ${this.name ?? "world"}\n`);
+    return 0;
+  }
+}
+
+const FIXTURES: CommandGroups = {
+  ...COMMAND_GROUPS,
+  output: async () => ({ name: "output", commands: [OutputWithIndent] }),
+  version: async () => ({ name: "version", commands: [VersionWithShort] }),
+  hello: async () => ({ name: "hello", commands: [HelloCommand] }),
+};
+
+/** Runs main() in-process: its exit code and what it wrote to stdout. */
+async function loopx(argv: string[], groups: CommandGroups = COMMAND_GROUPS): Promise<{ code: number; stdout: string }> {
+  let stdout = "";
+  const write = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+    stdout += String(chunk);
+    return true;
+  });
+  try {
+    return { code: await main(argv, groups), stdout };
+  } finally {
+    write.mockRestore();
+  }
+}
+
+async function usageError(argv: string[], groups: CommandGroups = COMMAND_GROUPS): Promise<string> {
+  const error = await loopx(argv, groups).then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(error, `loopx ${argv.join(" ")}`).toBeInstanceOf(UsageError);
+  return (error as UsageError).message;
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("an option added to a command class is accepted, shown and listed (no other edit)", () => {
+  it("a described value option: the help lists it under Options, the grammar takes its value", async () => {
+    const before = await loopx(["output", "-h"]);
+    expect(before.stdout).not.toContain("--indent");
+    const help = await loopx(["output", "-h"], FIXTURES);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toBe(
+      "Usage: loopx output [options] [--result <value>] [--goto <target>] [--stop]\n\n" +
+        "Prints structured output JSON for the loop to read; at least one flag is required.\n\n" +
+        "Options:\n  --indent <count>\n               Indent the JSON by <count> spaces (fixture)\n  -h, --help   Show this help\n",
+    );
+    expect(await loopx(["output", "--result", "x", "--indent", "2"], FIXTURES)).toEqual({ code: 0, stdout: '{"result":"x","indent":"2"}\n' });
+    // The value is the next token verbatim, or follows "=".
+    expect((await loopx(["output", "--indent", "-3"], FIXTURES)).stdout).toBe('{"indent":"-3"}\n');
+    expect((await loopx(["output", "--indent=--stop"], FIXTURES)).stdout).toBe('{"indent":"--stop"}\n');
+    expect(await usageError(["output", "--indent"], FIXTURES)).toBe("option --indent needs a value (see 'loopx output -h')");
+    expect(await usageError(["output", "--indent", "1", "--indent", "2"], FIXTURES)).toBe("--indent given more than once");
+    // -h after it is help; as its value it is the value.
+    expect((await loopx(["output", "--indent", "1", "-h"], FIXTURES)).stdout).toBe(help.stdout);
+    expect((await loopx(["output", "--indent", "-h"], FIXTURES)).stdout).toBe('{"indent":"-h"}\n');
+    // Without the fixture the option does not exist.
+    expect(await usageError(["output", "--indent", "2"])).toBe(`unknown option "--indent" for 'loopx output'`);
+  });
+
+  it("a flag without a description: shown inline in the usage lines, accepted once", async () => {
+    const help = await loopx(["version", "--help"], FIXTURES);
+    expect(help.stdout).toBe("Usage: loopx version [--short]\n\nPrints the loopx version.\n");
+    expect((await loopx(["-h"], FIXTURES)).stdout).toMatch(/^ {2}version \[--short\] +Print the loopx version$/m);
+    expect(await loopx(["version", "--short"], FIXTURES)).toEqual({ code: 0, stdout: "short=true\n" });
+    expect(await loopx(["version"], FIXTURES)).toEqual({ code: 0, stdout: "short=false\n" });
+    expect(await usageError(["version", "--short", "--short"], FIXTURES)).toBe("--short given more than once");
+    expect(await usageError(["version", "--short=yes"], FIXTURES)).toBe(`unknown option "--short=yes" for 'loopx version'`);
+  });
+
+  it("a new command class: listed at top level, its own help, its grammar, its options at top level pointed to", async () => {
+    const top = await loopx([], FIXTURES);
+    expect(top.stdout).toMatch(/^ {2}hello \[options\] +Say hello \(fixture\)$/m);
+    expect((await loopx(["--help"])).stdout).not.toContain("hello");
+    expect((await loopx(["hello", "-h"], FIXTURES)).stdout).toBe(
+      "Usage: loopx hello [options]\n\nGreets someone.\n\nOptions:\n  --name <value>\n               Who to greet\n  -h, --help   Show this help\n",
+    );
+    expect((await loopx(["hello", "--name", "you"], FIXTURES)).stdout).toBe("hello you\n");
+    expect(await usageError(["hello", "there"], FIXTURES)).toBe(`unexpected argument "there" (usage: loopx hello [options])`);
+    expect(await usageError(["--name", "x"], FIXTURES)).toBe(`unknown option "--name" (--name is an option of 'loopx hello': loopx hello --name <value>)`);
+    expect(await usageError(["nope"], FIXTURES)).toMatch(/commands: run, version, output, env, install, runs, note, hello;/);
+  });
+
+  it("the catalog lists what the classes declare, fixtures included", async () => {
+    const catalog = await commandCatalog(FIXTURES);
+    expect(catalog.find((command) => command.path.join(" ") === "output")!.options).toContainEqual({
+      names: ["--indent"],
+      value: { kind: "count", placeholder: "<count>" },
+      description: "Indent the JSON by <count> spaces (fixture)",
+    });
+    expect(catalog.find((command) => command.path.join(" ") === "version")!.options).toEqual([{ names: ["--short"] }]);
+    expect(catalog.map((command) => command.path.join(" "))).toContain("hello");
+  });
+});
+
+describe("the catalog of loopx's own commands", () => {
+  it("lists every command with its options, value kinds and arguments", async () => {
+    const catalog = await commandCatalog();
+    const byPath = new Map(catalog.map((command) => [command.path.join(" "), command]));
+    expect([...byPath.keys()]).toEqual(["run", "version", "output", "env set", "env remove", "env list", "install", "runs", "runs show", "runs tail", "note"]);
+    const run = byPath.get("run")!;
+    expect(run.options.map((option) => [option.names.join(","), option.value?.kind])).toEqual([
+      ["-n", "count"],
+      ["-e", "env-file"],
+      ["--log", "log-file"],
+      ["--timeout", "duration"],
+      ["--max-time", "duration"],
+    ]);
+    expect(run.arguments).toEqual([{ kind: "target", placeholder: "<workflow>[:<script>]", required: false, rest: true }]);
+    expect(byPath.get("install")!.options.map((option) => [option.names, option.value?.kind])).toEqual([
+      [["-w", "--workflow"], "workflow"],
+      [["-y"], undefined],
+    ]);
+    expect(byPath.get("output")!.options.map((option) => [option.names[0], option.value?.kind])).toEqual([
+      ["--result", "text"],
+      ["--goto", "goto"],
+      ["--stop", undefined],
+    ]);
+    expect(byPath.get("env set")).toMatchObject({ verbatim: true, arguments: [{ kind: "variable", required: true }, { kind: "text", required: true }] });
+    expect(byPath.get("runs tail")).toMatchObject({ options: [{ names: ["--json"] }], arguments: [{ kind: "run-id", placeholder: "<id>", required: false }] });
+  });
+});
