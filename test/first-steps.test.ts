@@ -57,17 +57,17 @@ describe.each(RUNTIMES)("loopx init never overwrites ($name)", (runtime) => {
   it("rejects an invalid name and a second name before writing anything", async () => {
     const cwd = tempDir();
     expectOneLineError(await init(cwd, "bad:name"), /invalid workflow name "bad:name"/);
-    expectOneLineError(await init(cwd, "a", "b"), /at most one workflow name/);
+    expectOneLineError(await init(cwd, "a", "b"), /unexpected argument "b"/);
     expect(existsSync(join(cwd, ".loopx"))).toBe(false);
   });
 
   it("is listed in top-level help and has its own help", async () => {
     const cwd = tempDir();
     const top = await runLoopxIn(runtime, ["-h"], cwd, isolatedEnv());
-    expect(top.stdout).toMatch(/^ {2}init \[<workflow>\] \[--ts\]/m);
+    expect(top.stdout).toMatch(/^ {2}init \[<name>\] \[--ts\] +Start a workflow/m);
     const help = await init(cwd, "-h");
     expect(help).toMatchObject({ code: 0, stderr: "" });
-    expect(help.stdout).toMatch(/^Usage: loopx init \[<workflow>\] \[--ts\]/);
+    expect(help.stdout).toMatch(/^Usage: loopx init \[<name>\] \[--ts\]\n/);
     expect(existsSync(join(cwd, ".loopx"))).toBe(false);
   });
 });
@@ -138,7 +138,7 @@ describe.each(RUNTIMES)("messages of a first run ($name)", (runtime) => {
     chmodSync(locked, 0o555);
     env.XDG_CONFIG_HOME = locked;
     const result = await runLoopxUnprivileged(runtime, ["env", "set", "A", "1"], { cwd, env });
-    const line = expectLoopxError(result, `cannot create ${join(locked, "loopx")}: permission denied`);
+    const line = expectLoopxError(result, `cannot write global env file ${join(locked, "loopx", "env")}`, "permission denied (EACCES)");
     expect(line).not.toContain("internal error");
   });
 });

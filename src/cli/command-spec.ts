@@ -11,6 +11,7 @@ export const VALUE_KINDS = {
   "log-file": "<file>", // a file appended to
   duration: "<duration>", // 90, 1.5, 500ms, 1h30m
   workflow: "<name>", // a workflow's name
+  "new-workflow": "<name>", // a name for a workflow not yet in .loopx/ (`loopx init`)
   variable: "<name>", // an environment variable's name
   text: "<value>", // anything
   note: "<text>", // one line for a run record

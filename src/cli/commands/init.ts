@@ -45,17 +45,19 @@ output({ result: "done", stop: true });
 export class InitCommand extends Command {
   static override paths = [["init"]];
   static override usage = Command.Usage({
-    description: "Create .loopx/<workflow>/ with a working index script (loopx's own addition)",
+    description: "Start a workflow: .loopx/<name>/index.sh (loopx's own addition)",
+    details: `Creates .loopx/<name>/ (default name: main) holding a working index script: index.sh (bash),
+or index.ts (TypeScript, using output() and input() from "loopx") with --ts. Creates .loopx/ if
+needed; never overwrites anything. Then: loopx run <name>. loopx's own addition.
+`,
   });
 
-  ts = Option.Boolean("--ts", false, { description: "Write index.ts (TypeScript, output/input from loopx) instead of index.sh" });
-  names = Option.Rest();
+  // Without a description: the usage line shows it (`loopx init [<name>] [--ts]`).
+  ts = Option.Boolean("--ts", false);
+  workflow = Option.String({ name: "new-workflow", required: false });
 
   async execute(): Promise<number> {
-    if (this.names.length > 1) {
-      throw new UsageError(`loopx init takes at most one workflow name, got ${this.names.length}: ${this.names.map((n) => JSON.stringify(n)).join(" ")}`);
-    }
-    const workflow = this.names[0] ?? DEFAULT_INIT_WORKFLOW;
+    const workflow = this.workflow ?? DEFAULT_INIT_WORKFLOW;
     if (!isValidName(workflow)) {
       throw new UsageError(`invalid workflow name ${JSON.stringify(workflow)}: names match [a-zA-Z0-9_][a-zA-Z0-9_-]*`);
     }
