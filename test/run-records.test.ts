@@ -169,8 +169,9 @@ describe.each(CHANNELS)("run records and progress ($name)", (channel) => {
 
     const table = await loopx(channel, ["runs"], cwd, env);
     expect(table.stdout.split("\n")).toHaveLength(7);
-    expect(table.stdout.split("\n")[0]).toMatch(/^ID +STATE +STARTED +DURATION +ITER +TARGET +PROJECT$/);
-    expect(table.stdout).toMatch(new RegExp(`${ids[0]}  stopped +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d  \\d+ms +1 +s:index +${cwd}`));
+    // This project's runs: no PROJECT column (--all has it).
+    expect(table.stdout.split("\n")[0]).toMatch(/^ID +STATE +STARTED +DURATION +ITER +TARGET$/);
+    expect(table.stdout).toMatch(new RegExp(`${ids[0]}  stopped +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d  \\d+ms +1 +s:index$`, "m"));
 
     const show = await loopx(channel, ["runs", "show", ids[1]!.slice(0, 12)], cwd, env);
     expect(show.code).toBe(0);
@@ -250,7 +251,8 @@ describe("run records: pruning, ids, formats (node)", () => {
     };
     fake("0zzzzzzzzbig001", 300, true);
     fake("0zzzzzzzzbig002", 301, false);
-    const rows = (await loopx(node, ["runs", "--json"], ROOT, env)).stdout.trim().split("\n").map((line) => JSON.parse(line));
+    // Another project's runs: --all (issue 24: `loopx runs` lists this project's by default).
+    const rows = (await loopx(node, ["runs", "--all", "--json"], ROOT, env)).stdout.trim().split("\n").map((line) => JSON.parse(line));
     expect(rows.map((row) => [row.id, row.state, row.iterations, row.project])).toEqual([
       ["0zzzzzzzzbig002", "crashed", 301, "/big"],
       ["0zzzzzzzzbig001", "stopped", 300, "/big"],
@@ -276,7 +278,7 @@ describe("run records: pruning, ids, formats (node)", () => {
     expect(ids).toContain(old(1));
     expect(existsSync(join(dir, "notes.txt"))).toBe(true);
 
-    const rows = (await loopx(node, ["runs", "--json"], cwd, env)).stdout.trim().split("\n").map((line) => JSON.parse(line));
+    const rows = (await loopx(node, ["runs", "--all", "--limit", "200", "--json"], cwd, env)).stdout.trim().split("\n").map((line) => JSON.parse(line));
     expect(rows).toHaveLength(200);
     expect(rows[0]).toMatchObject({ state: "stopped", project: cwd });
     expect(rows[1]).toMatchObject({ id: old(199), state: "crashed" });
@@ -287,15 +289,16 @@ describe("run records: pruning, ids, formats (node)", () => {
     expect(await loopx(node, ["runs", "show", "zzz"], cwd, env)).toMatchObject({ code: 1, stdout: "", stderr: "loopx: run zzzzzzzzzzzzzzz was recorded by a newer loopx (record format v2; this loopx reads v1)\n" });
     expect(await loopx(node, ["runs", "show", "nope"], cwd, env)).toMatchObject({ code: 1, stdout: "", stderr: `loopx: no run "nope" in ${dir}\n` });
     expect(await loopx(node, ["runs", "show", "000000"], cwd, env)).toMatchObject({ code: 1, stdout: "", stderr: expect.stringMatching(/^loopx: run id "000000" is ambiguous: it starts 199 runs \(.*\)\n$/) });
-    expect(await loopx(node, ["runs", "show"], cwd, env)).toMatchObject({ code: 1, stdout: "", stderr: expect.stringMatching(/^loopx: [^\n]*\n$/) });
+    // No id: this project's newest run (issue 24).
+    expect(await loopx(node, ["runs", "show"], cwd, env)).toMatchObject({ code: 0, stderr: "", stdout: expect.stringMatching(/^run \w+ · stopped by s:index · /) });
     expect(await loopx(node, ["runs", "--bogus"], cwd, env)).toMatchObject({ code: 1, stdout: "", stderr: expect.stringMatching(/^loopx: unknown option "--bogus" for 'loopx runs'\n$/) });
     const help = await loopx(node, ["runs", "-h"], cwd, env);
     expect(help).toMatchObject({ code: 0, stderr: "", stdout: expect.stringContaining("loopx runs tail [<id>] [--json]") });
     expect(help.stdout).toContain("LOOPX_RECORD=0");
-    expect((await loopx(node, ["-h"], cwd, env)).stdout).toMatch(/^ {2}runs \[show <id> \| tail \[<id>\]\] \[--json\]$/m);
+    expect((await loopx(node, ["-h"], cwd, env)).stdout).toMatch(/^ {2}runs \(\[--all\] .*\| show \[<id>\] .*\| tail \[<id>\]\) \[--json\]$/m);
     expect((await loopx(node, ["run", "-h"], cwd, env)).stdout).toMatch(/--log <file>[\s\S]*LOOPX_PROGRESS=0[\s\S]*NO_COLOR/);
     const empty = isolatedEnv();
-    expect(await loopx(node, ["runs"], cwd, empty)).toMatchObject({ code: 0, stdout: `no runs recorded in ${runsDir(empty)}\n`, stderr: "" });
+    expect(await loopx(node, ["runs"], cwd, empty)).toMatchObject({ code: 0, stdout: `no runs of ${cwd} recorded in ${runsDir(empty)} (--all: every project's)\n`, stderr: "" });
     expect(await loopx(node, ["runs", "--json"], cwd, empty)).toMatchObject({ code: 0, stdout: "", stderr: "" });
     expect(await loopx(node, ["runs", "tail"], cwd, empty)).toMatchObject({ code: 1, stdout: "", stderr: expect.stringMatching(/^loopx: no runs of .* in .*\n$/) });
   });
@@ -311,7 +314,7 @@ describe.each(CHANNELS)("loopx runs on live runs ($name)", (channel) => {
     const runB = loopx(channel, ["run", "-n", "3", "tick"], b, env);
     const idB = await waitForNewRun(env, [idA]);
 
-    const list = await loopx(channel, ["runs", "--json"], a, env);
+    const list = await loopx(channel, ["runs", "--all", "--json"], a, env);
     const rows = list.stdout.trim().split("\n").map((line) => JSON.parse(line));
     expect(rows.map((row) => [row.id, row.state, row.project])).toEqual([
       [idB, "running", b],

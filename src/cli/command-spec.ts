@@ -18,7 +18,8 @@ export const VALUE_KINDS = {
   goto: "<target>", // a goto target, not validated
   target: "<workflow>[:<script>]", // what `loopx run` runs
   source: "<source>", // what `loopx install` installs
-  "run-id": "<id>", // a run record's id or a unique prefix of it
+  "run-id": "<id>", // a run record's id or a unique prefix of it, or `latest`
+  "run-state": "<state>", // how a run ended: stopped, limit, failed, ... (`loopx runs --state`)
 } as const;
 export type ValueKind = keyof typeof VALUE_KINDS;
 

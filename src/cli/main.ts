@@ -1,5 +1,6 @@
 import { Cli } from "clipanion";
 import { LoopxError, UsageError } from "../core/errors.js";
+import { shownText } from "../core/untrusted-text.js";
 import { stderrLine, warnToStderr } from "../runtime/stderr.js";
 import { argumentSynopsis, commandSpec, optionLabel } from "./command-spec.js";
 import { COMMAND_GROUPS, loadCommandGroups, type CommandGroups } from "./commands/index.js";
@@ -78,7 +79,7 @@ export async function runCli(argv: string[]): Promise<void> {
   } catch (error) {
     const message = error instanceof LoopxError ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
     // A failure the progress summary already told (with its reason) is not told twice.
-    if (!(error instanceof LoopxError && error.reported)) stderrLine(`loopx: ${message}`);
+    if (!(error instanceof LoopxError && error.reported)) stderrLine(`loopx: ${shownText(message)}`); // it may quote what a script wrote
     process.exitCode = error instanceof LoopxError ? error.exitCode : 1;
   }
 }

@@ -33,7 +33,7 @@ export class ScriptFailedError extends LoopxError {
   constructor(
     message: string,
     /** How the script ended: its exit code, or the signal that killed it (both null: never started). */
-    readonly script: { exitCode: number | null; signal: string | null; stdoutBytes: number } = { exitCode: null, signal: null, stdoutBytes: 0 },
+    readonly script: { exitCode: number | null; signal: string | null; stdoutBytes: number; /** its last stderr lines, where loopx saw them */ stderr?: string } = { exitCode: null, signal: null, stdoutBytes: 0 },
   ) {
     super(message);
     this.name = "ScriptFailedError";

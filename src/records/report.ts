@@ -1,7 +1,9 @@
+import { shownText } from "../core/untrusted-text.js";
 import {
   EVENT_VERSION,
   type IterationEndEvent,
   type IterationStartEvent,
+  type GapEvent,
   type NoteEvent,
   type RecordEvent,
   type RunEndEvent,
@@ -185,8 +187,12 @@ export function formatLocalTime(iso: string): string {
   return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
 }
 
-/** Left-aligned columns separated by two spaces; the last column is not padded. */
-export function formatTable(rows: string[][]): string {
+/**
+ * Left-aligned columns separated by two spaces; the last column is not padded. Cells come from
+ * records (untrusted): their control characters are shown escaped.
+ */
+export function formatTable(cells: string[][]): string {
+  const rows = cells.map((row) => row.map(shownText));
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, [...cell].length)));
   return rows
@@ -200,13 +206,27 @@ export function formatTable(rows: string[][]): string {
     .concat(rows.length ? "\n" : "");
 }
 
-/** The table of `loopx runs`, newest first (the caller's order). */
-export function formatRunList(summaries: RunSummary[]): string {
-  const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", "TARGET", "PROJECT"]];
+/**
+ * The table of `loopx runs`, newest first (the caller's order); the PROJECT column with `project`.
+ * `idPrefix`: the length of each id's shortest unique prefix, shown in bold.
+ */
+export function formatRunList(summaries: RunSummary[], options: { project?: boolean; idPrefix?: Map<string, number> } = {}): string {
+  const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", "TARGET", ...(options.project === false ? [] : ["PROJECT"])]];
   for (const run of summaries) {
-    rows.push([run.id, run.state, formatLocalTime(run.start), formatElapsed(run.durationMs), String(run.iterations), run.target, run.project]);
+    rows.push([run.id, run.state, formatLocalTime(run.start), formatElapsed(run.durationMs), String(run.iterations), run.target, ...(options.project === false ? [] : [run.project])]);
   }
-  return formatTable(rows);
+  const table = formatTable(rows);
+  const prefixes = options.idPrefix;
+  if (!prefixes) return table;
+  // After the layout (widths count characters, not escape sequences); ids are [0-9a-z] only.
+  return table
+    .split("\n")
+    .map((line, i) => {
+      const run = summaries[i - 1];
+      const length = run && prefixes.get(run.id);
+      return run && length && line.startsWith(run.id) ? `\x1b[1m${line.slice(0, length)}\x1b[22m${line.slice(length)}` : line;
+    })
+    .join("\n");
 }
 
 /** A proportional bar: `width` cells for `max`. */
@@ -237,19 +257,28 @@ function exitOf(event: IterationEndEvent): string {
   return String(event.exitCode);
 }
 
-/** `loopx runs show`: a header, then one row per iteration with a bar proportional to its duration. */
-export function formatRunDetail(summary: RunSummary, events: RecordEvent[], now: number): string {
-  const header =
+/**
+ * `loopx runs show`: a header, then one row per iteration with a bar proportional to its duration
+ * (`hidden`: iterations left out before these, `--last`), and a failed script's last stderr lines.
+ */
+export function formatRunDetail(summary: RunSummary, events: RecordEvent[], now: number, hidden = 0): string {
+  const headerLines = [
     `run ${summary.id} · ${summary.state === "running" ? "running" : summary.ending ?? summary.state} · ` +
-    `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatElapsed(summary.durationMs)}\n` +
-    `started ${formatLocalTime(summary.start)} · ${summary.target} · ${summary.project} · pid ${summary.pid} · loopx ${summary.version} (${summary.runtime})\n` +
-    (summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? `${summary.message}\n` : "");
+      `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatElapsed(summary.durationMs)}`,
+    `started ${formatLocalTime(summary.start)} · ${summary.target} · ${summary.project} · pid ${summary.pid} · loopx ${summary.version} (${summary.runtime})`,
+    ...(summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? [summary.message] : []),
+  ];
+  const header = headerLines.map((line) => `${shownText(line)}\n`).join("");
   const iterations: Array<{ n: number; target: string; ms: number; end?: IterationEndEvent }> = [];
+  const byN = new Map<number, (typeof iterations)[number]>(); // 100,000 rows: no search per row
+  const until = summary.state === "running" ? now : Date.parse(lastTime(events));
   for (const event of events) {
     if (event.type === "iteration.start") {
-      iterations.push({ n: event.n, target: event.target, ms: Math.max(0, (summary.state === "running" ? now : Date.parse(lastTime(events))) - Date.parse(event.time)) });
+      const row = { n: event.n, target: event.target, ms: Math.max(0, until - Date.parse(event.time)) };
+      iterations.push(row);
+      byN.set(event.n, row);
     } else if (event.type === "iteration.end") {
-      const row = iterations.find((candidate) => candidate.n === event.n);
+      const row = byN.get(event.n);
       if (row) {
         row.ms = event.durationMs;
         row.end = event;
@@ -257,8 +286,10 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[], now:
     }
   }
   const notes = events.filter((event): event is NoteEvent => event.type === "note");
-  if (iterations.length === 0) return header + notes.map((event) => `${describeNote(event)}\n`).join("");
-  const max = Math.max(...iterations.map((row) => row.ms));
+  const gaps = events.filter((event): event is GapEvent => event.type === "gap");
+  const before = hidden > 0 ? [`… ${hidden} earlier iteration${hidden === 1 ? "" : "s"} not shown (--last)`] : [];
+  if (iterations.length === 0) return header + [...before, ...notes.map(describeNote)].map((line) => `${line}\n`).join("");
+  const max = iterations.reduce((most, row) => Math.max(most, row.ms), 0);
   const rows = [["N", "TARGET", "DURATION", "", "EXIT", "NEXT", "RESULT"]];
   for (const row of iterations) {
     const open = row.end === undefined;
@@ -272,24 +303,47 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[], now:
       open ? "" : row.end!.output ? resultExcerpt(row.end!.output.result) : resultExcerpt(row.end!.error),
     ]);
   }
-  if (notes.length === 0) return header + formatTable(rows);
-  // Each note under the row of the iteration whose script wrote it (notes of no known iteration last).
+  // Under each row: the notes its script wrote, a failed script's last stderr lines, and where
+  // the record's size cap dropped iterations, a line saying how many.
+  const under = new Map<number, string[]>();
+  const add = (n: number, line: string) => under.set(n, [...(under.get(n) ?? []), line]);
+  const known = new Set(iterations.map((row) => row.n));
+  const orphans: string[] = [];
+  for (const event of notes) {
+    if (event.n !== undefined && known.has(event.n)) add(event.n, describeNote(event));
+    else orphans.push(describeNote(event));
+  }
+  for (const row of iterations) for (const line of stderrLines(row.end)) add(row.n, line);
+  for (const gap of gaps) add(gap.after, describeGap(gap));
   const lines = formatTable(rows).split("\n");
-  const out = [lines[0]!];
-  iterations.forEach((row, i) => {
-    out.push(lines[i + 1]!);
-    for (const event of notes) if (event.n === row.n) out.push(describeNote(event));
-  });
-  for (const event of notes) if (!iterations.some((row) => row.n === event.n)) out.push(describeNote(event));
+  const out = [...before, lines[0]!];
+  iterations.forEach((row, i) => out.push(lines[i + 1]!, ...(under.get(row.n) ?? [])));
+  out.push(...orphans);
   return `${header}${out.join("\n")}\n`;
+}
+
+/** A failed script's last stderr lines, as the record keeps them (escaped, indented). */
+function stderrLines(end: IterationEndEvent | undefined): string[] {
+  if (!end?.stderr) return [];
+  return end.stderr.replace(/\n$/, "").split("\n").map((line) => `  stderr │ ${shownText(line)}`);
+}
+
+/** "  … 4,210 iterations (1.2 MB) dropped here: the record's size cap" */
+export function describeGap(gap: GapEvent): string {
+  return `  … ${gap.iterations} iteration${gap.iterations === 1 ? "" : "s"} (${gap.bytes} bytes of record) dropped here: the record's size cap (LOOPX_RECORD_MAX_BYTES)`;
 }
 
 function lastTime(events: RecordEvent[]): string {
   return events[events.length - 1]!.time;
 }
 
-/** One line of `loopx runs tail` per event. */
+/** One line of `loopx runs tail` per event (what the record says, control characters escaped). */
 export function formatTailEvent(event: RecordEvent, start: RunStartEvent | undefined, last: IterationEndEvent | undefined): string {
+  const line = shownText(describeTailEvent(event, start, last));
+  return event.type === "iteration.end" ? [line, ...stderrLines(event)].join("\n") : line;
+}
+
+function describeTailEvent(event: RecordEvent, start: RunStartEvent | undefined, last: IterationEndEvent | undefined): string {
   switch (event.type) {
     case "run.start":
       return `run ${event.run} started ${formatLocalTime(event.time)} · ${event.target} · ${event.projectRoot} · pid ${event.pid}`;
@@ -304,10 +358,12 @@ export function formatTailEvent(event: RecordEvent, start: RunStartEvent | undef
       return describeRunEnd(event, start?.maxIterations ?? null, last);
     case "note":
       return describeNote(event);
+    case "gap":
+      return describeGap(event);
   }
 }
 
 /** "  note 19:55:02 · ralph: waiting for the usage limit …" (a script's note, local time). */
 export function describeNote(event: NoteEvent): string {
-  return `  note ${formatLocalTime(event.time).slice(11)} · ${event.text}`;
+  return `  note ${formatLocalTime(event.time).slice(11)} · ${shownText(String(event.text))}`;
 }

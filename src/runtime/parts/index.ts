@@ -4,7 +4,7 @@ import { strays } from "./strays.js";
 import { timeLimits } from "./time-limits.js";
 import { recordsDir } from "../../records/store.js";
 import { progressPart } from "./progress.js";
-import { logPart, recordPart } from "../../records/writer.js";
+import { logPart, recordMaxBytes, recordPart } from "../../records/writer.js";
 import { TmpdirPart } from "./tmpdir.js";
 
 /**
@@ -44,7 +44,7 @@ export interface PartFeatures {
 export function runParts(features: PartFeatures): RunPart[] {
   const env = features.env ?? process.env;
   const parts: RunPart[] = [];
-  if (features.record && env.LOOPX_RECORD !== "0") parts.push(recordPart(recordsDir(env)));
+  if (features.record && env.LOOPX_RECORD !== "0") parts.push(recordPart(recordsDir(env), recordMaxBytes(env)));
   if (features.log !== undefined) parts.push(logPart(features.log));
   // Always on: every run that starts a script has its own LOOPX_TMPDIR. After the records (a run
   // that cannot create it is still recorded); a part that must be done with the run's processes

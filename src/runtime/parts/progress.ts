@@ -1,4 +1,5 @@
 import { LoopxError } from "../../core/errors.js";
+import { shownText } from "../../core/untrusted-text.js";
 import { describeIterationStart, describeRunEnd } from "../../records/report.js";
 import type { IterationEndEvent, RunStartEvent } from "../../records/events.js";
 import type { RunPart } from "../../core/run-session.js";
@@ -43,13 +44,14 @@ export function progressPart(env: Record<string, string | undefined>, options: {
           startedAt = Date.now();
           break;
         case "iteration.start":
-          if (iterations) stderrLine(paint(`loopx: ${describeIterationStart(event, start?.maxIterations ?? null, Date.now() - startedAt)}`, DIM));
+          if (iterations) stderrLine(paint(`loopx: ${shownText(describeIterationStart(event, start?.maxIterations ?? null, Date.now() - startedAt))}`, DIM));
           break;
         case "iteration.end":
           last = event;
           break;
         case "run.end":
-          stderrLine(paint(`loopx: ${describeRunEnd(event, start?.maxIterations ?? null, last)}`, COLOURS[event.reason] ?? YELLOW));
+          // The reason may quote what a script wrote (a goto value): shown, never obeyed.
+          stderrLine(paint(`loopx: ${shownText(describeRunEnd(event, start?.maxIterations ?? null, last))}`, COLOURS[event.reason] ?? YELLOW));
           if (ending instanceof LoopxError) ending.reported = true;
           break;
       }

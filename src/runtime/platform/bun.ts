@@ -2,7 +2,7 @@
 import { closeSync, readFileSync } from "node:fs";
 import { delimiter } from "node:path";
 import { failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec } from "../spawn.js";
-import { openStderrRelay, type DescriptorReader } from "../stderr-relay.js";
+import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
 import type { JsLauncher, Platform } from "./types.js";
@@ -61,7 +61,7 @@ const readDescriptor: DescriptorReader = (fd, onData, onClose) => {
 function spawnScript(spec: SpawnSpec): ScriptProcess {
   let proc: BunSubprocess;
   const pipe = openStdoutPipe();
-  const relay = openStderrRelay(readDescriptor);
+  const stderr = scriptStderr(readDescriptor);
   try {
     proc = bun().spawn({
       cmd: [spec.command, ...spec.args],
@@ -70,14 +70,14 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
       detached: true, // new session and process group (pgid = pid)
       stdin: spec.stdin === undefined ? "ignore" : Buffer.from(spec.stdin),
       stdout: pipe?.write ?? "pipe",
-      stderr: relay?.fd ?? "inherit",
+      stderr: stderr.fd,
     });
   } catch (error) {
-    relay?.abandon();
+    stderr.abandon();
     return failedSpawn(error, pipe);
   } finally {
     if (pipe) closeSync(pipe.write); // the child holds its own copy
-    if (relay) closeSync(relay.fd);
+    if (stderr.fd !== "inherit") closeSync(stderr.fd);
   }
   // Read chunk by chunk (not `new Response(stdout)`) so that stopReading() can cancel the read
   // and close loopx's end of the pipe: a pending read would keep the process alive.
@@ -108,15 +108,17 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
   const done = (async (): Promise<ScriptExit> => {
     const reading = readAll();
     await proc.exited;
-    relay?.settle(proc.pid);
+    stderr.settle(proc.pid);
     if (!ended) {
       const stopWatching = stopReadingOnceGroupGone(proc.pid, chunks, stopReading);
       await reading.finally(stopWatching);
     }
     await reading;
     // The script's last stderr is forwarded before loopx says anything about its end.
-    await relay?.settled;
-    return { code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode, stdout: Buffer.concat(chunks) };
+    await stderr.settled;
+    const code = proc.signalCode ? null : proc.exitCode;
+    const stderrTail = code !== 0 ? stderr.tail() : undefined;
+    return { code, signal: proc.signalCode, stdout: Buffer.concat(chunks), ...(stderrTail ? { stderrTail } : {}) };
   })().catch((error: unknown) => ({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError: error as Error }));
   return { pid: proc.pid, done, stopReading };
 }

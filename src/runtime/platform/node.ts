@@ -10,7 +10,7 @@ import { pathToFileURL } from "node:url";
 import { nodeModule } from "../builtins.js";
 import { hooklessFlags } from "../hookless-script.js";
 import { failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec } from "../spawn.js";
-import { openStderrRelay, type DescriptorReader } from "../stderr-relay.js";
+import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
 import type { Platform } from "./types.js";
@@ -53,22 +53,22 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
   let child;
   let stdinFd: number | undefined;
   const pipe = openStdoutPipe();
-  const relay = openStderrRelay(readDescriptor);
+  const stderr = scriptStderr(readDescriptor);
   try {
     stdinFd = spec.stdin === undefined ? undefined : stdinFile(spec.stdin);
     child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
       env: spec.env,
       detached: true, // new session and process group: signals can reach the whole tree
-      stdio: [stdinFd ?? "ignore", pipe?.write ?? "pipe", relay?.fd ?? "inherit"],
+      stdio: [stdinFd ?? "ignore", pipe?.write ?? "pipe", stderr.fd],
     });
   } catch (error) {
-    relay?.abandon();
+    stderr.abandon();
     return failedSpawn(error, pipe);
   } finally {
     if (stdinFd !== undefined) closeSync(stdinFd); // the child holds its own copy
     if (pipe) closeSync(pipe.write);
-    if (relay) closeSync(relay.fd);
+    if (stderr.fd !== "inherit") closeSync(stderr.fd);
   }
   const stdout: Readable = pipe ? new Socket({ fd: pipe.read, readable: true, writable: false }) : child.stdout!;
   const done = new Promise<ScriptExit>((resolve) => {
@@ -82,10 +82,12 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
       if (!exit || !closed) return;
       stopWatching?.();
       pipe?.release(sawEnd);
-      const result = { code: exit.code, signal: exit.signal, stdout: Buffer.concat(chunks), spawnError };
+      const { code, signal } = exit;
       // The script's last stderr is forwarded before loopx says anything about its end.
-      if (relay) void relay.settled.then(() => resolve(result));
-      else resolve(result);
+      void stderr.settled.then(() => {
+        const stderrTail = code !== 0 || signal ? stderr.tail() : undefined;
+        resolve({ code, signal, stdout: Buffer.concat(chunks), spawnError, ...(stderrTail ? { stderrTail } : {}) });
+      });
     };
     stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
     stdout.on("end", () => (sawEnd = true));
@@ -98,7 +100,7 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
       spawnError = error;
     });
     child.on("exit", () => {
-      relay?.settle(child.pid);
+      stderr.settle(child.pid);
       if (!closed && child.pid !== undefined) stopWatching = stopReadingOnceGroupGone(child.pid, chunks, () => stdout.destroy());
     });
     // The child's 'close' comes after its exit (and, with the runtime's pipe, after stdout's end).
