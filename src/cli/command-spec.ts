@@ -19,6 +19,7 @@ export const VALUE_KINDS = {
   target: "<workflow>[:<script>]", // what `loopx run` runs
   source: "<source>", // what `loopx install` installs
   "run-id": "<id>", // a run record's id or a unique prefix of it, or `latest`
+  shell: "<shell>", // bash, zsh or fish (`loopx completion`)
   "run-state": "<state>", // how a run ended: stopped, limit, failed, ... (`loopx runs --state`)
 } as const;
 export type ValueKind = keyof typeof VALUE_KINDS;

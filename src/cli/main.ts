@@ -40,6 +40,12 @@ export async function main(argv: string[], groups: CommandGroups = COMMAND_GROUP
   }
   const [command, ...args] = argv as [string, ...string[]];
   if (command.startsWith("-")) throw await topLevelOptionError(command, groups);
+  // The completion scripts' question (completion.ts); never listed, as no user types it.
+  if (command === "__complete") {
+    const { complete } = await import("./completion.js");
+    stdout.write(await complete(args[0] ?? "", groups));
+    return 0;
+  }
   if (!Object.hasOwn(groups, command)) {
     throw new UsageError(`unknown command ${JSON.stringify(command)} (commands: ${Object.keys(groups).join(", ")}; to run a workflow: loopx run <workflow>)`);
   }
