@@ -113,7 +113,8 @@ export function compactRecord(text: string, maxBytes: number, base: { v: 1; time
     bytes += Buffer.byteLength(lines[i]!) + 1;
     // An earlier gap ends the head: it is merged into the new one.
     if (bytes > quarter || lines[i]!.includes('"type":"gap"')) break;
-    if (i + 1 < lines.length && isStart(lines[i + 1]!)) headEnd = i + 1;
+    // An iteration ends where the next one (or an earlier gap) begins.
+    if (i + 1 < lines.length && (isStart(lines[i + 1]!) || lines[i + 1]!.includes('"type":"gap"'))) headEnd = i + 1;
   }
   // Tail: whole iterations within the last quarter.
   let tailStart = lines.length;
