@@ -1,7 +1,7 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,helper,ping,rss,records,strays,node-versions] [--binary <path>] [--json <file>] [--keep]`.
+ * [--only loop,startup,helper,ping,rss,records,runs-show,strays,node-versions] [--binary <path>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
  * measure function and its table), on top of scripts/bench/setup.ts (options, the benchmark
@@ -56,6 +56,7 @@ import { measureNodeVersions, printNodeVersions } from "./bench/measures/node-ve
 import { measurePingPong, printPingPong } from "./bench/measures/ping-pong.js";
 import { benchRecords, formatRecords } from "./bench/measures/records.js";
 import { measureRss, printRss } from "./bench/measures/rss.js";
+import { benchRunsShow, formatRunsShow } from "./bench/measures/runs-show.js";
 import { measureStartup, printStartup } from "./bench/measures/startup.js";
 import { benchStrays, formatStrays } from "./bench/measures/strays.js";
 import { fmt, loadAverage } from "./bench/report.js";
@@ -135,6 +136,14 @@ const MEASURES: Measure[] = [
       if (!context.usable.some((channel) => channel.name === "bun")) return { print: () => {}, json: {} };
       const records = await benchRecords({ quick: QUICK });
       return { print: () => console.log(`\n${formatRecords(records)}`), json: { records } };
+    },
+  },
+  {
+    id: "runs-show",
+    title: "runs show of a 100,000-iteration record",
+    async run() {
+      const runsShow = await benchRunsShow({ quick: QUICK });
+      return { print: () => console.log(`\n${formatRunsShow(runsShow)}`), json: { runsShow } };
     },
   },
   {

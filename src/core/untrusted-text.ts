@@ -7,6 +7,8 @@
  */
 
 const UNSAFE = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+/** The same class, for a quick test (no /g state): most text has nothing to escape. */
+const HAS_UNSAFE = new RegExp(UNSAFE.source);
 
 const NAMED: Record<string, string> = { "\x1b": "\\e", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 
@@ -19,7 +21,7 @@ function escape(char: string): string {
 
 /** `text` with every control character shown as an escape (`\e`, `\n`, `\x07`, `\u202e`). */
 export function shownText(text: string): string {
-  return text.replace(UNSAFE, escape);
+  return HAS_UNSAFE.test(text) ? text.replace(UNSAFE, escape) : text;
 }
 
 /**

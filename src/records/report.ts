@@ -81,11 +81,17 @@ export interface ParsedRecord {
 /**
  * Parses a record's JSON lines. A line that is not complete JSON (the event in flight when the
  * process died) is skipped; a line of a newer format makes the whole record "newer", never misread.
+ * With `sink`, each event goes there as it is read and `events` stays empty (nothing retained).
  */
-export function parseRecord(text: string): ParsedRecord {
+export function parseRecord(text: string, sink?: (event: RecordEvent) => void): ParsedRecord {
   const events: RecordEvent[] = [];
+  const take = sink ?? ((event: RecordEvent) => void events.push(event));
   let newerVersion: number | undefined;
-  for (const line of text.split("\n")) {
+  for (let from = 0; from < text.length; ) {
+    let to = text.indexOf("\n", from);
+    if (to < 0) to = text.length;
+    const line = text.slice(from, to);
+    from = to + 1;
     if (line.trim() === "") continue;
     let value: unknown;
     try {
@@ -100,7 +106,7 @@ export function parseRecord(text: string): ParsedRecord {
       continue;
     }
     if (v !== EVENT_VERSION || typeof (value as { type?: unknown }).type !== "string") continue;
-    events.push(value as RecordEvent);
+    take(value as RecordEvent);
   }
   return newerVersion === undefined ? { events } : { events, newerVersion };
 }
@@ -193,17 +199,21 @@ export function formatLocalTime(iso: string): string {
  */
 export function formatTable(cells: string[][]): string {
   const rows = cells.map((row) => row.map(shownText));
+  // Characters, not UTF-16 units; spread only what holds a surrogate pair (100,000 rows, `runs show`).
+  const width = (cell: string) => (/[\ud800-\udbff]/.test(cell) ? [...cell].length : cell.length);
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, [...cell].length)));
-  return rows
-    .map((row) =>
-      row
-        .map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat(widths[i]! - [...cell].length)))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n")
-    .concat(rows.length ? "\n" : "");
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, width(cell))));
+  const pads = widths.map((most) => Array.from({ length: most + 1 }, (_, n) => " ".repeat(n)));
+  let out = "";
+  for (const row of rows) {
+    let line = "";
+    for (let i = 0; i < row.length; i++) {
+      const cell = row[i]!;
+      line += i === row.length - 1 ? cell : `${cell}${pads[i]![widths[i]! - width(cell)]}  `;
+    }
+    out += `${line.trimEnd()}\n`;
+  }
+  return out;
 }
 
 /**
@@ -232,13 +242,22 @@ export function formatRunList(summaries: RunSummary[], options: { project?: bool
 /** A proportional bar: `width` cells for `max`. */
 export function durationBar(ms: number, max: number, width = 20): string {
   const filled = max <= 0 ? 0 : Math.max(ms > 0 ? 1 : 0, Math.round((ms / max) * width));
-  return "█".repeat(filled) + "·".repeat(width - filled);
+  const key = width * 1000 + filled;
+  let bar = bars.get(key);
+  if (bar === undefined) bars.set(key, (bar = "█".repeat(filled) + "·".repeat(width - filled)));
+  return bar;
 }
+/** Bars by width and fill: one string each, however many rows show them. */
+const bars = new Map<number, string>();
 
 /** A one-line excerpt of `result`: whitespace collapsed, cut to `max` characters. */
 export function resultExcerpt(result: string | undefined, max = 40): string {
   if (result === undefined) return "";
-  const flat = result.replace(/\s+/g, " ").trim();
+  // Only the start is shown: a 4 KiB result is not flattened whole (100,000 rows in `runs show`).
+  const start = result.slice(0, 4 * max);
+  const flat = /\s\s|[^\S ]|^ | $/.test(start) ? start.replace(/\s+/g, " ").trim() : start;
+  if (flat.length <= max) return flat; // fewer UTF-16 units than max: fewer characters too
+  if (!/[\ud800-\udbff]/.test(flat)) return `${flat.slice(0, max - 1)}…`;
   const chars = [...flat];
   return chars.length > max ? `${chars.slice(0, max - 1).join("")}…` : flat;
 }
@@ -257,11 +276,100 @@ function exitOf(event: IterationEndEvent): string {
   return String(event.exitCode);
 }
 
+/** One iteration of `runs show`, kept small (100,000 of them: no event objects retained). */
+interface DetailRow {
+  n: number;
+  target: string;
+  startMs: number;
+  /** Set once its iteration.end was read. */
+  ms?: number;
+  exit?: string;
+  next?: string;
+  result?: string;
+  stderr?: string[];
+}
+
+/**
+ * What `runs show` needs of a record, gathered event by event (a 100,000-iteration record is read
+ * without keeping its events): the rows, the notes and gaps, and the events a summary needs.
+ */
+export class RunDetail {
+  readonly rows: DetailRow[] = [];
+  private readonly byN = new Map<number, DetailRow>();
+  readonly notes: NoteEvent[] = [];
+  readonly gaps: GapEvent[] = [];
+  /** run.start, the last iteration.start/end and run.end: enough for summarizeRun. */
+  readonly summaryEvents: RecordEvent[] = [];
+  private lastStart: RecordEvent | undefined;
+  private lastEnd: RecordEvent | undefined;
+  private runEnd: RecordEvent | undefined;
+  lastTime = "";
+
+  add(event: RecordEvent): void {
+    this.lastTime = event.time;
+    switch (event.type) {
+      case "run.start":
+        this.summaryEvents.push(event);
+        break;
+      case "run.end":
+        this.runEnd = event;
+        break;
+      case "iteration.start": {
+        const row: DetailRow = { n: event.n, target: event.target, startMs: Date.parse(event.time) };
+        this.rows.push(row);
+        this.byN.set(event.n, row);
+        this.lastStart = event;
+        break;
+      }
+      case "iteration.end": {
+        this.lastEnd = event;
+        const row = this.byN.get(event.n);
+        if (!row) break;
+        row.ms = event.durationMs;
+        row.exit = exitOf(event);
+        row.next = describeNext(event.output);
+        row.result = event.output ? resultExcerpt(event.output.result) : resultExcerpt(event.error);
+        const stderr = stderrLines(event);
+        if (stderr.length) row.stderr = stderr;
+        break;
+      }
+      case "note":
+        this.notes.push(event);
+        break;
+      case "gap":
+        this.gaps.push(event);
+        break;
+    }
+  }
+
+  /** The same detail from iteration `after` + 1 on (`runs show --last`). */
+  from(after: number): RunDetail {
+    const detail = new RunDetail();
+    detail.rows.push(...this.rows.filter((row) => row.n > after));
+    detail.notes.push(...this.notes.filter((note) => note.n === undefined || note.n > after));
+    detail.gaps.push(...this.gaps.filter((gap) => gap.after >= after));
+    detail.lastTime = this.lastTime;
+    return detail;
+  }
+
+  /** The events summarizeRun reads, in record order. */
+  forSummary(): RecordEvent[] {
+    return [...this.summaryEvents, ...[this.lastStart, this.lastEnd, this.runEnd].filter((event): event is RecordEvent => event !== undefined)];
+  }
+}
+
 /**
  * `loopx runs show`: a header, then one row per iteration with a bar proportional to its duration
  * (`hidden`: iterations left out before these, `--last`), and a failed script's last stderr lines.
+ * `events`: the record's events, or a RunDetail already gathered from them.
  */
-export function formatRunDetail(summary: RunSummary, events: RecordEvent[], now: number, hidden = 0): string {
+export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | RunDetail, now: number, hidden = 0): string {
+  let detail: RunDetail;
+  if (events instanceof RunDetail) detail = events;
+  else {
+    detail = new RunDetail();
+    for (const event of events) detail.add(event);
+  }
   const headerLines = [
     `run ${summary.id} · ${summary.state === "running" ? "running" : summary.ending ?? summary.state} · ` +
       `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatElapsed(summary.durationMs)}`,
@@ -269,53 +377,41 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[], now:
     ...(summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? [summary.message] : []),
   ];
   const header = headerLines.map((line) => `${shownText(line)}\n`).join("");
-  const iterations: Array<{ n: number; target: string; ms: number; end?: IterationEndEvent }> = [];
-  const byN = new Map<number, (typeof iterations)[number]>(); // 100,000 rows: no search per row
-  const until = summary.state === "running" ? now : Date.parse(lastTime(events));
-  for (const event of events) {
-    if (event.type === "iteration.start") {
-      const row = { n: event.n, target: event.target, ms: Math.max(0, until - Date.parse(event.time)) };
-      iterations.push(row);
-      byN.set(event.n, row);
-    } else if (event.type === "iteration.end") {
-      const row = byN.get(event.n);
-      if (row) {
-        row.ms = event.durationMs;
-        row.end = event;
-      }
-    }
-  }
-  const notes = events.filter((event): event is NoteEvent => event.type === "note");
-  const gaps = events.filter((event): event is GapEvent => event.type === "gap");
+  const until = summary.state === "running" ? now : Date.parse(detail.lastTime);
   const before = hidden > 0 ? [`… ${hidden} earlier iteration${hidden === 1 ? "" : "s"} not shown (--last)`] : [];
-  if (iterations.length === 0) return header + [...before, ...notes.map(describeNote)].map((line) => `${line}\n`).join("");
-  const max = iterations.reduce((most, row) => Math.max(most, row.ms), 0);
+  const iterations = detail.rows;
+  if (iterations.length === 0) return header + [...before, ...detail.notes.map(describeNote)].map((line) => `${line}\n`).join("");
+  const msOf = (row: DetailRow) => row.ms ?? Math.max(0, until - row.startMs);
+  const max = iterations.reduce((most, row) => Math.max(most, msOf(row)), 0);
   const rows = [["N", "TARGET", "DURATION", "", "EXIT", "NEXT", "RESULT"]];
   for (const row of iterations) {
-    const open = row.end === undefined;
+    const open = row.exit === undefined;
+    const ms = msOf(row);
     rows.push([
       String(row.n),
       row.target,
-      formatElapsed(row.ms),
-      durationBar(row.ms, max),
-      open ? (summary.state === "running" ? "running" : "-") : exitOf(row.end!),
-      open ? "" : describeNext(row.end!.output),
-      open ? "" : row.end!.output ? resultExcerpt(row.end!.output.result) : resultExcerpt(row.end!.error),
+      formatElapsed(ms),
+      durationBar(ms, max),
+      open ? (summary.state === "running" ? "running" : "-") : row.exit!,
+      open ? "" : row.next!,
+      open ? "" : row.result!,
     ]);
   }
   // Under each row: the notes its script wrote, a failed script's last stderr lines, and where
   // the record's size cap dropped iterations, a line saying how many.
   const under = new Map<number, string[]>();
   const add = (n: number, line: string) => under.set(n, [...(under.get(n) ?? []), line]);
-  const known = new Set(iterations.map((row) => row.n));
   const orphans: string[] = [];
-  for (const event of notes) {
+  const known = new Set(iterations.map((row) => row.n));
+  for (const event of detail.notes) {
     if (event.n !== undefined && known.has(event.n)) add(event.n, describeNote(event));
     else orphans.push(describeNote(event));
   }
-  for (const row of iterations) for (const line of stderrLines(row.end)) add(row.n, line);
-  for (const gap of gaps) add(gap.after, describeGap(gap));
-  const lines = formatTable(rows).split("\n");
+  for (const row of iterations) for (const line of row.stderr ?? []) add(row.n, line);
+  for (const gap of detail.gaps) add(gap.after, describeGap(gap));
+  const table = formatTable(rows);
+  if (under.size === 0 && orphans.length === 0) return `${header}${before.map((line) => `${line}\n`).join("")}${table}`;
+  const lines = table.split("\n");
   const out = [...before, lines[0]!];
   iterations.forEach((row, i) => out.push(lines[i + 1]!, ...(under.get(row.n) ?? [])));
   out.push(...orphans);
@@ -331,10 +427,6 @@ function stderrLines(end: IterationEndEvent | undefined): string[] {
 /** "  … 4,210 iterations (1.2 MB) dropped here: the record's size cap" */
 export function describeGap(gap: GapEvent): string {
   return `  … ${gap.iterations} iteration${gap.iterations === 1 ? "" : "s"} (${gap.bytes} bytes of record) dropped here: the record's size cap (LOOPX_RECORD_MAX_BYTES)`;
-}
-
-function lastTime(events: RecordEvent[]): string {
-  return events[events.length - 1]!.time;
 }
 
 /** One line of `loopx runs tail` per event (what the record says, control characters escaped). */
