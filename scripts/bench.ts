@@ -1,7 +1,8 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,helper,ping,rss,records,runs-show,strays,node-versions] [--binary <path>] [--json <file>] [--keep]`.
+ * [--only loop,startup,scripts,ping,rss,records,control,runs-show,strays,guardian,dashboard,node-versions]
+ * [--binary <path>] [--before <checkout>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
  * measure function and its table), on top of scripts/bench/setup.ts (options, the benchmark
@@ -31,15 +32,29 @@
  * Run records (records): the bash loop under bun with records on vs off, and the record part's own
  * cost per iteration.
  *
+ * Run control channel (control): the bash loop under bun with the channel on vs off, the part's own
+ * cost per iteration and per run.
+ *
  * Stray scan (strays): the /proc scan for processes carrying a run's LOOPX_RUN_ID, which runs once
  * when a run ends, timed with 1,000 extra processes on the machine (target < 100 ms).
  *
- * Per Node version (node-versions): TS and .js scripts under loopx against `node plain.mjs`, and
- * `loopx output --stop` against `node -e 0`, on the machine's Node and Node 22/24/26 from
- * test/node-versions (installed on demand by scripts/node-versions.mjs).
+ * Run guardian (guardian): `run -n 1` and a 1,000-iteration bash loop with the guardian vs without
+ * (a bench-only preload takes it out), and the guardian's own spawn-to-gone time.
  *
- * Also measured: start-up of `loopx version` / `loopx output` per channel; what
- * `import { output } from "loopx"` adds to a TS script; loopx's RSS and open fds (from
+ * The scripts people write (scripts): no-op TS and JS scripts with and without
+ * `import { output, input } from "loopx"` on the machine's Node and Node 22/24/26 (from
+ * test/node-versions, installed on demand by scripts/node-versions.mjs), under Bun and in the
+ * binary, against each one's physical limit (`node plain.mjs`, raw `bun plain.mjs`), plus Node 20's
+ * floor for any module.register loader (an empty hooks worker). `--before <checkout>` measures the
+ * loopx of another build (dist/ built there) in the same rounds, for before/after columns.
+ *
+ * Dashboard (dashboard): `loopx runs serve` in Chromium: a 100,000-iteration run's page interactive
+ * (target < 1 s), the server's memory, and a live event's way from the record to an open page
+ * (target < 500 ms).
+ *
+ * Per Node version (node-versions): `loopx output --stop` against `node -e 0`.
+ *
+ * Also measured: start-up of `loopx version` / `loopx output` per channel; loopx's RSS and open fds (from
  * /proc/<pid>) at bash iteration 100 and 10,000 (the channels' long loops run concurrently);
  * iterations/s of a goto ping-pong between two bash scripts handing a 1 MB `result` to each other
  * through stdin.
@@ -50,15 +65,18 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { channels, type Channel } from "./bench/channels.js";
 import { type Timing, loopxRun, medianTiming, runOk } from "./bench/harness.js";
-import { measureHelperImport, printHelperImport } from "./bench/measures/helper-import.js";
 import { measureLoop, printLoop } from "./bench/measures/loop.js";
 import { measureNodeVersions, printNodeVersions } from "./bench/measures/node-versions.js";
 import { measurePingPong, printPingPong } from "./bench/measures/ping-pong.js";
+import { benchControl, formatControl } from "./bench/measures/control.js";
+import { benchDashboard, formatDashboard } from "./bench/measures/dashboard.js";
 import { benchRecords, formatRecords } from "./bench/measures/records.js";
 import { measureRss, printRss } from "./bench/measures/rss.js";
 import { benchRunsShow, formatRunsShow } from "./bench/measures/runs-show.js";
+import { measureScripts, printScripts } from "./bench/measures/scripts.js";
 import { measureStartup, printStartup } from "./bench/measures/startup.js";
 import { benchStrays, formatStrays } from "./bench/measures/strays.js";
+import { benchGuardian, formatGuardian } from "./bench/measures/guardian.js";
 import { fmt, loadAverage } from "./bench/report.js";
 import { BUDGET_MS, BUN, JSON_OUT, KEEP, QUICK, ROUNDS, RSS_ITERATIONS, WORK, createProject, flagValue } from "./bench/setup.js";
 
@@ -106,11 +124,11 @@ const MEASURES: Measure[] = [
     },
   },
   {
-    id: "helper",
-    title: 'import { output } from "loopx"',
-    async run(context) {
-      const helper = await measureHelperImport(context.usable, await startupTimes(context));
-      return { print: () => printHelperImport(helper), json: { helper } };
+    id: "scripts",
+    title: 'TS/JS scripts with and without import "loopx", per Node version and channel',
+    async run() {
+      const scripts = await measureScripts();
+      return { print: () => printScripts(scripts), json: { scripts } };
     },
   },
   {
@@ -147,11 +165,36 @@ const MEASURES: Measure[] = [
     },
   },
   {
+    id: "control",
+    title: "run control channel on vs off (bun)",
+    async run(context) {
+      if (!context.usable.some((channel) => channel.name === "bun")) return { print: () => {}, json: {} };
+      const control = await benchControl({ quick: QUICK });
+      return { print: () => console.log(`\n${formatControl(control)}`), json: { control } };
+    },
+  },
+  {
     id: "strays",
     title: "stray scan with 1,000 processes",
     async run() {
       const strays = await benchStrays({ quick: QUICK });
       return { print: () => console.log(`\n${formatStrays(strays)}`), json: { strays } };
+    },
+  },
+  {
+    id: "guardian",
+    title: "run guardian: per run, and a 1,000-iteration loop with vs without",
+    async run() {
+      const guardian = await benchGuardian({ quick: QUICK });
+      return { print: () => console.log(`\n${formatGuardian(guardian)}`), json: { guardian } };
+    },
+  },
+  {
+    id: "dashboard",
+    title: "dashboard: 100,000-iteration page, live latency",
+    async run() {
+      const dashboard = await benchDashboard({ quick: QUICK });
+      return { print: () => console.log(`\n${formatDashboard(dashboard)}`), json: { dashboard } };
     },
   },
   {

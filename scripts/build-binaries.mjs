@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeDashboardAssets } from "./dashboard-assets.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bun = join(root, "node_modules", ".bin", "bun");
@@ -21,18 +22,21 @@ function run(args) {
   execFileSync(bun, args, { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
 }
 
-// The helper package scripts import as "loopx" and the ESM-only preload, bundled to single files
+// The helper package scripts import as "loopx" (src/script.ts) and the two preloads, bundled to single files
 // and embedded in the binary as strings (materialized on disk at run time, see
 // src/runtime/platform/standalone.ts).
 const work = join(root, `dist.binaries-${process.pid}`);
+writeDashboardAssets(); // the dashboard's page, bundled as a module of strings
 mkdirSync(work, { recursive: true });
 try {
-  run(["build", "src/api/script-helpers.ts", "--target=bun", "--format=esm", "--minify", "--outfile", join(work, "helpers.js")]);
+  run(["build", "src/script.ts", "--target=bun", "--format=esm", "--minify", "--define", "__LOOPX_BUN_BUNDLE__=true", "--outfile", join(work, "helpers.js")]);
   run(["build", "src/runtime/loader/bun-preload.ts", "--target=bun", "--format=esm", "--minify", "--outfile", join(work, "preload.js")]);
+  run(["build", "src/runtime/loader/standalone-env-preload.ts", "--target=bun", "--format=esm", "--minify", "--outfile", join(work, "env-preload.js")]);
   const defines = {
     __LOOPX_VERSION__: version,
     __LOOPX_HELPERS_JS__: readFileSync(join(work, "helpers.js"), "utf8"),
     __LOOPX_PRELOAD_JS__: readFileSync(join(work, "preload.js"), "utf8"),
+    __LOOPX_ENV_PRELOAD_JS__: readFileSync(join(work, "env-preload.js"), "utf8"),
   };
   const defineArgs = Object.entries(defines).flatMap(([name, value]) => ["--define", `${name}=${JSON.stringify(value)}`]);
 

@@ -1,5 +1,5 @@
 // Builds the npm package into dist/: ESM JavaScript and .d.ts from src/ via tsc, the per-iteration
-// entry points (bin.js's start path, the Node script loader) bundled into one file each, plus the NODE_PATH shim, plus dist/workflows.tar.gz (the example workflows as an installable source).
+// entry points (bin.js's start path, the Node script loader, the scripts' "loopx") bundled into one file each, plus the NODE_PATH shim, plus dist/workflows.tar.gz (the example workflows as an installable source).
 // Builds into a fresh directory and swaps it in, so a test run that is reading dist/ at the same
 // moment never sees a half-written tree.
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -7,12 +7,17 @@ import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeDashboardAssets } from "./dashboard-assets.mjs";
 import { packWorkflows } from "./pack-workflows.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const out = join(root, `dist.build-${process.pid}`);
 const dist = join(root, "dist");
+/** esbuild options of every bundle this build writes. */
+const BUNDLE = { bundle: true, format: "esm", platform: "node", target: "node20.6", external: ["node:*"], legalComments: "none", logLevel: "error" };
 try {
+  // The dashboard's page, as a module of strings tsc compiles like any other.
+  writeDashboardAssets();
   execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.json"), "--outDir", out], {
     stdio: "inherit",
   });
@@ -20,12 +25,16 @@ try {
   chmodSync(join(out, "bin.js"), 0o755);
 
   // A two-file `loopx` package for Bun's NODE_PATH (spec §3.3): scripts under Bun resolve
-  // `import "loopx"` to it, and it re-exports this package. Bun needs `main` for NODE_PATH packages.
+  // `import "loopx"` to it. Its index.js is the script-facing entry (script.ts: output, input, note)
+  // itself, bundled and minified for Bun only (lazy-fs.ts: no top-level await; minified as in the
+  // binary's helper cache: ~0.4 ms less to parse), so a script's import is one
+  // small module — never the whole package that index.js re-exports. Bun needs `main` for NODE_PATH
+  // packages.
   const shim = join(out, "node-path", "loopx");
   mkdirSync(shim, { recursive: true });
   const shimPackage = { name: "loopx", private: true, type: "module", main: "./index.js", exports: { ".": "./index.js" } };
   writeFileSync(join(shim, "package.json"), JSON.stringify(shimPackage, null, 2) + "\n");
-  writeFileSync(join(shim, "index.js"), 'export * from "../../index.js";\n');
+  esbuild().buildSync({ ...BUNDLE, entryPoints: [join(out, "script.js")], outfile: join(shim, "index.js"), absWorkingDir: out, minify: true, define: { __LOOPX_BUN_BUNDLE__: "true" } });
 
   // The ralph and converge workflows as a multi-workflow source: `loopx install <url of it>`.
   await packWorkflows(join(out, "workflows.tar.gz"));
@@ -48,6 +57,9 @@ try {
  * - runtime/loader/register.js, preloaded into every JS/TS script process under Node (and
  *   hooks.js, loaded by its hooks thread on Node without module.registerHooks): five modules each
  *   as tsc emits them, ~2-3 ms of CPU per script process on Node 22-26;
+ * - runtime/loader/bun-preload.js, preloaded under Bun into scripts that may use CommonJS;
+ * - script.js, what a script's `import ... from "loopx"` loads when loopx provides it (Node's
+ *   hooks resolve it; Bun's NODE_PATH package is a copy of it): three modules as tsc emits them;
  * - bin.js up to the CLI: delegation and the fast `loopx output` path (`$LOOPX_BIN output` once per
  *   iteration from bash scripts), eight modules, ~1.5-2 ms per call. The full CLI (cli/main.js)
  *   and version.js stay separate modules, loaded only when needed; what bin.js bundles (delegation,
@@ -57,26 +69,20 @@ try {
  * through createRequire). The esbuild is tsx's own, as in transform.ts.
  */
 function bundleEntries(out) {
-  const require = createRequire(import.meta.url);
-  const esbuild = createRequire(require.resolve("tsx/package.json"))("esbuild");
   const entries = [
     { file: "runtime/loader/register.js", external: [] },
     { file: "runtime/loader/hooks.js", external: [] },
-    { file: "bin.js", external: ["./cli/main.js", "./version.js"] },
+    { file: "script.js", external: [] },
+    { file: "runtime/loader/bun-preload.js", external: [] },
+    { file: "bin.js", external: ["./cli/main.js", "./version.js", "./runtime/guardian.js"] },
   ];
   for (const { file, external } of entries) {
-    esbuild.buildSync({
-      entryPoints: [join(out, file)],
-      outfile: join(out, file),
-      allowOverwrite: true,
-      absWorkingDir: out,
-      bundle: true,
-      format: "esm",
-      platform: "node",
-      target: "node20.6",
-      external: ["node:*", ...external],
-      legalComments: "none",
-      logLevel: "error",
-    });
+    esbuild().buildSync({ ...BUNDLE, entryPoints: [join(out, file)], outfile: join(out, file), allowOverwrite: true, absWorkingDir: out, external: ["node:*", ...external] });
   }
+}
+
+/** The esbuild tsx itself depends on, as in transform.ts. */
+function esbuild() {
+  const require = createRequire(import.meta.url);
+  return createRequire(require.resolve("tsx/package.json"))("esbuild");
 }

@@ -2,6 +2,7 @@
 // Entry point. Delegation to a project-pinned loopx happens first, before any command parsing
 // (spec §3.2); only then is the CLI loaded.
 import { delegate, findLocalLoopx } from "./runtime/delegate.js";
+import { GUARDIAN_ARG } from "./runtime/platform/runtime.js";
 import { nodeModule } from "./runtime/builtins.js";
 import { runtimeName } from "./runtime/platform/runtime.js";
 import { loopxDir } from "./runtime/xdg.js";
@@ -17,8 +18,13 @@ if (typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache =
 }
 
 const argv = process.argv.slice(2);
-const localBin = process.env.LOOPX_DELEGATED === undefined ? findLocalLoopx(process.cwd()) : undefined;
-if (localBin !== undefined) {
+// A run's guardian (runtime/parts/guardian.ts) is this same program with a hidden first argument,
+// so that the standalone binary can be one too; it is never delegated and never in help.
+const guardian = argv[0] === GUARDIAN_ARG;
+const localBin = !guardian && process.env.LOOPX_DELEGATED === undefined ? findLocalLoopx(process.cwd()) : undefined;
+if (guardian) {
+  process.exitCode = await (await import("./runtime/guardian.js")).guard(argv.slice(1));
+} else if (localBin !== undefined) {
   process.exitCode = await delegate(localBin, argv);
 } else if (argv[0] === "output" && (await import("./cli/fast-output.js")).fastOutput(argv.slice(1))) {
   // done: `loopx output` in an everyday form (anything else falls through to the full CLI)

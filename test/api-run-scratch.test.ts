@@ -6,34 +6,16 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, RUNTIMES, isolatedEnv, makeProject, makeSymlink, runCommand, sh, tempDir, type Runtime } from "./helpers.js";
+import { RUNTIMES, consumer, isolatedEnv, leftovers, runConsumer, scratchEnv, sh } from "./helpers.js";
 
-/** A consumer project: `consumer.mjs` (after a shared prelude) plus node_modules/loopx → this package. */
-function consumer(source: string, files: Record<string, string> = {}): string {
-  const prelude = `import { run, runPromise } from "loopx";
+/** What every consumer.mjs here starts with: the scratch directory's bookkeeping. */
+const PRELUDE = `import { run, runPromise } from "loopx";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 const tmpOf = () => readFileSync("tmp.txt", "utf8").trim();
 const gone = () => !existsSync(tmpOf());
 const waitFile = async (f) => { for (let i = 0; i < 400 && !existsSync(f); i++) await new Promise((r) => setTimeout(r, 25)); };
 const report = (value) => console.log(JSON.stringify(value));
 `;
-  const dir = makeProject({ "consumer.mjs": prelude + source, ...files });
-  makeSymlink(ROOT, join(dir, "node_modules", "loopx"));
-  return dir;
-}
-
-function scratchEnv(extra: Record<string, string> = {}): { env: Record<string, string>; tmp: string } {
-  const tmp = tempDir("loopx-tmproot-");
-  return { env: isolatedEnv({ TMPDIR: tmp, ...extra }), tmp };
-}
-
-const leftovers = (tmp: string) => readdirSync(tmp).filter((name) => /^loopx-[A-Za-z0-9]{6}$/.test(name));
-
-async function runConsumer(runtime: Runtime, dir: string, env: Record<string, string>) {
-  const result = await runCommand(runtime.exe, ["consumer.mjs"], { cwd: dir, env });
-  const last = result.stdout.trim().split("\n").pop();
-  return { ...result, json: last ? JSON.parse(last) : undefined };
-}
 
 /** Records the run's LOOPX_TMPDIR in <project>/tmp.txt, then `body`. */
 const noting = (body: string) => sh(`echo "$LOOPX_TMPDIR" > "$LOOPX_PROJECT_ROOT/tmp.txt"\ntouch "$LOOPX_TMPDIR/file"\n${body}`);
@@ -41,7 +23,7 @@ const noting = (body: string) => sh(`echo "$LOOPX_TMPDIR" > "$LOOPX_PROJECT_ROOT
 describe.each(RUNTIMES)("LOOPX_TMPDIR / RUN_ID / ITERATION through the API ($name)", (runtime) => {
   it.concurrent("same directory across start, goto, cross-workflow goto and reset; ITERATION counts as maxIterations does; RUN_ID per run; concurrent runs apart", async ({ expect }) => {
     const line = '"$LOOPX_ITERATION $LOOPX_RUN_ID $LOOPX_TMPDIR $(stat -c %a "$LOOPX_TMPDIR") $(cat "$LOOPX_TMPDIR/handoff" 2>/dev/null | tr "\\n" ,)"';
-    const dir = consumer(
+    const dir = consumer(PRELUDE +
       `const one = await runPromise("a", { maxIterations: 5 });
        const two = await runPromise("a", { maxIterations: 1 });
        const [c1, c2] = await Promise.all([runPromise("a", { maxIterations: 1 }), runPromise("a", { maxIterations: 1 })]);
@@ -53,7 +35,7 @@ describe.each(RUNTIMES)("LOOPX_TMPDIR / RUN_ID / ITERATION through the API ($nam
       },
     );
     const { env, tmp } = scratchEnv();
-    const result = await runConsumer(runtime, dir, env);
+    const result = await runConsumer(runtime, dir, { env });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const rows = (result.json.one as string[]).map((r) => r.split(" "));
@@ -69,7 +51,7 @@ describe.each(RUNTIMES)("LOOPX_TMPDIR / RUN_ID / ITERATION through the API ($nam
   });
 
   it.concurrent("no directory for maxIterations: 0 or a failed validation; creation failure rejects before any script runs", async ({ expect }) => {
-    const dir = consumer(
+    const dir = consumer(PRELUDE +
       `const errors = [];
        await runPromise("w", { maxIterations: 0 });
        for (const t of ["nope", "w:nope"]) await runPromise(t).catch((e) => errors.push(e.message));
@@ -78,13 +60,13 @@ describe.each(RUNTIMES)("LOOPX_TMPDIR / RUN_ID / ITERATION through the API ($nam
       { ".loopx/w/index.sh": sh('touch "$LOOPX_PROJECT_ROOT/ran"') },
     );
     const { env, tmp } = scratchEnv();
-    const result = await runConsumer(runtime, dir, env);
+    const result = await runConsumer(runtime, dir, { env });
     expect(result.code).toBe(0);
     expect(result.json).toMatchObject({ ran: false });
     expect(result.json.errors).toHaveLength(3);
     expect(readdirSync(tmp).filter((name) => name.startsWith("loopx-"))).toEqual([]);
 
-    const failing = consumer(
+    const failing = consumer(PRELUDE +
       `const gen = run("w");
        const first = await gen.next().then(() => "resolved", (e) => e.message);
        const rejected = await runPromise("w").then(() => "resolved", (e) => e.message);
@@ -92,7 +74,7 @@ describe.each(RUNTIMES)("LOOPX_TMPDIR / RUN_ID / ITERATION through the API ($nam
       { ".loopx/w/index.sh": sh('touch "$LOOPX_PROJECT_ROOT/ran"') },
     );
     const missing = join(tmp, "missing");
-    const bad = await runConsumer(runtime, failing, isolatedEnv({ TMPDIR: missing }));
+    const bad = await runConsumer(runtime, failing, { env: isolatedEnv({ TMPDIR: missing }) });
     expect(bad.code).toBe(0);
     const message = `cannot create the run's temporary directory (LOOPX_TMPDIR) in ${missing}: no such file or directory (ENOENT)`;
     expect(bad.json).toEqual({ first: message, rejected: message, ran: false });
@@ -130,7 +112,7 @@ describe.each(RUNTIMES)("LOOPX_TMPDIR / RUN_ID / ITERATION through the API ($nam
     };
     it.concurrent.each(cases)("%s", async (name, source, files) => {
       const { env, tmp } = scratchEnv();
-      const result = await runConsumer(runtime, consumer(source, files), env);
+      const result = await runConsumer(runtime, consumer(PRELUDE + source, files), { env });
       expect(result.code, result.stderr).toBe(0);
       expect(result.json).toMatchObject({ gone: true, ...(expected[name] as object) });
       if (name.includes("goto")) expect(result.json.e).toMatch(name.includes("invalid") ? /^invalid goto/ : /"gone" not found/);
@@ -150,7 +132,7 @@ describe.each(RUNTIMES)("RunOptions.env ($name)", (runtime) => {
 
   it.concurrent("precedence: inherited < global env file < envFile < RunOptions.env < loopx's own variables", async ({ expect }) => {
     const loopxNames = { LOOPX_BIN: "x", LOOPX_PROJECT_ROOT: "x", LOOPX_WORKFLOW: "x", LOOPX_TMPDIR: "x", LOOPX_RUN_ID: "x", LOOPX_ITERATION: "x" };
-    const dir = consumer(
+    const dir = consumer(PRELUDE +
       `const withFile = await runPromise("w", { envFile: "local.env", env: { A: "opt", ...${JSON.stringify(loopxNames)} } });
        const noFile = await runPromise("w", { env: { C: "opt" } });
        report({ withFile: withFile[0].result, noFile: noFile[0].result });`,
@@ -160,7 +142,7 @@ describe.each(RUNTIMES)("RunOptions.env ($name)", (runtime) => {
     const { mkdirSync, writeFileSync } = await import("node:fs");
     mkdirSync(join(env.XDG_CONFIG_HOME!, "loopx"), { recursive: true });
     writeFileSync(join(env.XDG_CONFIG_HOME!, "loopx", "env"), "A=glob\nB=glob\nC=glob\n");
-    const result = await runConsumer(runtime, dir, env);
+    const result = await runConsumer(runtime, dir, { env });
     expect([result.code, result.stderr]).toEqual([0, ""]);
     const withFile = parse(result.json.withFile);
     expect(withFile).toMatchObject({ A: "opt", B: "local", C: "glob", D: "inh", LOOPX_WORKFLOW: "w", LOOPX_ITERATION: "1", LOOPX_PROJECT_ROOT: dir });
@@ -171,7 +153,7 @@ describe.each(RUNTIMES)("RunOptions.env ($name)", (runtime) => {
   });
 
   it.concurrent("copied at call time: later changes to the object have no effect; concurrent runs keep their own values", async ({ expect }) => {
-    const dir = consumer(
+    const dir = consumer(PRELUDE +
       `const e1 = { A: "before" }; const gen = run("w", { env: e1 }); e1.A = "after"; e1.B = "added";
        const first = (await gen.next()).value.result;
        const e2 = { A: "p-before" }; const p = runPromise("w", { env: e2 }); e2.A = "p-after";
@@ -180,7 +162,7 @@ describe.each(RUNTIMES)("RunOptions.env ($name)", (runtime) => {
        report({ first, second, both: both.map((o) => o[0].result) });`,
       DUMP,
     );
-    const result = await runConsumer(runtime, dir, scratchEnv().env);
+    const result = await runConsumer(runtime, dir, { env: scratchEnv().env });
     expect([result.code, result.stderr]).toEqual([0, ""]);
     expect(parse(result.json.first)).toMatchObject({ A: "before", B: "" });
     expect(parse(result.json.second)).toMatchObject({ A: "p-before" });
@@ -188,7 +170,7 @@ describe.each(RUNTIMES)("RunOptions.env ($name)", (runtime) => {
   });
 
   it.concurrent("each invalid shape: run() throws on first next(), runPromise() rejects, naming the bad key; no script runs", async ({ expect }) => {
-    const dir = consumer(
+    const dir = consumer(PRELUDE +
       `const shapes = { string: "A=1", number: 42, array: [["A", "1"]], null: null, map: new Map([["A", "1"]]), numberValue: { OK: "1", A: 1 },
          nullValue: { A: null }, undefinedValue: { A: undefined }, objectValue: { A: {} }, badName: { "A=B": "1" }, emptyName: { "": "1" }, nulValue: { A: "x\\0y" } };
        const out = {};
@@ -201,7 +183,7 @@ describe.each(RUNTIMES)("RunOptions.env ($name)", (runtime) => {
        report({ out, ran: existsSync("tmp.txt") });`,
       { ".loopx/w/index.sh": noting("$LOOPX_BIN output --stop") },
     );
-    const result = await runConsumer(runtime, dir, scratchEnv().env);
+    const result = await runConsumer(runtime, dir, { env: scratchEnv().env });
     expect([result.code, result.stderr]).toEqual([0, ""]);
     expect(result.json.out).toEqual({
       string: 'env must be an object of variable names to string values, got string "A=1"',

@@ -1,23 +1,15 @@
 /**
  * The programmatic API (spec §9) as a consumer sees it: a program in a temp dir imports the built
  * package by its name `loopx` (node_modules/loopx → this package) and runs under node and bun.
+ * Cancelling (break, return(), abort) while a three-level process tree runs leaves no survivor,
+ * even for trees that ignore SIGTERM, and the consumer is free to exit at once (Linux: /proc).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, RUNTIMES, isolatedEnv, makeProject, makeSymlink, processAlive, runCommand, type Runtime } from "./helpers.js";
-
-/** A consumer project: `consumer.mjs` plus node_modules/loopx linked to the built package. */
-function consumer(source: string, files: Record<string, string> = {}): string {
-  const dir = makeProject({ "consumer.mjs": source, ...files });
-  makeSymlink(ROOT, join(dir, "node_modules", "loopx"));
-  return dir;
-}
-
-async function runConsumer(runtime: Runtime, dir: string, env = isolatedEnv()) {
-  const result = await runCommand(runtime.exe, ["consumer.mjs"], { cwd: dir, env });
-  return { ...result, json: result.stdout.trim() ? JSON.parse(result.stdout.trim().split("\n").pop()!) : undefined };
-}
+import { randomUUID } from "node:crypto";
+import { ROOT, RUNTIMES, consumer, isolatedEnv, linuxOnly, makeProject, processAlive, runConsumer, taggedSurvivors } from "./helpers.js";
+import { BASH_TREE, TS_TREE, TS_TREE_IGNORING_TERM, describeProcs } from "./fixtures/process/support.js";
 
 const LOOP = {
   ".loopx/ralph/index.sh": 'echo "index ran" >&2\necho \'{"result":"one","goto":"two"}\'\n',
@@ -189,7 +181,8 @@ describe.each(RUNTIMES)("programmatic API ($name)", (runtime) => {
   });
 
   it("ships types: Output and RunOptions in dist/index.d.ts", () => {
-    const index = readFileSync(join(ROOT, "dist", "index.d.ts"), "utf8");
+    // index.d.ts re-exports the script-facing entry (script.d.ts: output, input, note and the types).
+    const index = readFileSync(join(ROOT, "dist", "index.d.ts"), "utf8") + readFileSync(join(ROOT, "dist", "script.d.ts"), "utf8");
     expect(index).toMatch(/type RunOptions/);
     expect(index).toMatch(/export type \{ Output \}/);
     const runTypes = readFileSync(join(ROOT, "dist", "api", "run.d.ts"), "utf8");
@@ -197,5 +190,205 @@ describe.each(RUNTIMES)("programmatic API ($name)", (runtime) => {
     for (const name of ["LoopEvent", "RunStartEvent", "IterationStartEvent", "IterationEndEvent", "RunEndEvent"]) expect(index).toContain(name);
     const outputTypes = readFileSync(join(ROOT, "dist", "core", "output.d.ts"), "utf8");
     for (const field of ["result?: string", "goto?: string", "stop?: boolean"]) expect(outputTypes).toContain(field);
+  });
+});
+
+linuxOnly.concurrent.each(RUNTIMES)("programmatic API: cancelling a process tree ($name)", (runtime) => {
+  describe("programmatic API: break, return() and abort leave no survivors", () => {
+    /** Runs consumer.mjs with a fresh HARDENING_TAG; returns its last stdout line as JSON, its exit, and its tag. */
+    async function runConsumerTagged(dir: string) {
+      const tag = randomUUID();
+      const startedAt = Date.now();
+      const result = await runConsumer(runtime, dir, { env: isolatedEnv({ HARDENING_TAG: tag }), timeoutMs: 30_000 });
+      return { ...result, tag, startedAt, exitedAt: Date.now() };
+    }
+
+    /** Consumer-side helpers: liveness through /proc (zombies are dead) and the tree's pids. */
+    const PRELUDE = `
+      import { run, runPromise } from "loopx";
+      import { existsSync, readFileSync } from "node:fs";
+      const alive = (pid) => { try { const s = readFileSync("/proc/" + pid + "/status", "utf8"); const st = s.match(/^State:\\s+(\\S)/m)[1]; return st !== "Z" && st !== "X"; } catch { return false; } };
+      const until = async (f) => { while (!f()) await new Promise((r) => setTimeout(r, 20)); };
+      const pids = () => [1, 2, 3].map((n) => Number(readFileSync("l" + n + ".pid", "utf8")));
+      const unhandled = [];
+      process.on("unhandledRejection", (e) => unhandled.push(String(e)));
+    `;
+
+    it.concurrent("break after a yield: no further script starts, every recorded process is gone, the consumer exits at once", async ({ expect }) => {
+      const dir = consumer(
+        `${PRELUDE}
+         const seen = [];
+         for await (const output of run("w")) { seen.push(output); if (seen.length === 3) break; }
+         const breakAt = Date.now();
+         await new Promise((r) => setTimeout(r, 500));
+         const ran = readFileSync("ran", "utf8").split("\\n").filter(Boolean).map(Number);
+         console.log(JSON.stringify({ seen, ran, anyAlive: ran.some(alive), unhandled, breakAt }));`,
+        {
+          ".loopx/w/index.sh": 'echo $$ >> "$LOOPX_PROJECT_ROOT/ran"\n(sleep 0.05) \necho \'{"result":"a","goto":"b"}\'\n',
+          ".loopx/w/b.sh": 'echo $$ >> "$LOOPX_PROJECT_ROOT/ran"\necho \'{"result":"b"}\'\n',
+        },
+      );
+      const result = await runConsumerTagged(dir);
+      expect(result.code).toBe(0);
+      expect(result.json.seen).toEqual([{ result: "a", goto: "b" }, { result: "b" }, { result: "a", goto: "b" }]);
+      expect(result.json.ran).toHaveLength(3);
+      expect(result.json.anyAlive).toBe(false);
+      expect(result.json.unhandled).toEqual([]);
+      // Nothing loopx left behind (timer, child, handle) keeps the consumer alive after the loop.
+      expect(result.exitedAt - result.json.breakAt).toBeLessThan(500 + 2000);
+      expect(describeProcs(taggedSurvivors(result.tag))).toBe("");
+    });
+
+    it.concurrent("return() while a three-level tree runs: the whole tree is gone when return() resolves", async ({ expect }) => {
+      const dir = consumer(
+        `${PRELUDE}
+         const gen = run("w");
+         const pending = gen.next();
+         await until(() => existsSync("ready"));
+         const tree = pids();
+         const before = tree.map(alive);
+         const t0 = Date.now();
+         const r = await gen.return();
+         const ms = Date.now() - t0;
+         const after = tree.map(alive);
+         const p = await pending.then((v) => "resolved:" + JSON.stringify(v), (e) => "rejected:" + e.name);
+         console.log(JSON.stringify({ r, p, before, after, ms, unhandled }));`,
+        BASH_TREE,
+      );
+      const result = await runConsumerTagged(dir);
+      expect(result.code).toBe(0);
+      expect(result.json.before).toEqual([true, true, true]);
+      expect(result.json.after).toEqual([false, false, false]);
+      expect(result.json.r).toEqual({ done: true });
+      expect(result.json.p).toBe('resolved:{"done":true}');
+      expect(result.json.ms).toBeLessThan(4500);
+      expect(result.json.unhandled).toEqual([]);
+      expect(describeProcs(taggedSurvivors(result.tag))).toBe("");
+    });
+
+    it.concurrent("return() on a tree that ignores SIGTERM: SIGKILL after 5 s, nothing survives return()", async ({ expect }) => {
+      const dir = consumer(
+        `${PRELUDE}
+         const gen = run("w");
+         const pending = gen.next();
+         await until(() => existsSync("ready"));
+         const tree = pids();
+         const t0 = Date.now();
+         let at3s;
+         setTimeout(() => (at3s = tree.map(alive)), 3000);
+         const r = await gen.return();
+         const ms = Date.now() - t0;
+         const after = tree.map(alive);
+         await pending.catch(() => {});
+         console.log(JSON.stringify({ r, at3s, after, ms, unhandled }));`,
+        TS_TREE_IGNORING_TERM,
+      );
+      const result = await runConsumerTagged(dir);
+      expect(result.code).toBe(0);
+      expect(result.json.at3s).toEqual([true, true, true]);
+      expect(result.json.after).toEqual([false, false, false]);
+      expect(result.json.ms).toBeGreaterThanOrEqual(4500);
+      expect(result.json.ms).toBeLessThan(9000);
+      expect(result.json.unhandled).toEqual([]);
+      expect(describeProcs(taggedSurvivors(result.tag))).toBe("");
+    });
+
+    it.concurrent("abort while a three-level tree runs: AbortError only once every level is gone", async ({ expect }) => {
+      const dir = consumer(
+        `${PRELUDE}
+         const ac = new AbortController();
+         const gen = run("w", { signal: ac.signal });
+         const pending = gen.next();
+         await until(() => existsSync("ready"));
+         const tree = pids();
+         const t0 = Date.now();
+         ac.abort();
+         let outcome, atRejection;
+         try { await pending; outcome = "no-error"; } catch (e) { outcome = e.name; atRejection = tree.map(alive); }
+         const ms = Date.now() - t0;
+         const next = await gen.next().then((v) => JSON.stringify(v), (e) => "threw:" + e.name);
+         console.log(JSON.stringify({ outcome, atRejection, ms, next, unhandled }));`,
+        TS_TREE,
+      );
+      const result = await runConsumerTagged(dir);
+      expect(result.code).toBe(0);
+      expect(result.json.outcome).toBe("AbortError");
+      expect(result.json.atRejection).toEqual([false, false, false]);
+      expect(result.json.ms).toBeLessThan(4500); // SIGTERM ends this tree; no grace period needed
+      expect(result.json.next).toBe('{"done":true}');
+      expect(result.json.unhandled).toEqual([]);
+      expect(describeProcs(taggedSurvivors(result.tag))).toBe("");
+    });
+
+    it.concurrent("abort on a tree that ignores SIGTERM: AbortError after the 5 s SIGKILL, every level gone by then", async ({ expect }) => {
+      const dir = consumer(
+        `${PRELUDE}
+         const ac = new AbortController();
+         const gen = run("w", { signal: ac.signal });
+         const pending = gen.next();
+         await until(() => existsSync("ready"));
+         const tree = pids();
+         const t0 = Date.now();
+         ac.abort();
+         let outcome, atRejection;
+         try { await pending; outcome = "no-error"; } catch (e) { outcome = e.name; atRejection = tree.map(alive); }
+         console.log(JSON.stringify({ outcome, atRejection, ms: Date.now() - t0, unhandled }));`,
+        TS_TREE_IGNORING_TERM,
+      );
+      const result = await runConsumerTagged(dir);
+      expect(result.code).toBe(0);
+      expect(result.json.outcome).toBe("AbortError");
+      expect(result.json.atRejection).toEqual([false, false, false]);
+      expect(result.json.ms).toBeGreaterThanOrEqual(4500);
+      expect(result.json.ms).toBeLessThan(9000);
+      expect(result.json.unhandled).toEqual([]);
+      expect(describeProcs(taggedSurvivors(result.tag))).toBe("");
+    });
+
+    it.concurrent("runPromise aborted mid-run rejects with AbortError after the tree is gone", async ({ expect }) => {
+      const dir = consumer(
+        `${PRELUDE}
+         const ac = new AbortController();
+         const p = runPromise("w", { signal: ac.signal });
+         await until(() => existsSync("ready"));
+         const tree = pids();
+         ac.abort();
+         let outcome, atRejection;
+         try { await p; outcome = "resolved"; } catch (e) { outcome = e.name; atRejection = tree.map(alive); }
+         console.log(JSON.stringify({ outcome, atRejection, unhandled }));`,
+        BASH_TREE,
+      );
+      const result = await runConsumerTagged(dir);
+      expect(result.code).toBe(0);
+      expect(result.json.outcome).toBe("AbortError");
+      expect(result.json.atRejection).toEqual([false, false, false]);
+      expect(result.json.unhandled).toEqual([]);
+      expect(describeProcs(taggedSurvivors(result.tag))).toBe("");
+    });
+
+    it.concurrent("abort and return() racing each other: no unhandled rejection, no survivor", async ({ expect }) => {
+      const dir = consumer(
+        `${PRELUDE}
+         const ac = new AbortController();
+         const gen = run("w", { signal: ac.signal });
+         const pending = gen.next().then((v) => "resolved:" + JSON.stringify(v), (e) => "rejected:" + e.name);
+         await until(() => existsSync("ready"));
+         const tree = pids();
+         ac.abort();
+         const r = await gen.return();
+         const after = tree.map(alive);
+         const p = await pending;
+         await new Promise((r) => setTimeout(r, 100));
+         console.log(JSON.stringify({ r, p, after, unhandled }));`,
+        BASH_TREE,
+      );
+      const result = await runConsumerTagged(dir);
+      expect(result.code).toBe(0);
+      expect(result.json.r).toEqual({ done: true });
+      expect(["rejected:AbortError", 'resolved:{"done":true}']).toContain(result.json.p);
+      expect(result.json.after).toEqual([false, false, false]);
+      expect(result.json.unhandled).toEqual([]);
+      expect(describeProcs(taggedSurvivors(result.tag))).toBe("");
+    });
   });
 });

@@ -5,7 +5,11 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, expectOneLineError, isolatedEnv, runLoopx, snapshotTree, tempDir, type RunResult } from "./helpers.js";
+import fc from "fast-check";
+import { parseEnvFile } from "../src/core/envfile.js";
+import { envKey, settableValue } from "./fixtures/arbitraries.js";
+import { RUNTIMES, expectOneLineError, isolatedEnv, makeProject, runLoopx, snapshotTree, tempDir, type RunResult } from "./helpers.js";
+import { dumpProject, globalEnvFile, parseEnvList, readDump, writeGlobalEnv } from "./fixtures/env/support.js";
 
 function expectSuccess(result: RunResult, stdout = ""): void {
   expect(result.stderr).toBe("");
@@ -299,5 +303,165 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     const before = snapshotTree(s.env.HOME!);
     expectOneLineError(await loopx(args, s));
     expect(snapshotTree(s.env.HOME!)).toEqual(before);
+  });
+});
+
+describe.concurrent.each(RUNTIMES)("loopx env: hostile files and concurrent writers ($name)", (runtime) => {
+  describe("CR in env files and values", () => {
+    const TRICKY_CRLF =
+      '# exported from Windows\r\nQ_SPACES="  padded  "\r\nQ_HASH="a # not a comment"\r\nQ_EQ="k=v=w"\r\n' +
+      "S_QUOTES='say \"hi\"'\r\nBARE=plain value\r\nTRAIL=\"x\"   \r\nEMPTY=\"\"\r\n\r\n";
+    const TRICKY_EXPECTED: Record<string, string> = {
+      Q_SPACES: "  padded  ",
+      Q_HASH: "a # not a comment",
+      Q_EQ: "k=v=w",
+      S_QUOTES: 'say "hi"',
+      BARE: "plain value",
+      TRAIL: "x",
+      EMPTY: "",
+    };
+
+    it.for(["global", "-e"] as const)("a CRLF %s file with quoted spaces, #, =, quotes: exact values, no stray CR, no warning", async (where, { expect }) => {
+      const { cwd, dump } = dumpProject({ "local.env": where === "-e" ? TRICKY_CRLF : "" });
+      const env = isolatedEnv();
+      if (where === "global") writeGlobalEnv(env, TRICKY_CRLF);
+      const args = where === "-e" ? ["run", "-n", "1", "-e", "local.env", "w"] : ["run", "-n", "1", "w"];
+      const result = await runLoopx(runtime, args, { cwd, env });
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      const vars = readDump(dump);
+      for (const [key, value] of Object.entries(TRICKY_EXPECTED)) expect(vars.get(key), key).toBe(value);
+      if (where === "global") {
+        const list = await runLoopx(runtime, ["env", "list"], { cwd, env });
+        expect(list.stderr).toBe("");
+        expect(Object.fromEntries(parseEnvList(list.stdout))).toEqual(TRICKY_EXPECTED);
+      }
+    });
+
+    it("env set into a CRLF file: other values stay exact (no CR leaks), the file still parses cleanly", async ({ expect }) => {
+      const { cwd, dump } = dumpProject();
+      const env = isolatedEnv();
+      writeGlobalEnv(env, TRICKY_CRLF);
+      expect((await runLoopx(runtime, ["env", "set", "Q_HASH", "replaced #"], { cwd, env })).code).toBe(0);
+      expect((await runLoopx(runtime, ["env", "set", "ADDED", "new \"one\""], { cwd, env })).code).toBe(0);
+      expect((await runLoopx(runtime, ["env", "remove", "BARE"], { cwd, env })).code).toBe(0);
+      const expected = { ...TRICKY_EXPECTED, Q_HASH: "replaced #", ADDED: 'new "one"' } as Record<string, string>;
+      delete expected.BARE;
+      const list = await runLoopx(runtime, ["env", "list"], { cwd, env });
+      expect(list.stderr).toBe("");
+      expect(Object.fromEntries(parseEnvList(list.stdout))).toEqual(expected);
+      const parsed = parseEnvFile(readFileSync(globalEnvFile(env), "utf8"), "env");
+      expect(parsed.warnings).toEqual([]);
+      expect(Object.fromEntries(parsed.vars)).toEqual(expected);
+      const run = await runLoopx(runtime, ["run", "-n", "1", "w"], { cwd, env });
+      expect(run.code).toBe(0);
+      const vars = readDump(dump);
+      for (const [key, value] of Object.entries(expected)) expect(vars.get(key), key).toBe(value);
+    });
+
+    it("a line holding only CR is blank; CRs inside values and CR-only line endings: script env and env list agree, no crash", async ({ expect }) => {
+      const { cwd, dump } = dumpProject();
+      const env = isolatedEnv();
+      writeGlobalEnv(env, 'BEFORE=1\n\r\nMID="a\rb"\nBARE_MID=c\rd\nMAC_A=1\rMAC_B=2\r\nAFTER=2\n');
+      const run = await runLoopx(runtime, ["run", "-n", "1", "w"], { cwd, env });
+      expect(run.stderr).not.toContain("internal error");
+      expect(run.code).toBe(0);
+      const list = await runLoopx(runtime, ["env", "list"], { cwd, env });
+      expect(list.code).toBe(0);
+      const listed = parseEnvList(list.stdout);
+      const seen = readDump(dump);
+      expect(seen.get("BEFORE")).toBe("1");
+      expect(seen.get("AFTER")).toBe("2");
+      for (const [key, value] of listed) expect(seen.get(key), key).toBe(value);
+      console.log(`[${runtime.name}] CR values as loaded: ${JSON.stringify(Object.fromEntries([...listed].filter(([k]) => k !== "BEFORE" && k !== "AFTER")))}; warnings: ${JSON.stringify(run.stderr)}`);
+    });
+  });
+
+  describe("20 concurrent `env set` processes (outcome undefined by the spec, but the file must parse)", () => {
+    const N = 20;
+    const value = (i: number) => `value ${i} with "quotes" # and = signs ${"é".repeat(i)}  `;
+
+    function expectWellFormed(file: string, allowed: (key: string, value: string) => boolean): Map<string, string> {
+      const text = readFileSync(file, "utf8");
+      expect(text.endsWith("\n")).toBe(true);
+      for (const line of text.slice(0, -1).split("\n")) expect(line, "a torn or foreign line").toMatch(/^[A-Za-z_][A-Za-z0-9_]*=".*"$/);
+      const parsed = parseEnvFile(text, "env");
+      expect(parsed.warnings).toEqual([]);
+      for (const [k, v] of parsed.vars) expect(allowed(k, v), `${k}=${v}`).toBe(true);
+      expect(readdirSync(join(file, ".."))).toEqual(["env"]); // no temp file left behind
+      return parsed.vars;
+    }
+
+    it("distinct keys: every process exits 0; the file parses; every surviving value is exact; env list agrees", { timeout: 60_000 }, async ({ expect }) => {
+      const env = isolatedEnv();
+      const cwd = tempDir();
+      writeGlobalEnv(env, 'SEED="kept?"\n');
+      const results = await Promise.all(Array.from({ length: N }, (_, i) => runLoopx(runtime, ["env", "set", `K${i}`, value(i)], { cwd, env, timeoutMs: 45_000 })));
+      for (const r of results) {
+        expect(r.stderr).toBe("");
+        expect(r.code).toBe(0);
+      }
+      const vars = expectWellFormed(globalEnvFile(env), (k, v) => (k === "SEED" ? v === "kept?" : /^K\d+$/.test(k) && v === value(Number(k.slice(1)))));
+      const list = await runLoopx(runtime, ["env", "list"], { cwd, env });
+      expect(list.stderr).toBe("");
+      expect(parseEnvList(list.stdout)).toEqual(new Map([...vars].sort(([a], [b]) => (a < b ? -1 : 1))));
+      console.log(`[${runtime.name}] ${N} concurrent env set (distinct keys): ${vars.size - (vars.has("SEED") ? 1 : 0)}/${N} survived, SEED ${vars.has("SEED") ? "kept" : "lost"}`);
+    });
+
+    it("one key: the final value is exactly one of the 20 written, on exactly one line", { timeout: 60_000 }, async ({ expect }) => {
+      const env = isolatedEnv();
+      const cwd = tempDir();
+      const results = await Promise.all(Array.from({ length: N }, (_, i) => runLoopx(runtime, ["env", "set", "SAME", value(i)], { cwd, env, timeoutMs: 45_000 })));
+      for (const r of results) expect(r.code).toBe(0);
+      const values = new Set(Array.from({ length: N }, (_, i) => value(i)));
+      const vars = expectWellFormed(globalEnvFile(env), (k, v) => k === "SAME" && values.has(v));
+      expect(vars.size).toBe(1);
+      expect(readFileSync(globalEnvFile(env), "utf8").split("\n").filter(Boolean)).toHaveLength(1);
+    });
+
+    it("writers racing with `run` readers: no reader ever sees a torn file (no warning, exact values)", { timeout: 90_000 }, async ({ expect }) => {
+      const env = isolatedEnv();
+      const { cwd } = dumpProject();
+      writeGlobalEnv(env, 'SEED="s"\n');
+      const readers = Array.from({ length: 6 }, (_, i) => {
+        const reader = dumpProject();
+        return runLoopx(runtime, ["run", "-n", "1", "w"], { cwd: reader.cwd, env, timeoutMs: 80_000 }).then((r) => ({ r, dump: reader.dump, i }));
+      });
+      const writers = Array.from({ length: N }, (_, i) => runLoopx(runtime, ["env", "set", `K${i}`, value(i)], { cwd, env, timeoutMs: 80_000 }));
+      const [readResults, writeResults] = await Promise.all([Promise.all(readers), Promise.all(writers)]);
+      for (const w of writeResults) expect(w.code).toBe(0);
+      for (const { r, dump } of readResults) {
+        expect(r.stderr).toBe("");
+        expect(r.code).toBe(0);
+        for (const [k, v] of readDump(dump)) if (/^K\d+$/.test(k)) expect(v).toBe(value(Number(k.slice(1))));
+      }
+      expectWellFormed(globalEnvFile(env), (k, v) => (k === "SEED" ? v === "s" : /^K\d+$/.test(k) && v === value(Number(k.slice(1)))));
+    });
+  });
+});
+
+describe.concurrent.each(RUNTIMES)("loopx env: properties ($name)", (runtime) => {
+  it("`env set` → `env list` → the script's environment round-trips every settable value", { timeout: 120_000 }, async ({ expect }) => {
+    const cwd = makeProject({ ".loopx/w/index.sh": 'env -0 > "$LOOPX_PROJECT_ROOT/env.dump"\n' });
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(fc.tuple(envKey.map((k) => `P_${k}`), settableValue), { minLength: 1, maxLength: 3, selector: ([k]) => k }), async (pairs) => {
+        const env = isolatedEnv();
+        for (const [key, value] of pairs) {
+          const set = await runLoopx(runtime, ["env", "set", key, value], { cwd, env });
+          expect(set.stderr).toBe("");
+          expect(set.code).toBe(0);
+        }
+        const expected = [...pairs].sort(([a], [b]) => (a < b ? -1 : 1));
+        const list = await runLoopx(runtime, ["env", "list"], { cwd, env });
+        expect(list.stderr).toBe("");
+        expect(list.stdout).toBe(expected.map(([k, v]) => `${k}=${v}\n`).join(""));
+        const run = await runLoopx(runtime, ["run", "-n", "1", "w"], { cwd, env });
+        expect(run.stderr).toBe("");
+        expect(run.code).toBe(0);
+        const dump = new Map(readFileSync(join(cwd, "env.dump"), "utf8").split("\0").filter(Boolean).map((r) => [r.slice(0, r.indexOf("=")), r.slice(r.indexOf("=") + 1)] as const));
+        for (const [key, value] of pairs) expect(dump.get(key)).toBe(value);
+      }),
+      { numRuns: 10 },
+    );
   });
 });

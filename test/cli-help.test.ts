@@ -249,3 +249,12 @@ describe.concurrent.each(RUNTIMES)("help ($name)", (runtime) => {
     });
   });
 });
+
+describe.concurrent.each(RUNTIMES)("install help: source kinds ($name)", (runtime) => {
+  it("describes git, GitHub shorthand, tarballs, -w and -y, and no removed source kind", async () => {
+    const result = await runLoopx(runtime, ["install", "-h"], { cwd: makeProject(), env: isolatedEnv() });
+    expect(result.code).toBe(0);
+    for (const needle of ["org/repo", ".git", ".tar.gz", ".tgz", "-w, --workflow <name>", "-y"]) expect(result.stdout).toContain(needle);
+    expect(result.stdout).not.toMatch(/single[- ]file/i);
+  });
+});

@@ -4,7 +4,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { parseOutput } from "../src/core/output.js";
 import { ROOT, RUNTIMES, expectOneLineError, isolatedEnv, makeProject, runLoopx, tempDir } from "./helpers.js";
+import { argString, normalized } from "./fixtures/arbitraries.js";
 
 const PACKAGE_VERSION: string = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
 
@@ -108,5 +111,33 @@ describe.concurrent.each(RUNTIMES)("version and output ($name)", (runtime) => {
       expect(result.code).toBe(0);
       expect(readFileSync(join(cwd, "got.txt"), "utf8")).toBe(value);
     });
+  });
+});
+
+describe.concurrent.each(RUNTIMES)("loopx output: properties ($name)", (runtime) => {
+  it("`loopx output` flags (any order, `--flag value` or `--flag=value`) → parseOutput round-trips", { timeout: 120_000 }, async ({ expect }) => {
+    const cwd = tempDir();
+    const env = isolatedEnv();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({ result: fc.option(argString, { nil: undefined }), goto: fc.option(argString, { nil: undefined }), stop: fc.boolean() }).filter((o) => o.result !== undefined || o.goto !== undefined || o.stop),
+        fc.constantFrom("result-goto-stop", "stop-goto-result", "goto-stop-result"),
+        fc.boolean(),
+        async (o, order, joined) => {
+          const groups: Record<string, string[]> = {
+            result: o.result === undefined ? [] : joined ? [`--result=${o.result}`] : ["--result", o.result],
+            goto: o.goto === undefined ? [] : joined ? [`--goto=${o.goto}`] : ["--goto", o.goto],
+            stop: o.stop ? ["--stop"] : [],
+          };
+          const args = ["output", ...order.split("-").flatMap((k) => groups[k]!)];
+          const run = await runLoopx(runtime, args, { cwd, env });
+          expect(run.stderr).toBe("");
+          expect(run.code).toBe(0);
+          expect(run.stdout.endsWith("\n")).toBe(true);
+          expect(parseOutput(run.stdout)).toEqual(normalized({ result: o.result, goto: o.goto, stop: o.stop || undefined }));
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 });

@@ -2,10 +2,10 @@
  * Local version pinning and delegation (spec §3.2): the global loopx hands the whole invocation
  * to the project's node_modules/.bin/loopx before parsing anything.
  */
-import { chmodSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, RUNTIMES, isolatedEnv, makeProject, processAlive, runLoopx, tempDir, waitFor } from "./helpers.js";
+import { CLIS, ROOT, RUNTIMES, VERSION, giveToUnprivileged, isolatedEnv, makeProject, makeSymlink, processAlive, runCli, runLoopx, runLoopxUnprivileged, tempDir, waitFor, warnings } from "./helpers.js";
 
 /** A stand-in local loopx that reports how it was called and exits 7. */
 const FAKE_LOCAL = '#!/bin/bash\necho "local-loopx args=[$*] delegated=[${LOOPX_DELEGATED-unset}]"\nexit 7\n';
@@ -129,5 +129,37 @@ describe.each(RUNTIMES)("delegation ($name)", (runtime) => {
     });
     expect(result.code).toBe(130);
     expect(processAlive(Number(readFileSync(join(cwd, "sleep.pid"), "utf8")))).toBe(false);
+  });
+});
+
+describe.concurrent.each(RUNTIMES)("delegation: a broken project package.json ($name)", (runtime) => {
+  it("delegation: an invalid or unreadable project package.json says 'invalid JSON' / 'cannot read' + the OS reason", async () => {
+    const bad = makeProject({ "package.json": "{ nope" });
+    const invalid = await runLoopx(runtime, ["version"], { cwd: bad, env: isolatedEnv() });
+    expect(invalid.stdout).toBe(`${VERSION}\n`);
+    expect(warnings(invalid.stderr)).toEqual([expect.stringMatching(/^loopx: warning: .*\/package\.json is invalid JSON \(.+\); not checking for a project-local loopx version/)]);
+
+    const locked = makeProject({ "package.json": JSON.stringify({ devDependencies: { loopx: "*" } }) });
+    const env = isolatedEnv();
+    giveToUnprivileged(locked, env.HOME!);
+    chmodSync(join(locked, "package.json"), 0o000);
+    const unreadable = await runLoopxUnprivileged(runtime, ["version"], { cwd: locked, env });
+    expect(unreadable.stdout).toBe(`${VERSION}\n`);
+    // (Bun itself also complains about a cwd package.json it cannot read, before loopx runs.)
+    expect(warnings(unreadable.stderr)).toEqual([`loopx: warning: cannot read ${join(locked, "package.json")}: permission denied (EACCES); not checking for a project-local loopx version (running this one)`]);
+  });
+});
+
+describe.concurrent.each(CLIS)("delegation passes LOOPX_BIN ($name)", (cli) => {
+  it("the delegated process gets LOOPX_BIN = realpath of the local binary (not an inherited value) and LOOPX_DELEGATED=1", async () => {
+    const cwd = makeProject({
+      "package.json": JSON.stringify({ devDependencies: { loopx: "*" } }),
+      "tools/real-loopx.sh": '#!/bin/bash\necho "bin=[$LOOPX_BIN] delegated=[$LOOPX_DELEGATED]"\n',
+    });
+    chmodSync(join(cwd, "tools", "real-loopx.sh"), 0o755);
+    makeSymlink("../../tools/real-loopx.sh", join(cwd, "node_modules", ".bin", "loopx"));
+    const result = await runCli(cli, ["version"], { cwd, env: isolatedEnv({ LOOPX_BIN: "/somewhere/else" }), timeoutMs: 60_000 });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`bin=[${realpathSync(join(cwd, "tools", "real-loopx.sh"))}] delegated=[1]\n`);
   });
 });

@@ -20,7 +20,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, expect } from "vitest";
+import { afterAll, describe, expect } from "vitest";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The built CLI entry (`npm test` runs the build first). */
@@ -29,7 +29,6 @@ export const REAL_BIN = realpathSync(BIN);
 /** Bun from the `bun` devDependency. */
 export const BUN = realpathSync(join(ROOT, "node_modules", ".bin", "bun"));
 export const NODE = process.execPath;
-
 export interface Runtime {
   name: "node" | "bun";
   /** The interpreter that runs dist/bin.js. */
@@ -41,6 +40,30 @@ export const RUNTIMES: Runtime[] = [
   { name: "node", exe: NODE },
   { name: "bun", exe: BUN },
 ];
+
+/** The standalone binary for this host (`node scripts/build-binaries.mjs --host` writes it). */
+export const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
+
+/** How the CLI is started: `exe ...prefix ...args` (node or bun run dist/bin.js; the binary runs itself). */
+export interface Cli {
+  name: "node" | "bun" | "binary";
+  exe: string;
+  prefix: string[];
+}
+/** The three ways loopx ships: under node, under bun, and as the standalone binary. */
+export const CLIS: Cli[] = [
+  { name: "node", exe: NODE, prefix: [BIN] },
+  { name: "bun", exe: BUN, prefix: [BIN] },
+  { name: "binary", exe: BINARY, prefix: [] },
+];
+
+/**
+ * Tests that need Linux itself: they read /proc (process states, memory, file descriptors,
+ * process groups) to prove what loopx did. Elsewhere (macOS in CI) they are reported as skipped
+ * and the rest runs; README "Continuous integration" says so. Use it where the tests are defined:
+ * `linuxOnly.each(RUNTIMES)(...)`, `linuxOnly("...", () => ...)`.
+ */
+export const linuxOnly = describe.runIf(process.platform === "linux");
 
 /**
  * The Node matrix: the machine's Node, then the releases pinned in test/node-versions/package.json
@@ -142,6 +165,11 @@ export interface RunOptions {
   onSpawn?: (child: ChildProcess) => void;
 }
 
+/** Spawns the CLI `cli` with `args` and collects its exit status and output. */
+export function runCli(cli: Cli, args: string[], options: RunOptions): Promise<RunResult> {
+  return runCommand(cli.exe, [...cli.prefix, ...args], options);
+}
+
 /** Spawns `<runtime> dist/bin.js ...args` and collects its exit status and output. */
 export function runLoopx(runtime: Runtime, args: string[], options: RunOptions): Promise<RunResult> {
   return runCommand(runtime.exe, [BIN, ...args], options);
@@ -193,6 +221,26 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+/** A started loopx: its process, its eventual result, and when it exited. */
+export interface Started {
+  child: ChildProcess;
+  result: Promise<RunResult>;
+  /** Date.now() when loopx exited (0 until `result` resolves). */
+  exitedAt: () => number;
+}
+
+/** Starts `cli` (a Runtime runs dist/bin.js) and returns at once, with a handle to its process and result. */
+export function startLoopx(cli: Runtime | Cli, args: string[], options: Omit<RunOptions, "onSpawn">): Started {
+  let child: ChildProcess | undefined;
+  let exitedAt = 0;
+  const prefix = "prefix" in cli ? cli.prefix : [BIN];
+  const result = runCommand(cli.exe, [...prefix, ...args], { ...options, onSpawn: (c) => (child = c) }).then((r) => {
+    exitedAt = Date.now();
+    return r;
+  });
+  return { child: child!, result, exitedAt: () => exitedAt };
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -207,9 +255,22 @@ export async function waitFor(predicate: () => boolean, timeoutMs: number, inter
   return true;
 }
 
+/** Waits for `path` to exist (a script's "ready" marker); throws if it never does. */
+export async function waitForFile(path: string, timeoutMs = 10_000): Promise<void> {
+  if (!(await waitFor(() => existsSync(path), timeoutMs))) throw new Error(`timed out waiting for ${path}`);
+}
+
 /** Runs `<runtime> dist/bin.js ...args` in `cwd` with a fresh isolatedEnv() (and `input` on stdin, if given). */
 export function runIsolated(runtime: Runtime, cwd: string, args: string[], input?: string): Promise<RunResult> {
   return runLoopx(runtime, args, { cwd, env: isolatedEnv(), input });
+}
+
+/** The project root, quoted, in a bash script. */
+export const R = '"$LOOPX_PROJECT_ROOT"';
+
+/** The non-empty lines of `file`; [] when it does not exist. */
+export function fileLines(file: string): string[] {
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
 }
 
 /** A bash script: shebang line, then `body`. */
@@ -256,24 +317,37 @@ export function expectClean(result: RunResult): void {
 }
 
 /**
- * Exit 1, nothing on stdout, stderr is exactly one `loopx:` line (nothing else), no stack trace;
- * `pattern`, if given, must match stderr.
+ * Exit 1, nothing on stdout, stderr is exactly one `loopx:` line (nothing else), no stack trace,
+ * no internal error; every pattern must match stderr (a string: be contained in it).
  */
-export function expectOneLineError(result: RunResult, pattern?: RegExp): void {
+export function expectOneLineError(result: RunResult, ...patterns: Array<RegExp | string>): void {
   expect(result.stdout).toBe("");
-  expect(result.stderr).toMatch(/^loopx:[^\n]*\n$/);
+  expect(result.stderr).toMatch(/^loopx: [^\n]*\n$/);
   expect(result.stderr).not.toContain("    at ");
-  if (pattern) expect(result.stderr).toMatch(pattern);
+  expect(result.stderr).not.toContain("internal error");
+  for (const pattern of patterns) {
+    if (typeof pattern === "string") expect(result.stderr).toContain(pattern);
+    else expect(result.stderr).toMatch(pattern);
+  }
   expect(result.code).toBe(1);
 }
 
+/** The `loopx: warning:` lines of `stderr`. */
+export const warnings = (stderr: string): string[] => stderr.split("\n").filter((line) => line.startsWith("loopx: warning:"));
+
+/** The version in package.json: what `loopx version` prints. */
+export const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
+
 /**
- * Exit 1, empty stdout, exactly one `loopx:` line on stderr containing every needle, no stack trace
+ * Exit 1, empty stdout, exactly one `loopx:` line on stderr containing every needle, no stack trace,
+ * no internal error
  * (other, non-`loopx:` stderr lines are allowed). Returns that line.
  */
 export function expectLoopxError(result: RunResult, ...needles: string[]): string {
   expect(result.stdout).toBe("");
   expect(result.stderr).not.toContain("    at ");
+  expect(result.stderr).not.toMatch(/^\s+at /m);
+  expect(result.stderr).not.toContain("internal error");
   const lines = result.stderr.split("\n").filter((line) => line.startsWith("loopx:"));
   expect(lines, result.stderr).toHaveLength(1);
   for (const needle of needles) expect(lines[0]).toContain(needle);
@@ -281,24 +355,73 @@ export function expectLoopxError(result: RunResult, ...needles: string[]): strin
   return lines[0]!;
 }
 
+/** Live (non-zombie) processes whose environment holds the variable `name=value`. */
+export function carriersOf(name: string, value: string): number[] {
+  const needle = `\0${name}=${value}\0`;
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let environ: string;
+    try {
+      environ = `\0${readFileSync(`/proc/${entry}/environ`, "latin1")}`;
+    } catch {
+      continue;
+    }
+    if (environ.includes(needle) && processAlive(Number(entry))) found.push(Number(entry));
+  }
+  return found;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The programmatic API from a consumer program, and LOOPX_TMPDIR bookkeeping.
+
+/** A consumer project: `consumer.mjs` (plus `files`) importing the built package as `loopx`. */
+export function consumer(source: string, files: Record<string, string> = {}): string {
+  const dir = makeProject({ "consumer.mjs": source, ...files });
+  makeSymlink(ROOT, join(dir, "node_modules", "loopx"));
+  return dir;
+}
+
+/**
+ * Runs `consumer.mjs` under `runtime`; `json` is its last stdout line parsed (undefined when it
+ * printed nothing; a line that is not JSON throws, with the consumer's output).
+ */
+export async function runConsumer(runtime: Runtime, dir: string, options: { env?: Record<string, string>; timeoutMs?: number } = {}) {
+  const result = await runCommand(runtime.exe, ["consumer.mjs"], { cwd: dir, env: options.env ?? isolatedEnv(), timeoutMs: options.timeoutMs ?? 60_000 });
+  const last = result.stdout.trim().split("\n").pop() ?? "";
+  let json: any;
+  try {
+    json = last === "" ? undefined : JSON.parse(last);
+  } catch {
+    throw new Error(`consumer printed no JSON (code ${result.code}):\n${result.stdout.slice(0, 3000)}\n${result.stderr.slice(0, 3000)}`);
+  }
+  return { ...result, json };
+}
+
+/** A per-test TMPDIR and an isolated environment that points at it. */
+export function scratchEnv(extra: Record<string, string> = {}): { env: Record<string, string>; tmp: string } {
+  const tmp = tempDir("loopx-tmproot-");
+  return { env: isolatedEnv({ TMPDIR: tmp, ...extra }), tmp };
+}
+
+/** The run directories (LOOPX_TMPDIR) loopx created, and left, in `tmp`. */
+export function leftovers(tmp: string): string[] {
+  return readdirSync(tmp).filter((name) => /^loopx-[A-Za-z0-9]{6}$/.test(name));
+}
+
+/** A memory figure of a live process, in kB, from /proc/<pid>/status (Linux only). */
+export function procMemoryKb(pid: number, field: "VmHWM" | "VmRSS"): number {
+  const match = readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m"));
+  if (!match) throw new Error(`no ${field} for ${pid}`);
+  return Number(match[1]);
+}
+
 /**
  * Live (non-zombie) processes whose environment holds HARDENING_TAG=<tag>: a test puts a unique tag
  * in loopx's environment, and every descendant inherits it, known to the test or not.
  */
 export function taggedSurvivors(tag: string): number[] {
-  const needle = `\0HARDENING_TAG=${tag}\0`;
-  const found: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    let environ: string;
-    try {
-      environ = `\0${readFileSync(`/proc/${name}/environ`, "latin1")}`;
-    } catch {
-      continue;
-    }
-    if (environ.includes(needle) && processAlive(Number(name))) found.push(Number(name));
-  }
-  return found;
+  return carriersOf("HARDENING_TAG", tag);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -344,6 +467,28 @@ export function unprivileged(exe: string, args: string[], ...mustReach: string[]
 
 /** Like {@link runLoopx}, but loopx runs as the unprivileged user (see {@link unprivileged}). */
 export function runLoopxUnprivileged(runtime: Runtime, args: string[], options: RunOptions): Promise<RunResult> {
-  const [exe, argv] = unprivileged(runtime.exe, [BIN, ...args], options.cwd);
+  return runCliUnprivileged({ name: runtime.name, exe: runtime.exe, prefix: [BIN] }, args, options);
+}
+
+/** Like {@link runCli}, but loopx runs as the unprivileged user (see {@link unprivileged}). */
+export function runCliUnprivileged(cli: Cli, args: string[], options: RunOptions): Promise<RunResult> {
+  const [exe, argv] = unprivileged(cli.exe, [...cli.prefix, ...args], options.cwd);
   return runCommand(exe, argv, options);
 }
+
+/**
+ * A script for "nothing outlives loopx" tests: it ignores SIGINT/SIGTERM/SIGQUIT, traces SIGHUP
+ * (`got` in `trace`, and goes on), starts a `setsid` child and a double-forked daemon (both
+ * carrying LOOPX_RUN_ID), then writes tmpdir.txt, parent.pid (loopx, or the host of run()) and
+ * run.id, and loops for ever.
+ */
+export const STUBBORN_SCRIPT = sh(`cd "$LOOPX_PROJECT_ROOT"
+trap 'echo "got $1" >> trace' HUP
+trap '' INT TERM QUIT
+setsid bash -c 'echo $$ > setsid.pid; exec sleep 1000' &
+( setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > daemon.pid )
+while [ ! -s setsid.pid ] || [ ! -s daemon.pid ]; do sleep 0.02; done
+echo "$LOOPX_TMPDIR" > tmpdir.txt
+echo $PPID > parent.pid
+echo "$LOOPX_RUN_ID" > run.id
+while :; do sleep 0.1; done`);

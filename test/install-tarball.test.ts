@@ -1,7 +1,7 @@
-import { existsSync, lstatSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { RUNTIMES, makeProject, runLoopx } from "./helpers.js";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { RUNTIMES, giveToUnprivileged, isolatedEnv, makeProject, runLoopx, runLoopxUnprivileged, tempDir, warnings } from "./helpers.js";
 import { installEnv, listDir, rawTarGz, sendTarball, snapshot, startServer, tarGzOfTree, type RawEntry, type TestServer } from "./fixtures/install/support.js";
 
 const FLOW = {
@@ -246,5 +246,39 @@ describe.each(RUNTIMES)("loopx install from a tarball ($name)", (runtime) => {
     expect(tree["alias.md"]).toBe("link -> lib/data.md");
     expect(tree["lib/back"]).toBe("link -> ../index.sh");
     expect(readFileSync(join(cwd, ".loopx", "linked", "copy.md"), "utf8")).toBe("data\n");
+  });
+});
+
+describe.each(RUNTIMES)("install carries unreadable files over ($name)", (runtime) => {
+  const servers: TestServer[] = [];
+  afterAll(async () => {
+    for (const server of servers.splice(0)) await server.stop();
+  });
+
+  it("a tarball whose package.json has mode 000, installed as an unprivileged user: warning, installed with its modes, runnable", async () => {
+    const body = rawTarGz([
+      { path: "ralph-main/", type: "Directory", mode: 0o755 },
+      { path: "ralph-main/index.sh", body: 'echo ran >> "$LOOPX_PROJECT_ROOT/trace.log"\n', mode: 0o755 },
+      { path: "ralph-main/package.json", body: JSON.stringify({ dependencies: { loopx: ">=999.0.0" } }), mode: 0o000 },
+      { path: "ralph-main/lib/", type: "Directory", mode: 0o755 },
+      { path: "ralph-main/lib/secret.txt", body: "s\n", mode: 0o000 },
+    ]);
+    const server = await startServer((_req, res) => sendTarball(res, body));
+    servers.push(server);
+    const cwd = makeProject();
+    const env = isolatedEnv({ TMPDIR: tempDir("loopx-tmpdir-") });
+    giveToUnprivileged(cwd, env.HOME!, env.TMPDIR!);
+    const result = await runLoopxUnprivileged(runtime, ["install", `${server.origin}/ralph.tar.gz`], { cwd, env });
+    expect(result.stderr).toBe('loopx: warning: workflow "ralph": cannot read package.json: permission denied (EACCES); loopx version check skipped\n');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('installed workflow "ralph" in .loopx/ralph\n');
+    const mode = (path: string) => statSync(join(cwd, ".loopx", "ralph", path)).mode & 0o777;
+    expect([mode("index.sh"), mode("package.json"), mode("lib"), mode("lib/secret.txt")]).toEqual([0o755, 0o000, 0o755, 0o000]);
+    expect(lstatSync(join(cwd, ".loopx", "ralph", "package.json")).size).toBeGreaterThan(0);
+
+    const run = await runLoopxUnprivileged(runtime, ["run", "-n", "2", "ralph"], { cwd, env });
+    expect(run.code).toBe(0);
+    expect(readFileSync(join(cwd, "trace.log"), "utf8")).toBe("ran\nran\n");
+    expect(warnings(run.stderr)).toEqual(['loopx: warning: workflow "ralph": cannot read package.json: permission denied (EACCES); loopx version check skipped']);
   });
 });

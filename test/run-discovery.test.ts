@@ -10,12 +10,15 @@ import {
   RUNTIMES,
   expectClean,
   expectLoopxError,
+  isolatedEnv,
   makeProject,
   makeSymlink,
   readTrace,
+  runLoopx,
   runIsolated as run,
   sh,
   tempDir,
+  warnings,
   type RunResult,
 } from "./helpers.js";
 
@@ -396,5 +399,19 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expectLoopxError(await run(runtime, cwd, ["run", "ralph:nope"]), "nope");
       expect(readTrace(cwd)).toEqual([]);
     });
+  });
+});
+
+describe.concurrent.each(RUNTIMES)("run: name collisions are called collisions ($name)", (runtime) => {
+  const collision = 'workflow "ralph": name collision: scripts check.sh, check.ts share the script name "check"';
+
+  it("run refuses naming the workflow, the files and the script name; run -h warns the same", async () => {
+    const cwd = makeProject({ ".loopx/ralph/index.sh": "echo\n", ".loopx/ralph/check.sh": "echo\n", ".loopx/ralph/check.ts": "\n" });
+    const run = await runLoopx(runtime, ["run", "ralph"], { cwd, env: isolatedEnv() });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`loopx: invalid .loopx/ (1 problem): ${collision}\n`);
+    const help = await runLoopx(runtime, ["run", "-h"], { cwd, env: isolatedEnv() });
+    expect(help.code).toBe(0);
+    expect(warnings(help.stderr)).toEqual([`loopx: warning: ${collision}`]);
   });
 });

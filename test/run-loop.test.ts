@@ -3,17 +3,11 @@
  * §5.1 discovery caching). Every script appends "<workflow>:<script> stdin=<what it read>" to
  * $LOOPX_PROJECT_ROOT/trace.log, so each test asserts the exact sequence of executions.
  */
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNTIMES, expectClean, expectLoopxError, makeProject, readTrace, runIsolated as run, sh } from "./helpers.js";
+import { emit, traced } from "./fixtures/loop/support.js";
 
-/** A bash script that records its workflow, its name and its stdin, then runs `then`. */
-const traced = (name: string, then = ""): string =>
-  sh(`in=$(cat)\nprintf '%s\\n' "$LOOPX_WORKFLOW:${name} stdin=$in" >> "$LOOPX_PROJECT_ROOT/trace.log"\n${then}`);
-
-/** A bash command printing `value` as JSON on stdout (value must not contain single quotes). */
-const emit = (value: unknown): string => `echo '${JSON.stringify(value)}'`;
 
 describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
   describe("starting target", () => {
@@ -183,89 +177,6 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
     });
   });
 
-  describe("stdin piping", () => {
-    it.concurrent("result is piped to the goto target; a reset gives the start empty stdin even though result was set", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": traced("index", emit({ result: "payload", goto: "b" })),
-        ".loopx/ralph/b.sh": traced("b", emit({ result: "leftover" })),
-      });
-      const result = await run(runtime, cwd, ["run", "-n", "4", "ralph"]);
-      expectClean(result);
-      expect(readTrace(cwd)).toEqual([
-        "ralph:index stdin=",
-        "ralph:b stdin=payload",
-        "ralph:index stdin=",
-        "ralph:b stdin=payload",
-      ]);
-    });
-
-    it.concurrent("result is delivered byte-exact (no added newline) via `$LOOPX_BIN output`", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": sh('$LOOPX_BIN output --result "two words  and\n a newline" --goto b'),
-        ".loopx/ralph/b.sh": sh('cat > "$LOOPX_PROJECT_ROOT/b.stdin"\n$LOOPX_BIN output --stop'),
-      });
-      const result = await run(runtime, cwd, ["run", "ralph"]);
-      expectClean(result);
-      expect(readFileSync(join(cwd, "b.stdin"), "utf8")).toBe("two words  and\n a newline");
-    });
-
-    it.concurrent("goto without result gives the target empty stdin", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": traced("index", emit({ goto: "b" })),
-        ".loopx/ralph/b.sh": sh('cat > "$LOOPX_PROJECT_ROOT/b.stdin"\n' + emit({ stop: true })),
-      });
-      const result = await run(runtime, cwd, ["run", "ralph"]);
-      expectClean(result);
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
-      expect(readFileSync(join(cwd, "b.stdin"), "utf8")).toBe("");
-    });
-
-    it.concurrent("the first iteration and every reset get empty stdin, even when loopx's own stdin has data", async () => {
-      const cwd = makeProject({ ".loopx/ralph/index.sh": traced("index", emit({ result: "r" })) });
-      const result = await run(runtime, cwd, ["run", "-n", "2", "ralph"], "data on loopx's stdin\nmore\n");
-      expectClean(result);
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:index stdin="]);
-    });
-
-    it.concurrent("a ~1 MB multi-line, non-ASCII result piped via goto arrives intact", async () => {
-      const lines = 28_000;
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": sh(
-          [
-            "printf '{\"result\":\"'",
-            `yes 'abcdefghijklmnopqrstuvwxyz0123456789 \u00e9\u4e2d\\n' | head -n ${lines} | tr -d '\\n'`,
-            "printf '\",\"goto\":\"b\"}'",
-          ].join("\n"),
-        ),
-        ".loopx/ralph/b.sh": sh('cat > "$LOOPX_PROJECT_ROOT/b.stdin"\n' + emit({ stop: true })),
-      });
-      const result = await run(runtime, cwd, ["run", "ralph"]);
-      expectClean(result);
-      const expected = "abcdefghijklmnopqrstuvwxyz0123456789 \u00e9\u4e2d\n".repeat(lines);
-      expect(Buffer.byteLength(expected)).toBeGreaterThan(1_000_000);
-      const received = readFileSync(join(cwd, "b.stdin"), "utf8");
-      expect(received.length).toBe(expected.length);
-      expect(received === expected).toBe(true);
-    });
-
-    it.concurrent("a goto target that never reads its (large) piped stdin does not break the loop", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": sh(
-          [
-            'echo "index" >> "$LOOPX_PROJECT_ROOT/trace.log"',
-            "printf '{\"result\":\"'",
-            "head -c 1000000 /dev/zero | tr '\\0' 'x'",
-            "printf '\",\"goto\":\"b\"}'",
-          ].join("\n"),
-        ),
-        ".loopx/ralph/b.sh": sh('echo "b" >> "$LOOPX_PROJECT_ROOT/trace.log"'),
-      });
-      const result = await run(runtime, cwd, ["run", "-n", "6", "ralph"]);
-      expectClean(result);
-      expect(readTrace(cwd)).toEqual(["index", "b", "index", "b", "index", "b"]);
-    });
-  });
-
   describe("-n and iteration counting", () => {
     const chain = (): string =>
       makeProject({
@@ -410,138 +321,6 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       const result = await run(runtime, cwd, ["run", "tsflow"]);
       expectClean(result);
       expect(readTrace(cwd)).toEqual([`tsflow ${join(cwd, ".loopx", "tsflow")} ${cwd}`]);
-    });
-  });
-
-  describe("script failure", () => {
-    it.concurrent("a non-zero exit stops the loop with exit 1 and its stdout is not parsed", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": traced("index", `${emit({ goto: "x" })}\necho "index failing" >&2\nexit 3`),
-        ".loopx/ralph/x.sh": traced("x"),
-      });
-      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
-      expectLoopxError(result, "index");
-      expect(result.stderr).toContain("index failing");
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
-    });
-
-    it.concurrent("a non-zero exit with `stop` on stdout is still a failure (exit 1)", async () => {
-      const cwd = makeProject({ ".loopx/ralph/index.sh": traced("index", `${emit({ stop: true })}\nexit 1`) });
-      expectLoopxError(await run(runtime, cwd, ["run", "ralph"]), "index");
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
-    });
-
-    it.concurrent("a failing goto target stops the loop (no reset) with exit 1", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": traced("index", emit({ goto: "other:bad" })),
-        ".loopx/other/bad.sh": traced("bad", "exit 42"),
-      });
-      expectLoopxError(await run(runtime, cwd, ["run", "-n", "5", "ralph"]), "bad");
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "other:bad stdin="]);
-    });
-
-    it.concurrent("a script killed by a signal stops the loop with exit 1", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": traced("index", `${emit({ goto: "index" })}\nkill -KILL $$`),
-      });
-      expectLoopxError(await run(runtime, cwd, ["run", "-n", "5", "ralph"]), "index");
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
-    });
-
-    it.concurrent("a failing JS/TS script stops the loop with exit 1", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": traced("index", emit({ goto: "fails" })),
-        ".loopx/ralph/fails.ts": 'process.stdout.write(JSON.stringify({ goto: "index" }));\nprocess.exit(2);\n',
-      });
-      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
-      expect(result.code).toBe(1);
-      expect(result.stdout).toBe("");
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
-    });
-  });
-
-  describe("discovery is cached at loop start", () => {
-    it.concurrent("a script added during the loop is not found by a later goto (exit 1)", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": traced(
-          "index",
-          [`printf '#!/bin/bash\\necho late >> "$LOOPX_PROJECT_ROOT/trace.log"\\n' > late.sh`, "chmod +x late.sh", emit({ goto: "late" })].join("\n"),
-        ),
-      });
-      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
-      expectLoopxError(result, "late");
-      expect(existsSync(join(cwd, ".loopx/ralph/late.sh"))).toBe(true);
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
-    });
-
-    it.concurrent("a workflow added during the loop is not found by a later qualified goto (exit 1)", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": traced(
-          "index",
-          [
-            'mkdir -p "$LOOPX_PROJECT_ROOT/.loopx/newwf"',
-            `printf '#!/bin/bash\\necho newwf >> "$LOOPX_PROJECT_ROOT/trace.log"\\n' > "$LOOPX_PROJECT_ROOT/.loopx/newwf/index.sh"`,
-            emit({ goto: "newwf:index" }),
-          ].join("\n"),
-        ),
-      });
-      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
-      expectLoopxError(result, "newwf");
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
-    });
-
-    it.concurrent("a script added during the loop with a colliding base name does not fail the running loop", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": traced("index", [`printf 'x\\n' > b.ts`, emit({ goto: "b" })].join("\n")),
-        ".loopx/ralph/b.sh": traced("b"),
-      });
-      const result = await run(runtime, cwd, ["run", "-n", "3", "ralph"]);
-      expectClean(result);
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:b stdin=", "ralph:index stdin="]);
-    });
-
-    it.concurrent("edits to an existing script's contents take effect on the next execution", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": sh(
-          [
-            'n=$(cat "$LOOPX_PROJECT_ROOT/count" 2>/dev/null || echo 0); n=$((n+1)); echo "$n" > "$LOOPX_PROJECT_ROOT/count"',
-            'echo "index $n" >> "$LOOPX_PROJECT_ROOT/trace.log"',
-            `if [ "$n" -eq 2 ]; then printf '#!/bin/bash\\necho "b v2" >> "$LOOPX_PROJECT_ROOT/trace.log"\\n' > b.sh; fi`,
-            emit({ goto: "b" }),
-          ].join("\n"),
-        ),
-        ".loopx/ralph/b.sh": sh('echo "b v1" >> "$LOOPX_PROJECT_ROOT/trace.log"'),
-      });
-      const result = await run(runtime, cwd, ["run", "-n", "4", "ralph"]);
-      expectClean(result);
-      expect(readTrace(cwd)).toEqual(["index 1", "b v1", "index 2", "b v2"]);
-    });
-
-    it.concurrent("a bash script deleted mid-loop fails at spawn time: exit 1 naming it", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": traced("index", ["rm b.sh", emit({ goto: "b" })].join("\n")),
-        ".loopx/ralph/b.sh": traced("b"),
-      });
-      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
-      expectLoopxError(result, "b");
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
-    });
-
-    it.concurrent("a TypeScript script deleted mid-loop fails at spawn time: exit 1 naming it", async () => {
-      const cwd = makeProject({
-        ".loopx/ralph/index.sh": traced("index", ["rm check.ts", emit({ goto: "check" })].join("\n")),
-        ".loopx/ralph/check.ts": 'process.stdout.write("{}");\n',
-      });
-      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
-      expectLoopxError(result, "check");
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
-    });
-
-    it.concurrent("the starting script deleted mid-loop fails on reset: exit 1", async () => {
-      const cwd = makeProject({ ".loopx/ralph/index.sh": traced("index", 'rm "$0"') });
-      const result = await run(runtime, cwd, ["run", "-n", "5", "ralph"]);
-      expectLoopxError(result, "index");
-      expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
     });
   });
 });

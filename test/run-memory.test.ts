@@ -6,21 +6,14 @@
 import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { RUNTIMES, isolatedEnv, makeProject, runLoopx, tempDir, waitFor } from "./helpers.js";
+import { expect, it } from "vitest";
+import { RUNTIMES, isolatedEnv, linuxOnly, makeProject, procMemoryKb, runLoopx, tempDir, waitFor } from "./helpers.js";
 
 const ITERATIONS = 1000;
 const FIRST_SAMPLE = 100;
 const MAX_GROWTH_KB = 20 * 1024;
 
-function rssKb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const match = status.match(/^VmRSS:\s+(\d+)\s+kB/m);
-  if (!match) throw new Error(`no VmRSS for pid ${pid}`);
-  return Number(match[1]);
-}
-
-describe.each(RUNTIMES)("run: memory over a long loop ($name)", (runtime) => {
+linuxOnly.each(RUNTIMES)("run: memory over a long loop ($name)", (runtime) => {
   it(`runs ${ITERATIONS} iterations with bounded RSS growth`, { timeout: 150_000 }, async () => {
     const cwd = tempDir();
     const counter = join(cwd, "counter");
@@ -48,13 +41,13 @@ describe.each(RUNTIMES)("run: memory over a long loop ($name)", (runtime) => {
     const pid = child!.pid!;
 
     expect(await waitFor(() => existsSync(mark(FIRST_SAMPLE)), 60_000)).toBe(true);
-    const rssAt100 = rssKb(pid);
+    const rssAt100 = procMemoryKb(pid, "VmRSS");
     const t100 = Date.now();
     writeFileSync(release(FIRST_SAMPLE), "");
 
     expect(await waitFor(() => existsSync(mark(ITERATIONS)), 120_000)).toBe(true);
     const t1000 = Date.now();
-    const rssAt1000 = rssKb(pid);
+    const rssAt1000 = procMemoryKb(pid, "VmRSS");
     writeFileSync(release(ITERATIONS), "");
 
     const result = await run;

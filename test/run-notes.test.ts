@@ -8,9 +8,8 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, RUNTIMES, isolatedEnv, makeProject, runCommand, runLoopx, sh, type RunOptions, type RunResult } from "./helpers.js";
+import { BINARY, RUNTIMES, isolatedEnv, makeProject, runCommand, runLoopx, sh, type RunOptions, type RunResult } from "./helpers.js";
 
-const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
 const CHANNELS: Array<{ name: string; loopx: (args: string[], options: RunOptions) => Promise<RunResult> }> = [
   { name: "node", loopx: (args, options) => runLoopx(RUNTIMES[0]!, args, options) },
   { name: "bun", loopx: (args, options) => runLoopx(RUNTIMES[1]!, args, options) },

@@ -8,8 +8,11 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  consumer,
+  runConsumer,
   RUNTIMES,
   expectClean,
   expectLoopxError,
@@ -21,6 +24,7 @@ import {
   type RunResult,
   type Runtime,
 } from "./helpers.js";
+import { utf16 } from "./fixtures/arbitraries.js";
 
 /** A project whose ralph:index prints `payload` verbatim; `extra` adds more files. */
 function fixture(payload: string, extra: Record<string, string> = {}): string {
@@ -250,6 +254,36 @@ describe.each(RUNTIMES)("run: structured output parsing ($name)", (runtime) => {
       const line = expectLoopxError(await runFixture(runtime, cwd), needle);
       expect(line).toMatch(/goto/i);
       expect(readTrace(cwd)).toEqual(["index"]);
+    });
+  });
+});
+
+describe.concurrent.each(RUNTIMES)("run: any goto string ($name)", (runtime) => {
+  it("any goto string: followed exactly when it names an existing script, else a one-line error naming the goto", { timeout: 120_000 }, async ({ expect }) => {
+    const gotos = fc.sample(fc.oneof(fc.constantFrom("index", "other", "w:index", "w:other", "w:nope", "nope", "x:index", "", ":", "w:", ":other", "a:b:c", "other ", "OTHER"), utf16(12)), { numRuns: 80 });
+    const dir = consumer(
+      `import { runPromise } from "loopx";
+       import { writeFileSync } from "node:fs";
+       const gotos = ${JSON.stringify(gotos)};
+       const out = [];
+       for (const goto of gotos) {
+         writeFileSync("goto.json", JSON.stringify({ goto }));
+         try { const outputs = await runPromise("w", { maxIterations: 2 }); out.push({ ok: outputs.length }); }
+         catch (e) { out.push({ error: e instanceof Error ? e.message : "non-error: " + String(e) }); }
+       }
+       console.log(JSON.stringify(out));`,
+      { ".loopx/w/index.sh": 'cat "$LOOPX_PROJECT_ROOT/goto.json"\n', ".loopx/w/other.sh": "exit 0\n" },
+    );
+    const outs: Array<{ ok?: number; error?: string }> = (await runConsumer(runtime, dir, { timeoutMs: 120_000 })).json;
+    expect(outs).toHaveLength(gotos.length);
+    gotos.forEach((goto, i) => {
+      const follows = ["index", "other", "w:index", "w:other"].includes(goto);
+      if (follows) expect(outs[i], JSON.stringify(goto)).toEqual({ ok: 2 });
+      else {
+        expect(outs[i]!.error, JSON.stringify(goto)).toBeTypeOf("string");
+        expect(outs[i]!.error).toContain("goto");
+        expect(outs[i]!.error).not.toMatch(/[\n\r]/);
+      }
     });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * loopx's own additions around a run (issue 13), black-box under node, bun and the standalone
  * binary: terminal progress on a real pseudo-terminal (`script` from util-linux) and nothing on a
- * pipe; run records for every way a run ends (SIGKILL of loopx → crashed); pruning at 200;
+ * pipe; run records for every way a run ends (SIGKILL of loopx → killed, by the guardian); pruning at 200;
  * LOOPX_RECORD=0; --log; an unwritable state directory; `loopx runs`, `runs show`, `runs tail` on
  * finished and live runs, two runs in parallel.
  */
@@ -9,24 +9,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  BIN,
-  BUN,
-  NODE,
-  ROOT,
-  RUNTIMES,
-  giveToUnprivileged,
-  isolatedEnv,
-  makeProject,
-  processAlive,
-  runCommand,
-  runLoopxUnprivileged,
-  sh,
-  waitFor,
-  type RunResult,
-} from "./helpers.js";
+import { BIN, BINARY, BUN, NODE, ROOT, RUNTIMES, giveToUnprivileged, isolatedEnv, makeProject, processAlive, runCommand, runLoopxUnprivileged, sh, waitFor, type RunResult } from "./helpers.js";
 
-const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
 
 interface Channel {
   name: string;
@@ -111,7 +95,7 @@ describe.each(CHANNELS)("run records and progress ($name)", (channel) => {
     expect(pipedStop).toMatchObject({ code: 0, stdout: "", stderr: "s says hi\n" });
   });
 
-  it("a record for every way a run ends: stop, -n, failure, SIGINT (last iteration.end kept), SIGKILL of loopx (crashed); runs / runs show", async () => {
+  it("a record for every way a run ends: stop, -n, failure, SIGINT (last iteration.end kept), SIGKILL of loopx (killed, closed by the run's guardian); runs / runs show", async () => {
     const cwd = makeProject(WORKFLOWS);
     const env = isolatedEnv();
     expect((await loopx(channel, ["run", "s"], cwd, env)).code).toBe(0);
@@ -137,6 +121,9 @@ describe.each(CHANNELS)("run records and progress ($name)", (channel) => {
     });
     expect((await killed).signal).toBe("SIGKILL");
     await waitFor(() => !processAlive(killedPid), 5000);
+    // The run's guardian closes the record of the run loopx could not end (test/run-guardian.test.ts).
+    const killedRecord = join(runsDir(env), `${recordIds(env).sort().at(-1)}.jsonl`);
+    expect(await waitFor(() => readFileSync(killedRecord, "utf8").includes('"run.end"'), 8000)).toBe(true);
 
     const ids = recordIds(env).sort();
     expect(ids).toHaveLength(5);
@@ -158,12 +145,12 @@ describe.each(CHANNELS)("run records and progress ($name)", (channel) => {
       { type: "iteration.end", n: 1 },
       { type: "run.end", reason: "interrupted", exitCode: 130, signal: "SIGINT", iterations: 1 },
     ]);
-    expect(sigkill.at(-1).type).not.toBe("run.end");
+    expect(sigkill.at(-1)).toMatchObject({ type: "run.end", reason: "killed", iterations: 1 });
 
     const list = await loopx(channel, ["runs", "--json"], cwd, env);
     expect(list.code).toBe(0);
     const rows = list.stdout.trim().split("\n").map((line) => JSON.parse(line));
-    expect(rows.map((row) => row.state)).toEqual(["crashed", "interrupted", "failed", "limit", "stopped"]);
+    expect(rows.map((row) => row.state)).toEqual(["killed", "interrupted", "failed", "limit", "stopped"]);
     expect(rows.map((row) => row.id)).toEqual([...ids].reverse());
     expect(rows[3]).toMatchObject({ iterations: 2, target: "s:loop", project: cwd, exitCode: 0 });
 
@@ -188,7 +175,7 @@ describe.each(CHANNELS)("run records and progress ($name)", (channel) => {
     const showJson = await loopx(channel, ["runs", "show", "--json", ids[3]!], cwd, env);
     expect(showJson.stdout).toBe(tailJson.stdout);
     const tailCrashed = await loopx(channel, ["runs", "tail", ids[4]!], cwd, env);
-    expect(tailCrashed.stdout).toContain(`crashed: process ${killedPid} is gone without run.end`);
+    expect(tailCrashed.stdout.trim().split("\n").at(-1)).toMatch(/^killed (by SIGKILL|\(signal unknown\)) · 1 iteration · /);
   });
 });
 

@@ -6,7 +6,7 @@
 import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, isolatedEnv, makeProject, runLoopx, tempDir } from "./helpers.js";
+import { CLIS, RUNTIMES, isolatedEnv, makeProject, runCli, runLoopx, tempDir } from "./helpers.js";
 
 /** A `check.sh` that records its stdin (the previous script's result) and stops the loop. */
 function checkScript(trace: string): string {
@@ -259,5 +259,34 @@ describe.each(RUNTIMES)("run: script execution per runtime ($name)", (runtime) =
       expect(chain.stdout).toBe("");
       expect(chain.stderr).toBe("");
     });
+  });
+});
+
+describe.concurrent.each(CLIS)("JSX is the same everywhere ($name)", (cli) => {
+  const show = (expr: string) => `import { writeFileSync } from "node:fs";\nwriteFileSync(process.env.LOOPX_PROJECT_ROOT + "/" + process.env.LOOPX_WORKFLOW + ".out", JSON.stringify(${expr}));\n`;
+  const ownReact = 'const React = { createElement: (t: any, p: any, ...c: any[]) => ({ t, p, c }), Fragment: "frag" };\n';
+  const element = '<div a="1">x<></></div>';
+
+  it("classic React.createElement by default (.tsx and .jsx); a workflow's tsconfig.json jsx settings win", async () => {
+    const cwd = makeProject({
+      ".loopx/tsx/index.tsx": ownReact + show(element),
+      ".loopx/jsx/index.jsx": ownReact.replace(/: any(\[\])?/g, "") + show(element),
+      ".loopx/factory/index.tsx": 'const h = (t: any, p: any, ...c: any[]) => ({ h: t, c });\nconst Frag = "F";\n' + show(element),
+      ".loopx/factory/tsconfig.json": JSON.stringify({ compilerOptions: { jsx: "react", jsxFactory: "h", jsxFragmentFactory: "Frag" } }),
+      ".loopx/automatic/index.tsx": show(element),
+      ".loopx/automatic/tsconfig.json": JSON.stringify({ compilerOptions: { jsx: "react-jsx", jsxImportSource: "tinyjsx" } }),
+      ".loopx/automatic/node_modules/tinyjsx/package.json": JSON.stringify({ name: "tinyjsx", type: "module", exports: { "./jsx-runtime": "./rt.js", "./jsx-dev-runtime": "./rt.js" } }),
+      ".loopx/automatic/node_modules/tinyjsx/rt.js": 'export const Fragment = "F";\nexport const jsx = (t, p) => ({ auto: t, p });\nexport const jsxs = jsx;\nexport const jsxDEV = jsx;\n',
+    });
+    for (const workflow of ["tsx", "jsx", "factory", "automatic"]) {
+      const result = await runCli(cli, ["run", "-n", "1", workflow], { cwd, env: isolatedEnv(), timeoutMs: 60_000 });
+      expect(result.code, `${workflow}: ${result.stderr}`).toBe(0);
+    }
+    const out = (workflow: string) => JSON.parse(readFileSync(join(cwd, `${workflow}.out`), "utf8"));
+    const classic = { t: "div", p: { a: "1" }, c: ["x", { t: "frag", p: null, c: [] }] };
+    expect(out("tsx")).toStrictEqual(classic);
+    expect(out("jsx")).toStrictEqual(classic);
+    expect(out("factory")).toStrictEqual({ h: "div", c: ["x", { h: "F", c: [] }] });
+    expect(out("automatic")).toStrictEqual({ auto: "div", p: { a: "1", children: ["x", { auto: "F", p: {} }] } });
   });
 });

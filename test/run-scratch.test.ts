@@ -8,31 +8,7 @@ import { type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, BUN, NODE, ROOT, giveToUnprivileged, isolatedEnv, makeProject, processAlive, runCommand, sh, sleep, tempDir, unprivileged, waitFor, type RunResult } from "./helpers.js";
-
-const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
-
-interface Cli {
-  name: "node" | "bun" | "binary";
-  exe: string;
-  prefix: string[];
-}
-const CLIS: Cli[] = [
-  { name: "node", exe: NODE, prefix: [BIN] },
-  { name: "bun", exe: BUN, prefix: [BIN] },
-  { name: "binary", exe: BINARY, prefix: [] },
-];
-
-/** A per-test TMPDIR and an isolated environment that points at it. */
-function scratchEnv(extra: Record<string, string> = {}): { env: Record<string, string>; tmp: string } {
-  const tmp = tempDir("loopx-tmproot-");
-  return { env: isolatedEnv({ TMPDIR: tmp, ...extra }), tmp };
-}
-
-/** The run directories loopx created (and left) in `tmp`. */
-function leftovers(tmp: string): string[] {
-  return readdirSync(tmp).filter((name) => /^loopx-[A-Za-z0-9]{6}$/.test(name));
-}
+import { CLIS, ROOT, giveToUnprivileged, isolatedEnv, leftovers, makeProject, processAlive, runCommand, scratchEnv, sh, sleep, tempDir, unprivileged, waitFor, waitForFile, type Cli, type RunResult } from "./helpers.js";
 
 function loopx(cli: Cli, args: string[], cwd: string, env: Record<string, string>, onSpawn?: (child: ChildProcess) => void, timeoutMs = 30_000): Promise<RunResult> {
   return runCommand(cli.exe, [...cli.prefix, ...args], { cwd, env, onSpawn, timeoutMs });
@@ -60,10 +36,6 @@ const TRACE = `echo "at=$LOOPX_WORKFLOW:$(basename "$0" .sh) n=$LOOPX_ITERATION 
 
 /** One script recording its tmpdir, then `body`. */
 const traced = (body: string) => sh(`${TRACE}\n${body}`);
-
-async function waitForFile(path: string, timeoutMs = 10_000): Promise<void> {
-  expect(await waitFor(() => existsSync(path), timeoutMs), `timed out waiting for ${path}`).toBe(true);
-}
 
 function startLoopx(cli: Cli, args: string[], cwd: string, env: Record<string, string>) {
   let child: ChildProcess | undefined;

@@ -4,51 +4,25 @@
  * exits 128+N, and no process of the group survives. Real processes, real signals; scripts report
  * their pids and readiness through files.
  */
-import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   RUNTIMES,
   isolatedEnv,
+  linuxOnly,
   makeProject,
   processAlive,
-  runLoopx,
   sleep,
+  startLoopx,
+  taggedSurvivors,
   tempDir,
   waitFor,
-  type RunResult,
+  waitForFile,
   type Runtime,
+  type Started,
 } from "./helpers.js";
-
-interface Started {
-  child: ChildProcess;
-  result: Promise<RunResult>;
-  /** Date.now() when loopx exited (set once `result` resolves). */
-  exitedAt: () => number;
-}
-
-/** Starts loopx and returns at once, with a handle to its process and its eventual result. */
-function startLoopx(runtime: Runtime, args: string[], cwd: string): Started {
-  let child: ChildProcess | undefined;
-  let exitedAt = 0;
-  const result = runLoopx(runtime, args, {
-    cwd,
-    env: isolatedEnv(),
-    timeoutMs: 20_000,
-    onSpawn: (c) => (child = c),
-  }).then((r) => {
-    exitedAt = Date.now();
-    return r;
-  });
-  return { child: child!, result, exitedAt: () => exitedAt };
-}
-
-/** Waits for `file` to exist (the script's "ready" marker); fails the test if it never does. */
-async function waitForFile(file: string, timeoutMs = 10_000): Promise<void> {
-  const ok = await waitFor(() => existsSync(file), timeoutMs);
-  expect(ok, `timed out waiting for ${file}`).toBe(true);
-}
+import { BASH_TREE, BASH_TREE_IGNORING, TS_TREE, TS_TREE_IGNORING_TERM, describeProcs, readProcComm, startTagged, treePids } from "./fixtures/process/support.js";
 
 function readPid(file: string): number {
   const pid = Number(readFileSync(file, "utf8").trim());
@@ -81,14 +55,14 @@ async function startBackgroundJobScript(
   const cwd = tempDir();
   const files: ReportFiles = { ready: join(cwd, "ready"), bgPidFile: join(cwd, "bg.pid"), pidFile: join(cwd, "script.pid") };
   makeProject({ ".loopx/w/index.sh": script(files) }, cwd);
-  const started = startLoopx(runtime, ["run", "w"], cwd);
+  const started = startLoopx(runtime, ["run", "w"], { cwd, env: isolatedEnv(), timeoutMs: 20_000 });
   await waitForFile(files.ready);
   const bgPid = readPid(files.bgPidFile);
   const scriptPid = readPid(files.pidFile);
   return { started, bgPid, scriptPid };
 }
 
-describe.each(RUNTIMES)("run: signals ($name)", (runtime) => {
+linuxOnly.each(RUNTIMES)("run: signals ($name)", (runtime) => {
   it.each([
     [".sh", `read -r -a f < <(sed 's/.*) //' /proc/$$/stat)\necho "$$ \${f[1]} \${f[2]} \${f[3]}" > '%TRACE%'\n`],
     [
@@ -102,7 +76,7 @@ describe.each(RUNTIMES)("run: signals ($name)", (runtime) => {
     const cwd = tempDir();
     const trace = join(cwd, "pgid.trace");
     makeProject({ [`.loopx/w/index${ext}`]: template.replace("%TRACE%", trace).replace("%TRACE_JSON%", JSON.stringify(trace)) }, cwd);
-    const started = startLoopx(runtime, ["run", "-n", "1", "w"], cwd);
+    const started = startLoopx(runtime, ["run", "-n", "1", "w"], { cwd, env: isolatedEnv(), timeoutMs: 20_000 });
     const result = await started.result;
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
@@ -132,7 +106,7 @@ describe.each(RUNTIMES)("run: signals ($name)", (runtime) => {
       cwd,
     );
     // No -n: were loopx to carry on after the script's clean exit, a second "start" would appear.
-    const started = startLoopx(runtime, ["run", "w"], cwd);
+    const started = startLoopx(runtime, ["run", "w"], { cwd, env: isolatedEnv(), timeoutMs: 20_000 });
     await waitForFile(ready);
     const sentAt = Date.now();
     started.child.kill(signal);
@@ -159,7 +133,7 @@ describe.each(RUNTIMES)("run: signals ($name)", (runtime) => {
       },
       cwd,
     );
-    const started = startLoopx(runtime, ["run", "w"], cwd);
+    const started = startLoopx(runtime, ["run", "w"], { cwd, env: isolatedEnv(), timeoutMs: 20_000 });
     await waitForFile(ready);
     const sentAt = Date.now();
     started.child.kill("SIGTERM");
@@ -224,7 +198,7 @@ describe.each(RUNTIMES)("run: signals ($name)", (runtime) => {
       },
       cwd,
     );
-    const started = startLoopx(runtime, ["run", "w"], cwd);
+    const started = startLoopx(runtime, ["run", "w"], { cwd, env: isolatedEnv(), timeoutMs: 20_000 });
     await waitForFile(ready);
     const bgPid = readPid(bgPidFile);
     await waitFor(() => readFileSync(`/proc/${bgPid}/cmdline`, "latin1").startsWith("sleep"), 5000);
@@ -259,7 +233,7 @@ describe.each(RUNTIMES)("run: signals ($name)", (runtime) => {
     const cwd = tempDir();
     const pids = join(cwd, "pids");
     makeProject({ ".loopx/w/index.sh": `echo $$ >> '${pids}'\n` }, cwd);
-    const started = startLoopx(runtime, ["run", "-n", "1000000", "w"], cwd);
+    const started = startLoopx(runtime, ["run", "-n", "1000000", "w"], { cwd, env: isolatedEnv(), timeoutMs: 20_000 });
     const lines = () => (existsSync(pids) ? readFileSync(pids, "utf8").split("\n").filter(Boolean) : []);
     expect(await waitFor(() => lines().length >= 30, 10_000)).toBe(true);
     const sentAt = Date.now();
@@ -271,5 +245,156 @@ describe.each(RUNTIMES)("run: signals ($name)", (runtime) => {
     await sleep(300);
     expect(lines().length).toBe(after.length);
     for (const pid of after.slice(-3).map(Number)) expect(processAlive(pid)).toBe(false);
+  });
+});
+
+linuxOnly.concurrent.each(RUNTIMES)("run: signals to a three-level process tree ($name)", (runtime) => {
+  describe("SIGINT / SIGTERM while a script runs a three-level process tree", () => {
+    it.concurrent.for([
+      ["SIGINT", 130],
+      ["SIGTERM", 143],
+    ] as const)("%s, cooperative bash → bash → sleep tree: exit %i at once, every level gone", async ([signal, code], { expect }) => {
+      const cwd = makeProject(BASH_TREE);
+      const started = startTagged(runtime, ["run", "w"], cwd);
+      await waitForFile(join(cwd, "ready"), 15_000);
+      const pids = await treePids(cwd);
+      for (const pid of pids) expect(processAlive(pid)).toBe(true);
+      // "ready" is touched just before `exec sleep`; a signal in that window is taken by bash's
+      // own handler and lost across the exec (a bash race, not loopx's), so wait for the exec.
+      await waitFor(() => readProcComm(pids[2]!) === "sleep", 5000);
+      const sentAt = Date.now();
+      started.child.kill(signal);
+      const result = await started.result;
+      const elapsed = started.exitedAt() - sentAt;
+      expect(result.signal).toBe(null);
+      expect(result.code).toBe(code);
+      // The tree dies of the forwarded signal: no need to wait for the 5 s grace period.
+      expect(elapsed).toBeLessThan(4500);
+      for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false);
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
+      // l1 must not have carried on after its child died (it died of the signal too).
+      expect(result.stderr).not.toContain("l1 continued");
+      expect(result.stdout).toBe("");
+    });
+
+    it.concurrent("SIGTERM, TS → bash → background sleep: exit 143 at once, every level gone", async ({ expect }) => {
+      const cwd = makeProject(TS_TREE);
+      const started = startTagged(runtime, ["run", "w"], cwd);
+      await waitForFile(join(cwd, "ready"), 15_000);
+      const pids = await treePids(cwd);
+      const sentAt = Date.now();
+      started.child.kill("SIGTERM");
+      const result = await started.result;
+      expect(result.code).toBe(143);
+      expect(started.exitedAt() - sentAt).toBeLessThan(4500);
+      for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false);
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
+    });
+
+    it.concurrent("SIGINT, TS → bash → background sleep (SIGINT-immune orphan): SIGKILL at 5 s, exit 130, every level gone", async ({ expect }) => {
+      const cwd = makeProject(TS_TREE);
+      const started = startTagged(runtime, ["run", "w"], cwd);
+      await waitForFile(join(cwd, "ready"), 15_000);
+      const [l1, l2, l3] = await treePids(cwd);
+      const sentAt = Date.now();
+      started.child.kill("SIGINT");
+      // The parents die of SIGINT; the sleep, now an orphan in the script's group, lives on.
+      expect(await waitFor(() => !processAlive(l1!) && !processAlive(l2!), 3000)).toBe(true);
+      expect(processAlive(l3!)).toBe(true);
+      expect(processAlive(started.child.pid!)).toBe(true); // loopx waits for the whole group
+      const result = await started.result;
+      const elapsed = started.exitedAt() - sentAt;
+      expect(result.code).toBe(130);
+      expect(elapsed).toBeGreaterThanOrEqual(4500);
+      expect(elapsed).toBeLessThan(9000);
+      expect(processAlive(l3!)).toBe(false);
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
+      console.log(`[${runtime.name}] SIGINT with a SIGINT-immune grandchild: loopx exited ${elapsed} ms after the signal`);
+    });
+  });
+
+  describe("a tree that traps and ignores SIGTERM", () => {
+    it.concurrent("nothing is killed before 5 s; then the whole tree is SIGKILLed and loopx exits 143", async ({ expect }) => {
+      const cwd = makeProject(TS_TREE_IGNORING_TERM);
+      const started = startTagged(runtime, ["run", "w"], cwd);
+      await waitForFile(join(cwd, "ready"), 15_000);
+      const pids = await treePids(cwd);
+      const sentAt = Date.now();
+      started.child.kill("SIGTERM");
+      await sleep(3500);
+      for (const pid of pids) expect(processAlive(pid), `pid ${pid} killed before the grace period ended`).toBe(true);
+      expect(processAlive(started.child.pid!)).toBe(true);
+      const result = await started.result;
+      const elapsed = started.exitedAt() - sentAt;
+      expect(result.code).toBe(143);
+      expect(elapsed).toBeGreaterThanOrEqual(4500);
+      expect(elapsed).toBeLessThan(9000);
+      for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false);
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
+      expect(result.stderr).toContain("l1 ignores SIGTERM"); // the handler did see the forwarded signal
+      console.log(`[${runtime.name}] SIGTERM-ignoring three-level tree: loopx exited ${elapsed} ms after SIGTERM`);
+    });
+  });
+
+  describe("more signals during the grace period", () => {
+    it.concurrent("a burst of Ctrl-Cs: the second ends the grace at once (SIGKILL to the tree, issue 20), loopx exits 130, no orphans", async ({ expect }) => {
+      const cwd = makeProject(BASH_TREE_IGNORING("INT"));
+      const started = startTagged(runtime, ["run", "w"], cwd);
+      await waitForFile(join(cwd, "ready"), 15_000);
+      const pids = await treePids(cwd);
+      started.child.kill("SIGINT");
+      await sleep(1000);
+      // 1 s after the first Ctrl-C: loopx has not bailed out and left the tree behind.
+      expect(processAlive(started.child.pid!)).toBe(true);
+      for (const pid of pids) expect(processAlive(pid)).toBe(true);
+      const secondAt = Date.now();
+      started.child.kill("SIGINT");
+      started.child.kill("SIGINT");
+      const result = await started.result;
+      expect(result.code).toBe(130);
+      expect(started.exitedAt() - secondAt).toBeLessThan(2000);
+      for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false);
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
+    });
+
+    it.concurrent("Ctrl-C then SIGTERM: the SIGTERM is forwarded too and ends a tree that only ignores SIGINT", async ({ expect }) => {
+      const cwd = makeProject(BASH_TREE_IGNORING("INT"));
+      const started = startTagged(runtime, ["run", "w"], cwd);
+      await waitForFile(join(cwd, "ready"), 15_000);
+      const pids = await treePids(cwd);
+      const sentAt = Date.now();
+      started.child.kill("SIGINT");
+      await sleep(1000);
+      for (const pid of pids) expect(processAlive(pid)).toBe(true);
+      started.child.kill("SIGTERM");
+      const result = await started.result;
+      const elapsed = started.exitedAt() - sentAt;
+      // Ended by the forwarded SIGTERM, well before the 5 s SIGKILL.
+      expect(elapsed).toBeLessThan(4500);
+      expect([130, 143]).toContain(result.code);
+      for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false);
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
+      console.log(`[${runtime.name}] SIGINT then SIGTERM: exit ${result.code} after ${elapsed} ms`);
+    });
+
+    it.concurrent("Ctrl-C then SIGTERM on a tree that ignores both: SIGKILL at 5 s, exit 128+N, no orphans", async ({ expect }) => {
+      const cwd = makeProject(BASH_TREE_IGNORING("INT TERM"));
+      const started = startTagged(runtime, ["run", "w"], cwd);
+      await waitForFile(join(cwd, "ready"), 15_000);
+      const pids = await treePids(cwd);
+      const sentAt = Date.now();
+      started.child.kill("SIGINT");
+      await sleep(1000);
+      started.child.kill("SIGTERM");
+      await sleep(2000);
+      expect(processAlive(started.child.pid!)).toBe(true);
+      const result = await started.result;
+      const elapsed = started.exitedAt() - sentAt;
+      expect([130, 143]).toContain(result.code);
+      expect(elapsed).toBeGreaterThanOrEqual(4500);
+      expect(elapsed).toBeLessThan(9000);
+      for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false);
+      expect(describeProcs(taggedSurvivors(started.tag))).toBe("");
+    });
   });
 });

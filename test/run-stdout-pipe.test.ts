@@ -8,14 +8,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, BUN, NODE, ROOT, isolatedEnv, makeProject, runCommand, sh } from "./helpers.js";
+import { CLIS, isolatedEnv, makeProject, runCommand, sh } from "./helpers.js";
 
-const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
-const RUNNERS = [
-  { name: "node", exe: NODE, prefix: [BIN] },
-  { name: "bun", exe: BUN, prefix: [BIN] },
-  { name: "binary", exe: BINARY, prefix: [] as string[] },
-];
+const RUNNERS = CLIS;
 
 const COUNT = 'echo x >> "$LOOPX_PROJECT_ROOT/count"\n';
 

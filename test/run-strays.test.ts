@@ -15,30 +15,10 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  BIN,
-  BUN,
-  NODE,
-  ROOT,
-  RUNTIMES,
-  isolatedEnv,
-  makeProject,
-  makeSymlink,
-  processAlive,
-  runCommand,
-  sh,
-  waitFor,
-  type RunResult,
-} from "./helpers.js";
+import { BIN, CLIS, NODE, ROOT, RUNTIMES, isolatedEnv, makeProject, makeSymlink, processAlive, runCommand, sh, waitFor, type RunResult } from "./helpers.js";
 
-const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
 
-/** How the CLI is started: under node, under bun, or as the standalone binary. */
-const RUNNERS = [
-  { name: "node", exe: NODE, prefix: [BIN] },
-  { name: "bun", exe: BUN, prefix: [BIN] },
-  { name: "binary", exe: BINARY, prefix: [] as string[] },
-];
+const RUNNERS = CLIS;
 
 /** Processes the tests deliberately leave running (dropped LOOPX_RUN_ID, daemons of a normal end). */
 const leftRunning = new Set<number>();

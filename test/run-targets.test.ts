@@ -3,7 +3,9 @@
  * strings ... are not usage errors — they are rejected after discovery").
  */
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, expectClean, expectLoopxError, makeProject, readTrace, runIsolated as run, sh, tempDir } from "./helpers.js";
+import fc from "fast-check";
+import { RUNTIMES, expectClean, expectLoopxError, isolatedEnv, makeProject, readTrace, runIsolated as run, runLoopx, sh, tempDir } from "./helpers.js";
+import { argString } from "./fixtures/arbitraries.js";
 
 /** Records "<workflow>:<label>" and stops. */
 const mark = (label: string): string =>
@@ -123,5 +125,29 @@ describe.each(RUNTIMES)("run: targets ($name)", (runtime) => {
       expectLoopxError(result, "a:b:c");
       expect(result.stdout).toBe("");
     });
+  });
+});
+
+describe.concurrent.each(RUNTIMES)("run: any target string ($name)", (runtime) => {
+  it("`loopx run <any string>`: help, a run, or one clean `loopx:` error line — never a crash", { timeout: 120_000 }, async ({ expect }) => {
+    const cwd = makeProject({ ".loopx/w/index.sh": 'echo \'{"stop":true}\'\n', ".loopx/w/other.sh": 'echo \'{"stop":true}\'\n' });
+    const env = isolatedEnv();
+    const target = fc.oneof(fc.constantFrom("", ":", "w:", ":index", "a:b:c", "w:index", "w", "w:other", "W", " w", "w ", "w\t", "w:index:", "w::index", "../w", ".loopx/w", "w/index"), argString);
+    await fc.assert(
+      fc.asyncProperty(target, async (t) => {
+        const run = await runLoopx(runtime, ["run", "-n", "1", t], { cwd, env });
+        expect([0, 1]).toContain(run.code);
+        if (run.code === 1) {
+          // One clean `loopx:` line: no internal error, no stack trace.
+          expect(run.stderr).not.toContain("internal error");
+          expect(run.stderr).not.toMatch(/^\s+at /m);
+          expect(run.stderr).toMatch(/^loopx: [^\n]*\n$/);
+        }
+        else expect(run.stderr).not.toContain("loopx:");
+        const valid = ["w", "w:index", "w:other"].includes(t);
+        if (valid) expect(run.code).toBe(0);
+      }),
+      { numRuns: 30 },
+    );
   });
 });

@@ -5,7 +5,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, isolatedEnv, makeProject, runLoopx } from "./helpers.js";
+import fc from "fast-check";
+import { RUNTIMES, consumer, isolatedEnv, makeProject, runConsumer, runLoopx } from "./helpers.js";
+import { normalized, utf16, validOutput } from "./fixtures/arbitraries.js";
 
 function noNodeModulesAbove(dir: string): boolean {
   for (let current = dir; ; current = dirname(current)) {
@@ -116,5 +118,37 @@ describe.each(RUNTIMES)("output()/input() in scripts ($name)", (runtime) => {
     const result = await runLoopx(runtime, ["run", "wf"], { cwd, env: isolatedEnv() });
     expect(result.code).toBe(0);
     expect(readFileSync(join(cwd, "which"), "utf8")).toBe("local");
+  });
+});
+
+describe.concurrent.each(RUNTIMES)("output() in a script: properties ($name)", (runtime) => {
+  it("output() in a real script process → the Output the API yields round-trips every valid Output", { timeout: 180_000 }, async ({ expect }) => {
+    const count = runtime.name === "node" ? 10 : 30; // a TS script under node+tsx costs ~0.5-1 s
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof({ arbitrary: validOutput, weight: 4 }, { arbitrary: fc.oneof(utf16(), fc.integer(), fc.boolean(), fc.double({ noNaN: true, noDefaultInfinity: true }) /* must survive cases.json */), weight: 1 }), { minLength: count, maxLength: count }), async (cases) => {
+        const dir = consumer(
+          `import { runPromise } from "loopx";
+           const cases = ${JSON.stringify(cases.length)};
+           const outs = [];
+           for (let i = 0; i < cases; i++) {
+             process.env.CASE_INDEX = String(i);
+             const [o] = await runPromise("w", { maxIterations: 1 });
+             outs.push(o);
+           }
+           console.log(JSON.stringify(outs));`,
+          {
+            "cases.json": JSON.stringify(cases),
+            ".loopx/w/index.ts":
+              'import { output } from "loopx";\nimport { readFileSync } from "node:fs";\n' +
+              'const cases = JSON.parse(readFileSync(`${process.env.LOOPX_PROJECT_ROOT}/cases.json`, "utf8"));\n' +
+              "output(cases[Number(process.env.CASE_INDEX)]);\n",
+          },
+        );
+        const outs = (await runConsumer(runtime, dir, { timeoutMs: 120_000 })).json;
+        const expected = cases.map((c) => (typeof c === "object" && c !== null ? normalized(c) : { result: String(c) }));
+        expect(outs).toEqual(expected);
+      }),
+      { numRuns: 1 },
+    );
   });
 });

@@ -7,14 +7,22 @@
  * the CommonJS entry points imported from ESM) and dumps `require.cache` at exit (CommonJS loaded
  * by `require`); under Bun by a preload that dumps `require.cache`, which there holds every module.
  *
+ * The script side too: what a script's `import { output, input } from "loopx"` loads when loopx
+ * provides the package — only the script-facing entry (dist/script.js, or its copy in Bun's
+ * NODE_PATH package or the binary's helper cache) beside loopx's own preloads, never index.js and
+ * the run() machinery behind it — under Node with in-thread hooks (22/24/26) and with the hooks
+ * worker (the machine's Node 20), under Bun and in the standalone binary. Recorded from inside the
+ * script process: under Node by a module-hooks recorder preloaded through NODE_OPTIONS, under Bun by
+ * a module of the workflow that dumps `require.cache` at exit.
+ *
  * STARTUP_GUARD_DIST (optional) points at another built dist/ to check, e.g. a scratch copy with a
  * deliberate forbidden import, to see this test fail.
  */
-import { readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, ROOT, RUNTIMES, isolatedEnv, makeProject, runCommand, tempDir, type Runtime } from "./helpers.js";
+import { BIN, ROOT, RUNTIMES, isolatedEnv, makeProject, nodeMatrix, runCommand, tempDir, type Runtime } from "./helpers.js";
 
 const GUARD_BIN = realpathSync(process.env.STARTUP_GUARD_DIST ? join(process.env.STARTUP_GUARD_DIST, "bin.js") : BIN);
 
@@ -146,5 +154,88 @@ describe("start-up imports: the Node script preload is recorded too (control)", 
     const { modules } = await loadedModules(RUNTIMES[0]!, entry, [], dir);
     // The loader's entry is one bundled file (scripts/build.mjs): it must be seen.
     expect(forbiddenIn(modules).some((path) => path.endsWith("/dist/runtime/loader/register.js"))).toBe(true);
+  });
+});
+
+const GUARD_DIST = dirname(GUARD_BIN);
+const BINARY = join(GUARD_DIST, "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
+
+/** In a script process (LOOPX_WORKFLOW set) under Node: records every module loaded, in-thread where Node can. */
+function nodeScriptRecorder(): string {
+  const path = join(recorderDir, "node-script-recorder.mjs");
+  writeFileSync(
+    path,
+    `import { appendFileSync } from "node:fs";
+import * as nodeModule from "node:module";
+const log = process.env.LOOPX_WORKFLOW ? process.env.STARTUP_GUARD_LOG : undefined;
+if (log) {
+  if (typeof nodeModule.registerHooks === "function") {
+    nodeModule.registerHooks({ load(url, context, nextLoad) { appendFileSync(log, url + "\\n"); return nextLoad(url, context); } });
+  } else {
+    nodeModule.register(${JSON.stringify(pathToFileURL(join(recorderDir, "hooks.mjs")).href)});
+  }
+  const require = nodeModule.createRequire(import.meta.url);
+  process.on("exit", () => appendFileSync(log, Object.keys(require.cache).join("\\n") + "\\n"));
+}
+`,
+  );
+  return path;
+}
+
+/** Under Bun (and the binary acting as Bun), where require.cache holds every module: dumped at exit. */
+const BUN_SCRIPT_RECORDER = `import { appendFileSync } from "node:fs";
+if (typeof Bun !== "undefined" && process.env.STARTUP_GUARD_LOG) {
+  process.on("exit", () => appendFileSync(process.env.STARTUP_GUARD_LOG, Object.keys(require.cache).join("\\n") + "\\n"));
+}
+`;
+
+/** The README's kind of script: imports both helpers and calls them. */
+const SCRIPT_BODY = 'import "./record.js";\nimport { input, output } from "loopx";\nconst got = await input();\noutput({ result: "ok" + got });\n';
+
+interface ScriptChannel {
+  name: string;
+  run(args: string[], cwd: string, env: Record<string, string>): ReturnType<typeof runCommand>;
+  env(log: string): Record<string, string>;
+}
+
+const nodeChannel = (runtime: Runtime): ScriptChannel => ({
+  name: runtime.label ?? "node",
+  run: (args, cwd, env) => runCommand(runtime.exe, [GUARD_BIN, ...args], { cwd, env }),
+  env: (log) => ({ NODE_OPTIONS: `--import=${pathToFileURL(nodeScriptRecorder()).href}`, STARTUP_GUARD_LOG: log }),
+});
+
+const SCRIPT_CHANNELS: ScriptChannel[] = [
+  ...nodeMatrix().map(nodeChannel),
+  { name: "bun", run: (args, cwd, env) => runCommand(RUNTIMES[1]!.exe, [GUARD_BIN, ...args], { cwd, env }), env: (log) => ({ STARTUP_GUARD_LOG: log }) },
+  { name: "binary", run: (args, cwd, env) => runCommand(BINARY, args, { cwd, env }), env: (log) => ({ STARTUP_GUARD_LOG: log }) },
+];
+
+describe.each(SCRIPT_CHANNELS)("a script's import of \"loopx\" loads only the script-facing entry ($name)", (channel) => {
+  it.each([".ts", ".js"])("a %s script importing and calling output and input loads no index.js, run() code or dependency", async (ext) => {
+    const cwd = makeProject({ [`.loopx/w/index${ext}`]: SCRIPT_BODY, ".loopx/w/record.js": BUN_SCRIPT_RECORDER });
+    scratch.push(cwd);
+    const log = join(recorderDir, `script-${channel.name}-${++logCounter}.txt`);
+    const env = isolatedEnv({ XDG_CACHE_HOME: join(cwd, "cache") });
+    // A first run fills loopx's caches (the TS transform, the binary's helper package); the second is recorded.
+    expect((await channel.run(["run", "-n", "1", "w"], cwd, env)).code).toBe(0);
+    writeFileSync(log, "");
+    const result = await channel.run(["run", "-n", "1", "w"], cwd, { ...env, ...channel.env(log) });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const modules = [...new Set(readFileSync(log, "utf8").split("\n").filter(Boolean).map((entry) => (entry.startsWith("file://") ? new URL(entry).pathname : entry)))];
+    // The recorder saw the script's own modules, so an empty list cannot pass by accident.
+    expect(modules).toContain(join(cwd, ".loopx", "w", "record.js"));
+    expect(modules.filter((path) => path.includes("/node_modules/"))).toEqual([]);
+    if (channel.name === "binary") {
+      const [entry] = readdirSync(join(cwd, "cache", "loopx")).filter((name) => !name.startsWith("transform"));
+      const helpers = join(cwd, "cache", "loopx", entry!);
+      expect(modules.filter((path) => path.startsWith(helpers)).sort()).toEqual([join(helpers, "env-preload.js"), join(helpers, "node-path", "loopx", "index.js")]);
+    } else {
+      const own = modules.filter((path) => path.startsWith(GUARD_DIST + "/")).map((path) => path.slice(GUARD_DIST.length + 1));
+      const entry = channel.name === "bun" ? "node-path/loopx/index.js" : "script.js";
+      // Besides the entry: only Node's loader preload (register.js, and hooks.js in Node 20's hooks worker).
+      expect(own.filter((path) => path !== entry && !/^runtime\/loader\/(?:register|hooks)\.js$/.test(path))).toEqual([]);
+      expect(own).toContain(entry);
+    }
   });
 });

@@ -13,7 +13,7 @@ export function flagValue(name: string): string | undefined {
 }
 if (argv.includes("-h") || argv.includes("--help")) {
   console.log(
-    "usage: node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary] [--only loop,startup,helper,ping,rss,records,strays,node-versions] [--binary <path>] [--json <file>] [--keep]\n" +
+    "usage: node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary] [--only loop,startup,scripts,ping,rss,records,control,strays,dashboard,node-versions] [--binary <path>] [--before <checkout>] [--json <file>] [--keep]\n" +
       "       (npm run bench -- <options> builds dist/ first)",
   );
   process.exit(0);
@@ -31,7 +31,6 @@ export const RSS_ITERATIONS = QUICK ? 1000 : 10_000;
 export const RSS_FIRST = 100;
 export const STARTUP_RUNS = QUICK ? 5 : 11;
 export const PING_ROUNDS = QUICK ? 2 : 3;
-export const HELPER_ROUNDS = QUICK ? 2 : 3;
 export const PAYLOAD_BYTES = 1024 * 1024;
 
 // ---------------------------------------------------------------------------------------------
@@ -76,6 +75,11 @@ export const NOOP: Record<Kind, string> = {
   js: "// no-op\n",
   ts: "const noop: number = 0;\nvoid noop;\nexport {};\n",
   tsx: TSX_SOURCE,
+};
+/** NOOP's TS and JS scripts plus `import { output, input } from "loopx"`, by workflow name. */
+export const IMPORTING: Record<string, { name: string; source: string }> = {
+  tsi: { name: "index.ts", source: `import { input, output } from "loopx";\n${NOOP.ts.replace("export {};\n", "")}void input;\nvoid output;\n` },
+  jsi: { name: "index.js", source: `import { input, output } from "loopx";\n${NOOP.js}void input;\nvoid output;\n` },
 };
 // readFileSync, not copyFileSync: copy_file_range copies nothing from procfs files.
 export const PROBE_JS = `import { readFileSync, writeFileSync } from "node:fs";
@@ -197,9 +201,11 @@ export function createProject(): void {
     if (kind !== "sh") writeFile(join(PROJECT, ".loopx", kind, "package.json"), moduleJson);
   }
   writeFile(join(PROJECT, ".loopx", "probe", "package.json"), moduleJson);
-  // A TS script using the documented helper, and the same script writing its JSON by hand.
-  writeFile(join(PROJECT, ".loopx", "tsout", "index.ts"), 'import { output } from "loopx";\nconst result: string = "x";\noutput({ result });\n');
-  writeFile(join(PROJECT, ".loopx", "tsjson", "index.ts"), 'const result: string = "x";\nprocess.stdout.write(JSON.stringify({ result }));\nexport {};\n');
+  // The no-op TS and JS scripts with the import almost every real script has (measures/scripts.ts).
+  for (const [workflow, file] of Object.entries(IMPORTING)) {
+    writeFile(join(PROJECT, ".loopx", workflow, file.name), file.source);
+    writeFile(join(PROJECT, ".loopx", workflow, "package.json"), moduleJson);
+  }
   for (const bytes of [PAYLOAD_BYTES, 1]) {
     writeFile(join(PROJECT, `payload-${bytes}`), "x".repeat(bytes));
     for (const check of [false, true]) {

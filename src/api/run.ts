@@ -43,6 +43,17 @@ export interface RunOptions {
   timeout?: number;
   /** Time limit for the whole run, in milliseconds (loopx's own addition); as `timeout` on expiry. */
   maxTime?: number;
+  /**
+   * loopx's own extension: go on with the recorded run of this id (or unique prefix) where it
+   * ended, as `loopx runs resume` does — same LOOPX_RUN_ID, iterations counted on, the script
+   * that was running again with the stdin it got, in the run's own project (`cwd` is not used),
+   * with its recorded env file and limits. `target` must be the run's starting target;
+   * `maxIterations` gives more iterations from here (default: what is left of the run's budget);
+   * `envFile`, `timeout` and `maxTime` given here replace the recorded ones. The run must have
+   * been recorded (`record: true`, or a CLI run); the resumed run is recorded too. A run that
+   * cannot be resumed makes the first `next()` throw, saying why.
+   */
+  resume?: string;
 }
 
 /** RunOptions.env copied now (own enumerable keys); anything else is kept for the engine to reject. */
@@ -76,7 +87,30 @@ export function run(target: string, options?: RunOptions): AsyncGenerator<Output
   } catch (error) {
     setupError = error instanceof Error ? error : new LoopxError(String(error));
   }
-  return new LoopGenerator(request, { record: options?.record === true, abortSignal: options?.signal }, setupError);
+  const resume = options?.resume;
+  if (resume !== undefined && request && setupError === undefined) {
+    const given = request;
+    return new LoopGenerator(
+      async () => {
+        if (typeof resume !== "string") throw new LoopxError(`resume must be a run id, got ${typeof resume}`);
+        const [{ prepareResume }, { validateMaxIterations }] = await Promise.all([import("../control/resume.js"), import("../engine/options.js")]);
+        const more = validateMaxIterations(given.maxIterations);
+        const prepared = prepareResume(given.baseEnv, resume, {
+          target,
+          ...(more !== undefined ? { maxIterations: more } : {}),
+          overrides: {
+            ...(given.envFile !== undefined ? { envFile: given.envFile } : {}),
+            ...(given.timeout !== undefined ? { timeout: given.timeout as number } : {}),
+            ...(given.maxTime !== undefined ? { maxTime: given.maxTime as number } : {}),
+          },
+        });
+        return { ...prepared.request, env: given.env, onEvent: given.onEvent };
+      },
+      { record: true, abortSignal: options?.signal, hostSignals: true },
+      undefined,
+    );
+  }
+  return new LoopGenerator(async () => request!, { record: options?.record === true, abortSignal: options?.signal, hostSignals: true }, setupError);
 }
 
 /** Runs a loop to its end and resolves with every Output (spec §9.2); rejects on any error. */
@@ -96,13 +130,13 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
   private returned = false;
 
   constructor(
-    private readonly request: RunRequest | undefined,
-    private readonly features: { record: boolean; abortSignal: AbortSignal | undefined },
+    private readonly request: () => Promise<RunRequest>,
+    private readonly features: { record: boolean; abortSignal: AbortSignal | undefined; hostSignals: boolean },
     private setupError: unknown,
   ) {}
 
   private start(): Promise<RunHandle> {
-    this.handle ??= import("../engine/index.js").then(({ startRun }) => startRun(this.request!, this.features));
+    this.handle ??= Promise.all([import("../engine/index.js"), this.request()]).then(([{ startRun }, request]) => startRun(request, this.features));
     return this.handle;
   }
 
@@ -123,12 +157,20 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
       this.returned = true;
       throw signal?.aborted ? abortReason(signal) : this.setupError;
     }
-    return (await this.start()).next();
+    let handle: RunHandle;
+    try {
+      handle = await this.start();
+    } catch (error) {
+      // The run could not be set up (a resume that is refused): nothing ran, nothing to end.
+      this.returned = true;
+      throw error;
+    }
+    return handle.next();
   }
 
   async return(): Promise<IteratorResult<Output, void>> {
     this.returned = true;
-    if (this.handle) await (await this.handle).return();
+    if (this.handle) await (await this.handle.catch(() => undefined))?.return();
     return { done: true, value: undefined };
   }
 

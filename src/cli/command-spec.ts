@@ -21,6 +21,8 @@ export const VALUE_KINDS = {
   "run-id": "<id>", // a run record's id or a unique prefix of it, or `latest`
   shell: "<shell>", // bash, zsh or fish (`loopx completion`)
   "run-state": "<state>", // how a run ended: stopped, limit, failed, ... (`loopx runs --state`)
+  port: "<port>", // a TCP port, 0 to 65535
+  address: "<address>", // an address of this machine to listen on
 } as const;
 export type ValueKind = keyof typeof VALUE_KINDS;
 

@@ -74,10 +74,21 @@ export function topLevelHelp(groups: CommandGroup[]): string {
   const rows: Array<[string, string?]> = [];
   for (const group of groups) {
     const specs = group.commands.map(commandSpec);
-    if (group.description !== undefined && specs.length > 1) rows.push([groupSynopsis(group.name, specs), group.description]);
-    else for (const spec of specs) rows.push([synopsis(spec, true), spec.description]);
+    if (group.description !== undefined && specs.length > 1) {
+      // The group's row covers the commands that take the bare command's options (`runs show`,
+      // `runs tail` take --json as `runs` does); one with options of its own gets a row of its own.
+      const shared = options(specs[0]!);
+      const family = specs.filter((spec) => shared.every((option) => options(spec).includes(option)));
+      rows.push([groupSynopsis(group.name, family), group.description]);
+      for (const spec of specs.filter((spec) => !family.includes(spec))) rows.push([synopsis(spec, true), spec.description]);
+    } else for (const spec of specs) rows.push([synopsis(spec, true), spec.description]);
   }
   return `${TOP_LEVEL_INTRO}\nCommands:\n${table(rows)}\n${TOP_LEVEL_OUTRO}`;
+}
+
+/** The options a command's synopsis names, e.g. `[--json]`. */
+function options(spec: CommandSpec): string[] {
+  return synopsis(spec).split(" ").filter((word) => word.startsWith("[-"));
 }
 
 /**

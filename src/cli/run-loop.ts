@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { LoopxError } from "../core/errors.js";
-import { startRun } from "../engine/index.js";
+import { startRun, type RunRequest } from "../engine/index.js";
 
 /**
  * `loopx run` after parsing: the engine runs the loop without printing results (spec §7.1); every
@@ -9,7 +9,7 @@ import { startRun } from "../engine/index.js";
  */
 export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; log?: string; summary?: boolean; argv?: string[]; features?: { timeout?: number; maxTime?: number } }): Promise<number> {
   const projectRoot = process.cwd();
-  const outcome = await startRun(
+  return runToEnd(
     {
       target: options.target,
       maxIterations: options.maxIterations,
@@ -19,17 +19,36 @@ export async function runFromCli(options: { target: string; maxIterations?: numb
       projectRoot,
       baseEnv: process.env,
     },
-    {
-      argv: options.argv,
-      record: true,
-      progress: true,
-      summary: options.summary,
-      signals: true,
-      compactHeap: true,
-      ...(options.log !== undefined ? { log: resolve(projectRoot, options.log) } : {}),
-    },
-  ).complete();
+    options.argv,
+    options.log === undefined ? undefined : resolve(projectRoot, options.log),
+    options.summary,
+  );
+}
+
+/**
+ * `loopx runs resume <id> [-n <count>]`: the run goes on in this terminal, as `loopx run` would
+ * have gone on (control/resume.ts decides where, and refuses with one line).
+ */
+export async function resumeFromCli(prefix: string, maxIterations: number | undefined, argv: string[]): Promise<number> {
+  const { prepareResume } = await import("../control/resume.js");
+  const prepared = prepareResume(process.env, prefix, maxIterations === undefined ? {} : { maxIterations });
+  return runToEnd(prepared.request, argv, prepared.log);
+}
+
+async function runToEnd(request: RunRequest, argv: string[] | undefined, log: string | undefined, summary = false): Promise<number> {
+  const outcome = await startRun(request, {
+    argv,
+    record: true,
+    progress: true,
+    summary,
+    signals: true,
+    compactHeap: true,
+    ...(log !== undefined ? { log } : {}),
+  }).complete();
   const error = outcome.error;
-  if (error !== undefined) throw error instanceof LoopxError ? error : new LoopxError(error instanceof Error ? error.message : String(error));
+  // An interruption (a signal, `loopx runs stop --now`) ends with its exit code and no error line.
+  if (error !== undefined && outcome.reason !== "interrupted") {
+    throw error instanceof LoopxError ? error : new LoopxError(error instanceof Error ? error.message : String(error));
+  }
   return outcome.exitCode ?? 0;
 }

@@ -28,6 +28,12 @@ export interface LoopRequest {
   /** Environment inherited by scripts (the caller's environment when the run was asked for). */
   baseEnv: Record<string, string | undefined>;
   loopxBin: string;
+  /**
+   * The run goes on where it ended (a resume): `target` ("workflow:script") runs first, with
+   * `stdin`; `target` above stays the run's starting target (where a script without goto leads
+   * back to). The iteration numbers go on from the session's count.
+   */
+  resume?: { target: string; stdin: string | undefined };
 }
 
 /** What a successful script wrote to stdout, decoded, and its size in bytes. */
@@ -127,6 +133,15 @@ function resolveStart(directories: DirectoryReader, discovery: Discovery, target
   return { workflow: start.workflow, script: start.script };
 }
 
+/** Where a resumed run starts again: a script that must still exist. */
+function resolveResume(directories: DirectoryReader, discovery: Discovery, target: string): Target {
+  const parsed = parseTarget(target);
+  if (!parsed.ok) throw new LoopxError(`cannot resume at ${JSON.stringify(target)}: ${parsed.error}`);
+  const at = runTargetOf(parsed.target);
+  lookup(directories, discovery, at, `cannot resume at ${formatTarget(at)}: `);
+  return { workflow: at.workflow, script: at.script };
+}
+
 /** The workflow-level version check (spec §3.2), on the first entry into each workflow of a run. */
 function checkVersion(host: LoopHost, workflow: DiscoveredWorkflow): void {
   const warning = workflowVersionWarning(workflow.name, host.versionRequirement(workflow.dir), host.version);
@@ -155,16 +170,17 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
   const discovery = discoverForRun(host.directories, request.projectRoot, request.target);
   const userVars = loadRunEnv(host.envFiles, request.envFile, host.warn);
   const start = resolveStart(host.directories, discovery, request.target);
+  const resumeAt = request.resume ? resolveResume(host.directories, discovery, request.resume.target) : undefined;
   if (maxIterations === 0) return;
 
   // The starting workflow's version check is part of validation: it warns before anything of the
   // run exists (scratch directory, record).
-  const entered = new Set<string>([start.workflow]);
-  checkVersion(host, discovery.workflows.get(start.workflow)!);
+  let current = resumeAt ?? start;
+  const entered = new Set<string>([current.workflow]);
+  checkVersion(host, discovery.workflows.get(current.workflow)!);
 
   let end: RunEnd | undefined;
-  let current = start;
-  let label = formatTarget(start);
+  let label = formatTarget(current);
   try {
     const runVars = await session.begin({ projectRoot: request.projectRoot, target: label, maxIterations });
 
@@ -185,7 +201,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
       return env;
     };
 
-    let stdin: string | undefined;
+    let stdin = request.resume?.stdin;
     for (;;) {
       const { workflow, script } = lookup(host.directories, discovery, current, "");
       if (!entered.has(workflow.name)) {
@@ -194,7 +210,8 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
       }
       label = formatTarget(current);
       if (session.gated) {
-        await session.beforeScript({ target: label });
+        const held = session.beforeScript({ target: label, stdin });
+        if (held) await held;
         // A part cancelled the run before this script: it never starts (the cancellation ends the run).
         if (session.cancellation) return;
       }

@@ -4,6 +4,8 @@ import {
   RESULT_EXCERPT_BYTES,
   type IterationOutput,
   type LoopEvent,
+  type PartEvent,
+  type RecordedOptions,
   type RunEndReason,
   type RunStartEvent,
 } from "../records/events.js";
@@ -32,16 +34,19 @@ export interface RunEnd {
   /**
    * For parts: when the grace period of the cancellation's termination ends (ms since 1970), if a
    * script's group was being terminated. Parts that end processes too share it (a Ctrl-C still
-   * ends the run within one grace period).
+   * ends the run within one grace period). Read it when needed: a second Ctrl-C moves it to now.
    */
-  graceEndsAt?: number;
+  readonly graceEndsAt?: number;
 }
 
 /** A cancellation requested from outside the engine. The first one decides how the run ends. */
 export interface RunCancel {
-  reason: "interrupted" | "timed-out" | "aborted" | "returned";
-  /** Sent to the running script's process group (grace, then SIGKILL, as on Ctrl-C). */
-  signal: NodeJS.Signals;
+  reason: "interrupted" | "hangup" | "quit" | "timed-out" | "aborted" | "returned" | "stopped-on-request";
+  /**
+   * Sent to the running script's process group (grace, then SIGKILL, as on Ctrl-C); none for a
+   * cancellation between two scripts (a stop on request), which leaves nothing to end.
+   */
+  signal?: NodeJS.Signals;
   exitCode: number | null;
   target?: string;
   message?: string;
@@ -56,6 +61,17 @@ export interface RunControls {
   cancel(cancel: RunCancel): Promise<void>;
   /** One `loopx: warning:` line. */
   warn(message: string): void;
+  /** Adds an event of the part's own (a pause, a stop request) to the run's events. */
+  emit(event: PartEvent): void;
+}
+
+/** What a part's `beforeScript` is told of the script about to start. */
+export interface NextScript {
+  target: string;
+  /** The iteration number it will have (LOOPX_ITERATION). */
+  n: number;
+  /** What it gets on stdin (the previous script's goto result), if anything. */
+  stdin: string | undefined;
 }
 
 /**
@@ -73,11 +89,12 @@ export interface RunPart {
   onEvent?(event: LoopEvent): void;
   /**
    * Before each script starts (goto hops included), with its target: a part may
-   * delay it (a pause) or cancel the run through `controls` (a stop requested from elsewhere);
-   * after a cancellation no further script starts. The seam for steering a run from another
-   * process; a run without such a part never awaits anything here.
+   * delay it (a pause: return a promise) or cancel the run through `controls` (a stop requested
+   * from elsewhere); after a cancellation no further script starts, and a cancellation releases a
+   * held script at once. The seam for steering a run from another process; a part that returns
+   * nothing costs no await, and a run without such a part never calls anything here.
    */
-  beforeScript?(next: { target: string }, controls: RunControls): void | Promise<void>;
+  beforeScript?(next: NextScript, controls: RunControls): void | Promise<void>;
   /**
    * Once, when the run ends (every way it can end), after the running script's process group is
    * gone and before `run.end` is emitted. Errors become one warning; they never change the ending.
@@ -100,6 +117,13 @@ export interface RunSessionOptions {
   argv?: string[];
   runtime: RunStartEvent["runtime"];
   version: string;
+  /** The options a resume takes over, for `run.start`. */
+  options?: RecordedOptions;
+  /**
+   * The run goes on (a resume): `run.resume` instead of `run.start`, iterations counted on from
+   * `iterations`, and `elapsedMs` of earlier sittings added to `run.end`'s duration.
+   */
+  resume?: { iterations: number; elapsedMs: number; stdinBytes?: number };
 }
 
 /**
@@ -157,6 +181,9 @@ export class RunSession implements RunControls {
   private iterationStartedAt = 0;
   private iterationTarget = "";
   private cancelled: RunCancel | undefined;
+  /** Resolves on the first cancellation; made only when a part holds a script back. */
+  private whenCancelled: Promise<void> | undefined;
+  private onCancelled: (() => void) | undefined;
   private termination: Promise<void> | undefined;
   private ending: Promise<RunEnd> | undefined;
   private readonly failedObservers = new Set<RunPart>();
@@ -165,6 +192,7 @@ export class RunSession implements RunControls {
     this.id = options.id;
     this.parts = options.parts ?? [];
     this.gates = this.parts.filter((part) => part.beforeScript !== undefined);
+    this.iterationCount = options.resume?.iterations ?? 0;
   }
 
   /** The cancellation that decides how this run ends, if any. */
@@ -178,18 +206,38 @@ export class RunSession implements RunControls {
   }
 
   /**
-   * Waits for every part's `beforeScript` before the next script (`target`) starts.
-   * Only called when `gated`: a run without such a part pays nothing.
+   * Asks every part's `beforeScript` before the next script (`target`) starts; returns a promise
+   * only when one of them holds it back (the loop awaits nothing otherwise). A cancellation
+   * releases a held script. Only called when `gated`: a run without such a part pays nothing.
    */
-  async beforeScript(next: { target: string }): Promise<void> {
-    for (const part of this.gates) await part.beforeScript!(next, this);
+  beforeScript(next: { target: string; stdin: string | undefined }): void | Promise<void> {
+    const script: NextScript = { target: next.target, n: this.iterationCount + 1, stdin: next.stdin };
+    for (let i = 0; i < this.gates.length; i++) {
+      const held = this.gates[i]!.beforeScript!(script, this);
+      if (held) return this.hold(held, script, i + 1);
+    }
+  }
+
+  private async hold(held: Promise<void>, script: NextScript, from: number): Promise<void> {
+    this.whenCancelled ??= new Promise((resolve) => (this.onCancelled = resolve));
+    if (this.cancelled) return;
+    await Promise.race([held, this.whenCancelled]);
+    for (let i = from; i < this.gates.length && !this.cancelled; i++) {
+      const more = this.gates[i]!.beforeScript!(script, this);
+      if (more) await Promise.race([more, this.whenCancelled]);
+    }
   }
 
   warn(message: string): void {
     this.options.warn(message);
   }
 
-  private emit(event: LoopEvent): void {
+  emit(event: PartEvent): void;
+  emit(event: LoopEvent): void;
+  emit(given: LoopEvent | PartEvent): void {
+    // A part's own event counts only while the run is going (not before run.start, nor once it ends).
+    if (!("v" in given) && (!this.started || this.ending)) return;
+    const event = ("v" in given ? given : { ...this.base(given.type), ...given }) as LoopEvent;
     for (const part of this.parts) {
       if (!part.onEvent) continue;
       try {
@@ -214,7 +262,21 @@ export class RunSession implements RunControls {
   async begin(start: { projectRoot: string; target: string; maxIterations: number | undefined }): Promise<Record<string, string>> {
     this.started = true;
     this.startedAt = Date.now();
-    this.emit({
+    const resume = this.options.resume;
+    if (resume) {
+      this.emit({
+        ...this.base("run.resume"),
+        pid: this.options.pid,
+        projectRoot: start.projectRoot,
+        target: start.target,
+        iterations: resume.iterations,
+        maxIterations: start.maxIterations ?? null,
+        ...(resume.stdinBytes !== undefined ? { stdinBytes: resume.stdinBytes } : {}),
+        ...(this.options.argv ? { argv: this.options.argv } : {}),
+        version: this.options.version,
+        runtime: this.options.runtime,
+      });
+    } else this.emit({
       ...this.base("run.start"),
       pid: this.options.pid,
       projectRoot: start.projectRoot,
@@ -223,6 +285,7 @@ export class RunSession implements RunControls {
       version: this.options.version,
       runtime: this.options.runtime,
       maxIterations: start.maxIterations ?? null,
+      ...(this.options.options && Object.keys(this.options.options).length > 0 ? { options: this.options.options } : {}),
     });
     const vars: Record<string, string> = {};
     for (const part of this.parts) {
@@ -266,7 +329,8 @@ export class RunSession implements RunControls {
    */
   cancel(cancel: RunCancel): Promise<void> {
     this.cancelled ??= cancel;
-    const termination = this.options.terminate(cancel.signal);
+    this.onCancelled?.();
+    const termination = cancel.signal ? this.options.terminate(cancel.signal) : Promise.resolve();
     this.termination ??= termination;
     return termination;
   }
@@ -295,8 +359,8 @@ export class RunSession implements RunControls {
         }
       : seen;
     if (this.termination) await this.termination;
-    const graceEndsAt = this.options.graceEndsAt?.();
-    const partEnd: RunEnd = graceEndsAt === undefined ? end : { ...end, graceEndsAt };
+    const graceEndsAt = this.options.graceEndsAt;
+    const partEnd: RunEnd = graceEndsAt?.() === undefined ? end : Object.defineProperty({ ...end }, "graceEndsAt", { get: graceEndsAt, enumerable: true });
     for (const part of this.began.reverse()) {
       try {
         await part.end?.(partEnd);
@@ -310,7 +374,7 @@ export class RunSession implements RunControls {
         reason: end.reason,
         exitCode: end.exitCode,
         iterations: this.iterationCount,
-        durationMs: Date.now() - this.startedAt,
+        durationMs: Date.now() - this.startedAt + (this.options.resume?.elapsedMs ?? 0),
         ...(end.target !== undefined ? { target: end.target } : {}),
         ...(end.message !== undefined ? { message: end.message } : {}),
         ...(end.signal !== undefined ? { signal: end.signal } : {}),

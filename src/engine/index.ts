@@ -1,14 +1,16 @@
 import { abortReason } from "../core/errors.js";
 import { runLoop } from "../core/loop.js";
 import type { Output } from "../core/output.js";
+import type { RecordedOptions } from "../records/events.js";
 import { newRunId, RunSession, type RunCancel, type RunEnd, type RunPart } from "../core/run-session.js";
 import { createHeapKeeper, loopxBin, runtimeName } from "../runtime/platform/index.js";
 import { runParts } from "../runtime/parts/index.js";
 import { warnToStderr } from "../runtime/stderr.js";
-import { ScriptSupervisor } from "../runtime/supervisor.js";
+import { KILL_GRACE_MS, ScriptSupervisor } from "../runtime/supervisor.js";
 import { VERSION } from "../version.js";
 import { createLoopHost } from "./host.js";
 import { validateRunOptions, type RunOptionValues } from "./options.js";
+import { cancelOnHostSignals } from "./host-signals.js";
 import { cancelOnSignals } from "./signals.js";
 
 /**
@@ -28,6 +30,25 @@ export interface RunRequest extends RunOptionValues {
   projectRoot: string;
   /** The environment scripts inherit, and where the run's features read their settings. */
   baseEnv: Record<string, string | undefined>;
+  /**
+   * The run goes on where it ended (control/resume.ts prepares this from its record): `target`
+   * above is still the run's starting target and `maxIterations` its whole budget.
+   */
+  resume?: ResumeRequest;
+}
+
+/** What the engine needs to go on with a run that ended or died. */
+export interface ResumeRequest {
+  /** The run's id: LOOPX_RUN_ID stays, the record goes on. */
+  runId: string;
+  /** The script that runs first, "workflow:script". */
+  target: string;
+  /** Exactly what it gets on stdin (what it got when the run ended), if anything. */
+  stdin?: string;
+  /** Iterations done before: the first script is iteration `iterations + 1`. */
+  iterations: number;
+  /** How long the run was going before, for `run.end`'s duration. */
+  elapsedMs: number;
 }
 
 /** The features a run asks for besides its options; each one nobody asks for costs nothing. */
@@ -42,8 +63,13 @@ export interface RunFeatures {
   progress?: boolean;
   /** `--summary`: the summary line when the run ends, wherever stderr goes. */
   summary?: boolean;
-  /** SIGINT/SIGTERM to this process cancel the run (the CLI's; see engine/signals.ts). */
+  /** SIGINT/SIGTERM/SIGHUP/SIGQUIT to this process cancel the run (the CLI's; see engine/signals.ts). */
   signals?: boolean;
+  /**
+   * While the run goes, SIGINT/SIGTERM/SIGHUP to this process end its scripts without changing
+   * what the host does with the signal (the API's; see engine/host-signals.ts).
+   */
+  hostSignals?: boolean;
   /** Aborting cancels the run: the running group is terminated and the outcome's error is the abort reason. */
   abortSignal?: AbortSignal;
   /** Keep a long run's heap compact (the CLI's: a library must not retune its host; runtime/heap.ts). */
@@ -90,6 +116,16 @@ export function createRunId(now: number = Date.now()): string {
 
 const DONE: IteratorResult<Output, void> = { done: true, value: undefined };
 
+/** The options `run.start` keeps for a resume; only those given. */
+function recordedOptions(envFile: string | undefined, timeout: number | undefined, maxTime: number | undefined, log: string | undefined): RecordedOptions {
+  return {
+    ...(envFile !== undefined ? { envFile } : {}),
+    ...(timeout !== undefined ? { timeout } : {}),
+    ...(maxTime !== undefined ? { maxTime } : {}),
+    ...(log !== undefined ? { log } : {}),
+  };
+}
+
 /** Starts a run. Never throws: a bad request surfaces from the first `next()` and in `outcome`. */
 export function startRun(request: RunRequest, features: RunFeatures = {}): RunHandle {
   return new EngineRun(request, features);
@@ -111,6 +147,10 @@ class EngineRun implements RunHandle {
   /** True while a `next()` is driving the loop (a script may be running or about to start). */
   private driving = false;
   private readonly onAbort: (() => void) | undefined;
+  /** Stops hearing the host's signals (hostSignals), once the run has ended. */
+  private releaseHostSignals: (() => void) | undefined;
+  /** The target of the latest script started (for the CLI's Ctrl-C line). */
+  private target: string | undefined;
 
   constructor(
     request: RunRequest,
@@ -129,14 +169,17 @@ class EngineRun implements RunHandle {
         timeout: options.timeout,
         maxTime: options.maxTime,
         onEvent: options.onEvent,
+        control: true,
       });
       if (features.compactHeap) {
         const keepHeapCompact = createHeapKeeper();
         parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });
       }
+      if (features.signals) parts.push({ onEvent: (event) => event.type === "iteration.start" && (this.target = event.target) });
       if (features.parts) parts.push(...features.parts);
+      const resume = request.resume;
       this.session = new RunSession({
-        id: createRunId(),
+        id: resume?.runId ?? createRunId(),
         pid: process.pid,
         terminate: (signal) => this.supervisor.terminate(signal),
         graceEndsAt: () => this.supervisor.graceEndsAt,
@@ -145,6 +188,10 @@ class EngineRun implements RunHandle {
         version: VERSION,
         parts,
         ...(features.argv ? { argv: features.argv } : {}),
+        options: recordedOptions(request.envFile, options.timeout, options.maxTime, features.log),
+        ...(resume
+          ? { resume: { iterations: resume.iterations, elapsedMs: resume.elapsedMs, ...(resume.stdin !== undefined ? { stdinBytes: Buffer.byteLength(resume.stdin) } : {}) } }
+          : {}),
       });
       this.loop = runLoop(
         {
@@ -155,6 +202,7 @@ class EngineRun implements RunHandle {
           projectRoot: request.projectRoot,
           baseEnv: request.baseEnv,
           loopxBin: loopxBin(),
+          ...(resume ? { resume: { target: resume.target, stdin: resume.stdin } } : {}),
         },
         createLoopHost(this.supervisor),
         this.session,
@@ -162,7 +210,18 @@ class EngineRun implements RunHandle {
     } catch (error) {
       this.setupError = error;
     }
-    if (features.signals) cancelOnSignals((cancel) => this.cancel(cancel));
+    if (features.signals) {
+      const supervisor = this.supervisor;
+      cancelOnSignals(
+        {
+          cancel: (cancel) => this.cancel(cancel),
+          runningTarget: () => (supervisor.running ? this.target : undefined),
+          killNow: () => supervisor.killNow(),
+          suspend: (stop) => supervisor.suspend(stop),
+        },
+        KILL_GRACE_MS,
+      );
+    }
     const signal = features.abortSignal;
     if (signal) {
       this.onAbort = () => void this.cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortReason(signal) });
@@ -178,7 +237,7 @@ class EngineRun implements RunHandle {
   cancel(cancel: RunCancel): Promise<void> {
     if (this.session) return this.session.cancel(cancel);
     this.earlyCancel ??= cancel;
-    return this.supervisor.terminate(cancel.signal);
+    return cancel.signal ? this.supervisor.terminate(cancel.signal) : Promise.resolve();
   }
 
   [Symbol.asyncIterator](): this {
@@ -199,6 +258,7 @@ class EngineRun implements RunHandle {
           ? { reason: early.reason, exitCode: early.exitCode, signal: early.signal, ...(early.error !== undefined ? { error: early.error } : {}) }
           : seen;
       if (this.onAbort) this.features.abortSignal?.removeEventListener("abort", this.onAbort);
+      this.releaseHostSignals?.();
       const { graceEndsAt: _, ...outcome } = end;
       this.resolveOutcome(outcome);
       return outcome;
@@ -227,23 +287,27 @@ class EngineRun implements RunHandle {
     this.started = true;
     if (this.aborted) return this.fail(this.cancellation!.error);
     if (!this.loop) return this.fail(this.setupError);
+    if (this.features.hostSignals && !this.releaseHostSignals) this.releaseHostSignals = cancelOnHostSignals((cancel) => this.cancel(cancel));
     this.driving = true;
+    let outcome: RunOutcome | undefined;
     try {
       const result = await this.loop.next();
       if (this.aborted) return this.fail(this.cancellation!.error);
       if (this.finished) return DONE;
-      if (result.done) {
-        this.finished = true;
-        // The loop's `finally` has ended a run that began; one that did not (-n 0) completed it.
-        await this.conclude({ reason: "limit", exitCode: 0 });
-      }
-      return result;
+      if (!result.done) return result;
+      this.finished = true;
+      // The loop's `finally` has ended a run that began; one that did not (-n 0) completed it.
+      outcome = await this.conclude({ reason: "limit", exitCode: 0 });
     } catch (error) {
       if (this.finished && !this.aborted) return DONE;
       return this.fail(error);
     } finally {
       this.driving = false;
     }
+    // A cancellation that stopped the loop before a script started (a time limit between two
+    // scripts, a stop --now) ends it with its error, as one during a script does.
+    if (outcome.error !== undefined) throw outcome.error;
+    return DONE;
   }
 
   async return(): Promise<IteratorResult<Output, void>> {

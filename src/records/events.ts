@@ -8,8 +8,18 @@
 /** Bumped only when a field changes meaning; readers report records of a newer version. */
 export const EVENT_VERSION = 1;
 
-/** How a run ended. `aborted` and `returned` happen only through the API. */
-export type RunEndReason = "stopped" | "limit" | "failed" | "interrupted" | "timed-out" | "aborted" | "returned";
+/**
+ * How a run ended. `aborted` and `returned` happen only through the API; `stopped-on-request` is
+ * `loopx runs stop` (the running script finished, no further one started). `hangup` and `quit` are
+ * SIGHUP and SIGQUIT (a closed terminal, Ctrl-\). `killed` and `crashed` are written by the run's
+ * guardian when loopx itself died without ending the run: killed by a signal it cannot handle
+ * (SIGKILL, an out-of-memory kill; the signal when known), or crashed (a fatal fault, an abort, a
+ * host process of `run()` that exited or threw).
+ */
+export type RunEndReason = "stopped" | "stopped-on-request" | "limit" | "failed" | "interrupted" | "hangup" | "quit" | "timed-out" | "aborted" | "returned" | "killed" | "crashed";
+
+/** The endings a run gets from the signals that cancel it (the CLI's, a host's of `run()`). */
+export const SIGNAL_REASONS = { SIGINT: "interrupted", SIGTERM: "interrupted", SIGHUP: "hangup", SIGQUIT: "quit" } as const satisfies Partial<Record<NodeJS.Signals, RunEndReason>>;
 
 interface EventBase {
   v: 1;
@@ -31,7 +41,68 @@ export interface RunStartEvent extends EventBase {
   runtime: "node" | "bun" | "binary";
   /** `-n` / maxIterations; null when unlimited. */
   maxIterations: number | null;
+  /** The options a resume takes over (absent when none was given). */
+  options?: RecordedOptions;
 }
+
+/** The run's options as given at its start, kept so that `loopx runs resume` runs it the same way. */
+export interface RecordedOptions {
+  /** Absolute path of the `-e` / envFile file. */
+  envFile?: string;
+  /** `--timeout` in ms. */
+  timeout?: number;
+  /** `--max-time` in ms. */
+  maxTime?: number;
+  /** Absolute path of the `--log` file. */
+  log?: string;
+}
+
+/**
+ * The run goes on after it ended or died (`loopx runs resume`, RunOptions.resume), in the same
+ * record and with the same id: its next script is iteration `iterations + 1`, at `target`.
+ */
+export interface RunResumeEvent extends EventBase {
+  type: "run.resume";
+  /** The process that runs the loop from now on. */
+  pid: number;
+  projectRoot: string;
+  /** The target it starts again at, `workflow:script`. */
+  target: string;
+  /** Iterations done before; the first script of this sitting is iteration `iterations + 1`. */
+  iterations: number;
+  /** The whole run's -n budget (iterations done included); null when unlimited. */
+  maxIterations: number | null;
+  /** The bytes the first script gets on stdin (what it got when the run ended), when any. */
+  stdinBytes?: number;
+  argv?: string[];
+  version: string;
+  runtime: "node" | "bun" | "binary";
+}
+
+/** `loopx runs pause`: the running script finishes; the next one waits for `run.continue`. */
+export interface RunPauseEvent extends EventBase {
+  type: "run.pause";
+  /** The script running when the pause was asked for, if one was. */
+  running?: string;
+}
+
+/** `loopx runs continue`: the pause is over. */
+export interface RunContinueEvent extends EventBase {
+  type: "run.continue";
+  /** How long the run was paused, from `run.pause`. */
+  pausedMs: number;
+}
+
+/** `loopx runs stop`: no further script starts (`now`: the running one is interrupted as by Ctrl-C). */
+export interface RunStopEvent extends EventBase {
+  type: "run.stop";
+  now: boolean;
+  running?: string;
+}
+
+/** The events a part may add to its run (see RunControls.emit): the fields the session fills in left out. */
+export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent, keyof EventBase>;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface IterationStartEvent extends EventBase {
   type: "iteration.start";
@@ -75,7 +146,9 @@ export interface RunEndEvent extends EventBase {
   reason: RunEndReason;
   /** The CLI's exit code for this ending (null for API-only endings: aborted, returned). */
   exitCode: number | null;
+  /** Iterations of the whole run (those before a resume included). */
   iterations: number;
+  /** Time the run was going, every sitting included (the time between a death and a resume left out). */
   durationMs: number;
   /** The target that said stop, or whose script failed. */
   target?: string;
@@ -84,7 +157,7 @@ export interface RunEndEvent extends EventBase {
   signal?: string;
 }
 
-export type LoopEvent = RunStartEvent | IterationStartEvent | IterationEndEvent | RunEndEvent;
+export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | RunEndEvent;
 
 /**
  * A line a script added to its run's record (`loopx note`, `note()`; see

@@ -1,6 +1,6 @@
-import { closeSync, constants, openSync, writeSync } from "node:fs";
-import { basename } from "node:path";
 import { EVENT_VERSION, type NoteEvent } from "./events.js";
+// Not node:fs / node:path imports: a script's `import "loopx"` loads this module (lazy-fs.ts).
+import { lazyFs as fs } from "../runtime/lazy-fs.js";
 
 /**
  * Notes in a run's record (loopx's own addition): a script adds a line of its own to the record
@@ -51,19 +51,19 @@ export function note(text: string, data?: Record<string, unknown>, env: Record<s
   const path = env[RECORD_PATH_VAR];
   // The record must be this run's own: a script of a nested run without a record inherits the
   // outer run's path, but never its LOOPX_RUN_ID.
-  if (!path || !event.run || basename(path) !== `${event.run}.jsonl`) return false;
+  if (!path || !event.run || path.slice(path.lastIndexOf("/") + 1) !== `${event.run}.jsonl`) return false;
   let fd: number;
   try {
-    fd = openSync(path, constants.O_WRONLY | constants.O_APPEND);
+    fd = fs().openSync(path, fs().constants.O_WRONLY | fs().constants.O_APPEND);
   } catch {
     return false;
   }
   try {
-    writeSync(fd, `${JSON.stringify(event)}\n`);
+    fs().writeSync(fd, `${JSON.stringify(event)}\n`);
     return true;
   } catch {
     return false;
   } finally {
-    closeSync(fd);
+    fs().closeSync(fd);
   }
 }

@@ -8,6 +8,7 @@ import {
   type RecordEvent,
   type RunEndEvent,
   type RunEndReason,
+  type RunResumeEvent,
   type RunStartEvent,
 } from "./events.js";
 
@@ -39,6 +40,8 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
   switch (end.reason) {
     case "stopped":
       return `stopped by ${end.target ?? last?.target ?? "a script"}`;
+    case "stopped-on-request":
+      return "stopped on request";
     case "limit":
       return `reached -n ${maxIterations ?? end.iterations}`;
     case "failed": {
@@ -53,6 +56,14 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
     }
     case "interrupted":
       return `interrupted by ${end.signal ?? "a signal"}`;
+    case "hangup":
+      return "hung up (SIGHUP)";
+    case "quit":
+      return "quit (SIGQUIT)";
+    case "killed":
+      return end.signal ? `killed by ${end.signal}` : "killed (signal unknown)";
+    case "crashed":
+      return end.signal ? `crashed (${end.signal})` : "crashed";
     case "timed-out":
       return end.message ?? "timed out";
     case "aborted":
@@ -67,8 +78,11 @@ export function describeRunEnd(end: RunEndEvent, maxIterations: number | null, l
   return `${describeEnding(end, maxIterations, last)} · ${end.iterations} iteration${end.iterations === 1 ? "" : "s"} · ${formatElapsed(end.durationMs)}`;
 }
 
-/** The state `loopx runs` shows: how it ended, `running`, or `crashed` (gone without `run.end`). */
-export type RunState = RunEndReason | "running" | "crashed";
+/**
+ * The state `loopx runs` shows: how it ended, `running` (`paused` / `stopping` after `loopx runs
+ * pause` / `stop`), or `crashed` (gone without `run.end`).
+ */
+export type RunState = RunEndReason | "running" | "paused" | "stopping" | "crashed";
 
 /** A record's events, as far as they can be read. */
 export interface ParsedRecord {
@@ -81,7 +95,6 @@ export interface ParsedRecord {
 /**
  * Parses a record's JSON lines. A line that is not complete JSON (the event in flight when the
  * process died) is skipped; a line of a newer format makes the whole record "newer", never misread.
- * With `sink`, each event goes there as it is read and `events` stays empty (nothing retained).
  */
 export function parseRecord(text: string, sink?: (event: RecordEvent) => void): ParsedRecord {
   const events: RecordEvent[] = [];
@@ -99,16 +112,23 @@ export function parseRecord(text: string, sink?: (event: RecordEvent) => void): 
     } catch {
       continue;
     }
-    if (typeof value !== "object" || value === null) continue;
-    const v = (value as { v?: unknown }).v;
-    if (typeof v === "number" && v > EVENT_VERSION) {
-      newerVersion = Math.max(newerVersion ?? 0, v);
-      continue;
-    }
-    if (v !== EVENT_VERSION || typeof (value as { type?: unknown }).type !== "string") continue;
-    take(value as RecordEvent);
+    const event = recordEvent(value);
+    if (typeof event === "number") newerVersion = Math.max(newerVersion ?? 0, event);
+    else if (event) take(event);
   }
   return newerVersion === undefined ? { events } : { events, newerVersion };
+}
+
+/**
+ * One parsed line of a record: its event; the version of a newer format (never misread); or
+ * undefined for anything else.
+ */
+export function recordEvent(value: unknown): RecordEvent | number | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const v = (value as { v?: unknown }).v;
+  if (typeof v === "number" && v > EVENT_VERSION) return v;
+  if (v !== EVENT_VERSION || typeof (value as { type?: unknown }).type !== "string") return undefined;
+  return value as RecordEvent;
 }
 
 /** One row of `loopx runs`. */
@@ -137,6 +157,26 @@ export function startEvent(events: RecordEvent[]): RunStartEvent | undefined {
   return first?.type === "run.start" ? first : undefined;
 }
 
+/** The process running the loop now and since when: `run.start`'s, or the last `run.resume`'s. */
+export function lastSitting(events: RecordEvent[]): RunStartEvent | RunResumeEvent | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!;
+    if (event.type === "run.resume" || event.type === "run.start") return event;
+  }
+  return undefined;
+}
+
+/** The steering state of a run that is going: paused, stopping, or (undefined) running. */
+function steering(events: RecordEvent[]): "paused" | "stopping" | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const type = events[i]!.type;
+    if (type === "run.stop") return "stopping";
+    if (type === "run.pause") return "paused";
+    if (type === "run.continue" || type === "run.resume" || type === "run.start") return undefined;
+  }
+  return undefined;
+}
+
 export function lastIterationEnd(events: RecordEvent[]): IterationEndEvent | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i]!;
@@ -149,9 +189,10 @@ export function lastIterationEnd(events: RecordEvent[]): IterationEndEvent | und
  * What a record says about its run (`events`: all of them, or its first and last ones). `alive` tells whether the run's process still exists (asked
  * only for records without `run.end`); `now` is used for the duration of a running run.
  */
-export function summarizeRun(id: string, events: RecordEvent[], alive: (start: RunStartEvent) => boolean, now: number): RunSummary | undefined {
+export function summarizeRun(id: string, events: RecordEvent[], alive: (sitting: Pick<RunStartEvent, "pid" | "time">) => boolean, now: number): RunSummary | undefined {
   const start = startEvent(events);
   if (!start) return undefined;
+  const sitting = lastSitting(events)!;
   const end = events[events.length - 1]?.type === "run.end" ? (events[events.length - 1] as RunEndEvent) : undefined;
   const startMs = Date.parse(start.time);
   const summary: RunSummary = {
@@ -163,8 +204,8 @@ export function summarizeRun(id: string, events: RecordEvent[], alive: (start: R
     iterations: events.reduce((max, event) => (event.type === "iteration.start" || event.type === "iteration.end" ? Math.max(max, event.n) : max), 0),
     target: start.target,
     project: start.projectRoot,
-    pid: start.pid,
-    maxIterations: start.maxIterations,
+    pid: sitting.pid,
+    maxIterations: sitting.maxIterations,
     runtime: start.runtime,
     version: start.version,
   };
@@ -175,12 +216,13 @@ export function summarizeRun(id: string, events: RecordEvent[], alive: (start: R
     summary.exitCode = end.exitCode;
     summary.ending = describeEnding(end, start.maxIterations, lastIterationEnd(events));
     if (end.message !== undefined) summary.message = end.message;
-  } else if (alive(start)) {
+  } else if (alive(sitting)) {
+    summary.state = steering(events) ?? "running";
     summary.durationMs = Math.max(0, now - startMs);
   } else {
     summary.state = "crashed";
     summary.durationMs = Math.max(0, Date.parse(events[events.length - 1]!.time) - startMs);
-    summary.ending = `crashed: process ${start.pid} is gone without run.end`;
+    summary.ending = `crashed: process ${sitting.pid} is gone without run.end`;
   }
   return summary;
 }
@@ -298,23 +340,20 @@ export class RunDetail {
   private readonly byN = new Map<number, DetailRow>();
   readonly notes: NoteEvent[] = [];
   readonly gaps: GapEvent[] = [];
-  /** run.start, the last iteration.start/end and run.end: enough for summarizeRun. */
-  readonly summaryEvents: RecordEvent[] = [];
+  /**
+   * The run's own events (run.start, run.resume, pause/continue/stop, run.end), in record order:
+   * with the last iteration.start/end, enough for summarizeRun.
+   */
+  private readonly runEvents: RecordEvent[] = [];
   private lastStart: RecordEvent | undefined;
   private lastEnd: RecordEvent | undefined;
-  private runEnd: RecordEvent | undefined;
   lastTime = "";
 
   add(event: RecordEvent): void {
     this.lastTime = event.time;
     switch (event.type) {
-      case "run.start":
-        this.summaryEvents.push(event);
-        break;
-      case "run.end":
-        this.runEnd = event;
-        break;
       case "iteration.start": {
+        // A resumed run runs the interrupted iteration again: its row is the latest try.
         const row: DetailRow = { n: event.n, target: event.target, startMs: Date.parse(event.time) };
         this.rows.push(row);
         this.byN.set(event.n, row);
@@ -324,7 +363,7 @@ export class RunDetail {
       case "iteration.end": {
         this.lastEnd = event;
         const row = this.byN.get(event.n);
-        if (!row) break;
+        if (!row || row.exit !== undefined) break;
         row.ms = event.durationMs;
         row.exit = exitOf(event);
         row.next = describeNext(event.output);
@@ -339,6 +378,8 @@ export class RunDetail {
       case "gap":
         this.gaps.push(event);
         break;
+      default:
+        this.runEvents.push(event);
     }
   }
 
@@ -352,9 +393,11 @@ export class RunDetail {
     return detail;
   }
 
-  /** The events summarizeRun reads, in record order. */
+  /** The events summarizeRun reads, in record order (a run.end stays last). */
   forSummary(): RecordEvent[] {
-    return [...this.summaryEvents, ...[this.lastStart, this.lastEnd, this.runEnd].filter((event): event is RecordEvent => event !== undefined)];
+    const last = [this.lastStart, this.lastEnd].filter((event): event is RecordEvent => event !== undefined);
+    const end = this.runEvents.at(-1)?.type === "run.end" ? this.runEvents.length - 1 : this.runEvents.length;
+    return [...this.runEvents.slice(0, end), ...last, ...this.runEvents.slice(end)];
   }
 }
 
@@ -452,6 +495,25 @@ function describeTailEvent(event: RecordEvent, start: RunStartEvent | undefined,
       return describeNote(event);
     case "gap":
       return describeGap(event);
+    case "run.resume":
+      return `run ${event.run} resumed ${formatLocalTime(event.time)} at ${event.target} · iteration ${event.iterations + 1} · pid ${event.pid}`;
+    default:
+      return describeSteering(event) ?? "";
+  }
+}
+
+/** A pause, continuation or stop request in words (progress lines, `runs tail`); undefined for other events. */
+export function describeSteering(event: RecordEvent): string | undefined {
+  const at = formatLocalTime(event.time).slice(11);
+  switch (event.type) {
+    case "run.pause":
+      return `paused at ${at}${event.running ? ` · ${event.running} finishes, then the run waits` : ""} (loopx runs continue ${event.run})`;
+    case "run.continue":
+      return `continued at ${at} after ${formatElapsed(event.pausedMs)} paused`;
+    case "run.stop":
+      return event.now ? `stop now requested at ${at}` : `stop requested at ${at}${event.running ? ` · ${event.running} finishes, no further script starts` : ""}`;
+    default:
+      return undefined;
   }
 }
 

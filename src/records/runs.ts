@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
 import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "./events.js";
-import { RunDetail, formatRunDetail, formatRunList, formatTailEvent, parseRecord, startEvent, summarizeRun, type RunSummary } from "./report.js";
+import { RunDetail, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, startEvent, summarizeRun, type RunState, type RunSummary } from "./report.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
 
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */
@@ -16,7 +16,23 @@ function newer(id: string, version: number): LoopxError {
 }
 
 /** How a run can be: what `--state` accepts. */
-export const RUN_STATES = ["running", "stopped", "limit", "failed", "interrupted", "timed-out", "aborted", "returned", "crashed"] as const;
+export const RUN_STATES = [
+  "running",
+  "paused",
+  "stopping",
+  "stopped",
+  "stopped-on-request",
+  "limit",
+  "failed",
+  "interrupted",
+  "hangup",
+  "quit",
+  "timed-out",
+  "aborted",
+  "returned",
+  "killed",
+  "crashed",
+] as const satisfies readonly RunState[];
 
 /** Default `--limit` of `loopx runs`. */
 export const DEFAULT_LIST_LIMIT = 20;
@@ -83,7 +99,17 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
     } catch {
       continue; // pruned while we read
     }
-    const record = parseRecord(text);
+    let record = parseRecord(text);
+    // A run that has not ended and whose process is gone may have been resumed: which process runs
+    // it now is in its last run.resume, which the ends of a long record may not hold.
+    const sitting = lastSitting(record.events);
+    if (record.events.at(-1)?.type !== "run.end" && sitting && !runProcessAlive(sitting) && text.length < statSync(join(dir, `${id}.jsonl`)).size) {
+      try {
+        record = parseRecord(readRecordText(dir, id));
+      } catch {
+        continue;
+      }
+    }
     if (record.newerVersion !== undefined) {
       if (options.state !== undefined) continue;
       matching++;
@@ -121,11 +147,15 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
 
 /** The one record whose id starts with `prefix`. */
 export function resolveRunId(dir: string, prefix: string): string {
-  const ids = listRecordIds(dir);
+  return pickRunId(listRecordIds(dir), prefix, dir);
+}
+
+/** The one id of `ids` that is `prefix` or starts with it; `where` names where they were looked for. */
+export function pickRunId(ids: string[], prefix: string, where: string): string {
   if (ids.includes(prefix)) return prefix;
   const matches = ids.filter((id) => id.startsWith(prefix));
   if (matches.length === 1) return matches[0]!;
-  if (matches.length === 0 || prefix === "") throw new LoopxError(`no run ${JSON.stringify(prefix)} in ${dir}`);
+  if (matches.length === 0 || prefix === "") throw new LoopxError(`no run ${JSON.stringify(prefix)} in ${where}`);
   throw new LoopxError(`run id ${JSON.stringify(prefix)} is ambiguous: it starts ${matches.length} runs (${matches.slice(0, 3).join(", ")}${matches.length > 3 ? ", ..." : ""})`);
 }
 
@@ -205,6 +235,7 @@ export async function tailRun(env: Env, prefix: string | undefined, cwd: string,
   let offset = 0;
   let partial = "";
   let start: RunStartEvent | undefined;
+  let sitting: Pick<RunStartEvent, "pid" | "time"> | undefined;
   let last: IterationEndEvent | undefined;
   let ended = false;
   let exitCode = 0;
@@ -235,7 +266,9 @@ export async function tailRun(env: Env, prefix: string | undefined, cwd: string,
     let out = "";
     for (const event of record.events) {
       if (event.type === "run.start") start = event;
-      out += json ? `${jsonLine(event)}\n` : `${formatTailEvent(event, start, last)}\n`;
+      sitting = lastSitting([event]) ?? sitting;
+      const line = json ? jsonLine(event) : formatTailEvent(event, start, last);
+      if (line) out += `${line}\n`;
       if (event.type === "iteration.end") last = event;
       if (event.type === "run.end") {
         ended = true;
@@ -263,10 +296,10 @@ export async function tailRun(env: Env, prefix: string | undefined, cwd: string,
     if (size !== offset) drain();
     if (ended || !start || Date.now() - checked < 500) continue;
     checked = Date.now();
-    if (!runProcessAlive(start)) {
+    if (!runProcessAlive(sitting ?? start)) {
       drain();
       if (!ended) {
-        if (!json) write(`crashed: process ${start.pid} is gone without run.end\n`);
+        if (!json) write(`crashed: process ${(sitting ?? start).pid} is gone without run.end\n`);
         return 1;
       }
     }

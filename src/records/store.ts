@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { processRunning } from "../runtime/procfs.js";
 import { loopxDir } from "../runtime/xdg.js";
 import type { RunStartEvent } from "./events.js";
+import { parseRecord, startEvent } from "./report.js";
 
 /**
  * Where run records live and what the machine says about their processes (loopx's own extension):
@@ -35,14 +36,51 @@ export function listRecordIds(dir: string): string[] {
   return ids.sort().reverse();
 }
 
-/** Removes the oldest records so that, with the one about to be written, `keep` remain. */
+/**
+ * The file a run's guardian keeps beside the record while it closes the run (its pid): loopx is
+ * gone by then, and the record must not be pruned before the guardian appends run.end.
+ */
+export function closingPath(dir: string, id: string): string {
+  return join(dir, `${id}.closing`);
+}
+
+/**
+ * True while the run of record `id` may still be written to: no run.end yet, and its process is
+ * alive or its guardian is closing it. Unreadable records are not alive.
+ */
+function recordAlive(dir: string, id: string): boolean {
+  let events;
+  try {
+    events = parseRecord(readRecordEnds(dir, id)).events;
+  } catch {
+    return false;
+  }
+  if (events[events.length - 1]?.type === "run.end") return false;
+  const start = startEvent(events);
+  if (!start) return false;
+  if (runProcessAlive(start)) return true;
+  try {
+    return runProcessAlive({ pid: Number(readFileSync(closingPath(dir, id), "utf8")), time: start.time });
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Removes the oldest records so that, with the one about to be written, `keep` remain — never the
+ * record of a run that is still going (however many newer runs there are): `loopx runs tail` must
+ * be able to follow it to its end.
+ */
 export function pruneRecords(dir: string, keep = KEEP_RECORDS): void {
   const ids = listRecordIds(dir);
   for (const id of ids.slice(Math.max(0, keep - 1))) {
-    try {
-      unlinkSync(join(dir, `${id}.jsonl`));
-    } catch {
-      // Another run pruned it first.
+    if (recordAlive(dir, id)) continue;
+    for (const file of [`${id}.jsonl`, `${id}.input`, `${id}.closing`]) {
+      try {
+        unlinkSync(join(dir, file));
+      } catch {
+        // Another run pruned it first (or the run kept no input, or its guardian had no need to close it).
+      }
     }
   }
 }

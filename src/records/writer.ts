@@ -160,12 +160,13 @@ export function recordPart(dir: string, maxBytes = RECORD_MAX_BYTES): RunPart {
     // Scripts may add notes to the record (records/note.ts) while it is open.
     begin: () => (file?.isOpen() && path ? { [RECORD_PATH_VAR]: path } : undefined),
     onEvent(event) {
-      if (event.type === "run.start") {
+      // A resumed run goes on in its own record (and prunes nothing: it is not a new one).
+      if (event.type === "run.start" || event.type === "run.resume") {
         path = join(dir, `${event.run}.jsonl`);
         file = new EventFile(`the run record ${path}`, maxBytes);
         try {
           mkdirSync(dir, { recursive: true, mode: 0o700 });
-          pruneRecords(dir);
+          if (event.type === "run.start") pruneRecords(dir);
           file.open(path);
         } catch (error) {
           file.fail(error);
@@ -185,7 +186,7 @@ export function logPart(path: string): RunPart {
   let pending: LoopEvent | undefined;
   return {
     onEvent(event) {
-      if (event.type === "run.start") pending = event;
+      if (event.type === "run.start" || event.type === "run.resume") pending = event;
       else file.write(event);
     },
     begin() {

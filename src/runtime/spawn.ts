@@ -71,3 +71,11 @@ export function failedSpawn(error: unknown, pipe: StdoutPipe | undefined): Scrip
   const spawnError = error instanceof Error ? error : new Error(String(error));
   return { pid: undefined, done: Promise.resolve({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError }), stopReading() {} };
 }
+
+/** A process started to watch loopx from outside (the run's guardian): lines go to its stdin. */
+export interface Watcher {
+  /** Writes `line` and a newline now (one write while the pipe has room); false once it is gone. */
+  send(line: string): boolean;
+  /** Closes loopx's end of the pipe. */
+  close(): void;
+}

@@ -35,6 +35,30 @@ export class ScriptSupervisor {
     return this.killAt;
   }
 
+  /** True while a script's process group is running (or being terminated). */
+  get running(): boolean {
+    return this.active !== undefined;
+  }
+
+  /**
+   * Ends the grace of a termination now (a second Ctrl-C): SIGKILL to the group at once, and
+   * `graceEndsAt` becomes now, for whatever else shares it (strays). No-op unless terminating.
+   */
+  killNow(): void {
+    if (!this.termination || this.killAt === undefined) return;
+    this.killAt = Math.min(this.killAt, Date.now());
+    if (this.active?.pid !== undefined) signalGroup(this.active.pid, "SIGKILL");
+  }
+
+  /**
+   * Stops (SIGSTOP) or continues (SIGCONT) the running script's group, for Ctrl-Z and `fg`. Not
+   * SIGTSTP: the group is in a session of its own with no terminal (an orphaned group), where the
+   * kernel discards the terminal stop signals.
+   */
+  suspend(stop: boolean): void {
+    if (this.active?.pid !== undefined) signalGroup(this.active.pid, stop ? "SIGSTOP" : "SIGCONT");
+  }
+
   async run(spec: SpawnSpec): Promise<ScriptExit> {
     if (this.termination) throw new SupervisorStoppedError();
     const proc = spawnScript(spec);

@@ -1,4 +1,5 @@
-import { fs } from "./builtins.js";
+// node:fs on first use (lazy-fs.ts): output() in a script writes through this.
+import { lazyFs } from "./lazy-fs.js";
 
 /**
  * Writes all of `text` to descriptor `fd` synchronously, so that a process exit right after loses
@@ -10,7 +11,7 @@ export function writeAllSync(fd: number, text: string | Uint8Array): void {
   let offset = 0;
   while (offset < bytes.length) {
     try {
-      offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
+      offset += lazyFs().writeSync(fd, bytes, offset, bytes.length - offset);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);

@@ -146,7 +146,7 @@ export function envNote(env: Record<string, string>): string {
 }
 
 export function printLoop(loop: Awaited<ReturnType<typeof measureLoop>>): void {
-  console.log("\n== Per-iteration cost: loopx run -n N vs raw interpreter start (medians of alternating rounds) ==");
+  console.log("\n== Per-iteration cost: loopx run -n N vs raw interpreter start (medians of alternating rounds; run records on, the default) ==");
   console.log(
     table(
       ["channel", "script", "loopx ms/iter", "raw ms/iter", "ratio", "target", "met"],

@@ -31,7 +31,8 @@ loopx's own additions: when stderr is a terminal, a progress line before each sc
 summary when the run ends, which for a failed run is the one line saying why (LOOPX_PROGRESS=0
 turns them off, LOOPX_PROGRESS=1 on anywhere; NO_COLOR or TERM=dumb: no styling).
 Each run's events are recorded in $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0: off); see
-'loopx runs -h'.
+'loopx runs -h'. From another terminal, 'loopx runs stop|pause|continue <id>' steer the run and
+'loopx runs resume <id>' goes on with one that was interrupted, timed out, failed or died.
 
 No strays (loopx's own addition): processes that left the script's process group (setsid,
 detached children, daemons) but still carry the run's LOOPX_RUN_ID are ended (SIGTERM, the

@@ -57,23 +57,109 @@ function highlightIds(): boolean {
   return process.stdout.isTTY === true && !process.env.NO_COLOR && process.env.TERM !== "dumb";
 }
 
+/** `loopx runs stop <id> [--now]`: the running script finishes and no further one starts (--now: as Ctrl-C). */
+export class RunsStopCommand extends Command {
+  static override paths = [["runs", "stop"]];
+  static override usage = Command.Usage({ description: "Stop a run after its running script (--now: as Ctrl-C)" });
+  now = Option.Boolean("--now", false);
+  id = Option.String({ name: "run-id" });
+
+  async execute(): Promise<number> {
+    const { requestControl } = await import("../../control/client.js");
+    out(`${await requestControl(process.env, this.id, { op: "stop", now: this.now })}\n`);
+    return 0;
+  }
+}
+
+/** `loopx runs pause <id>`: the running script finishes; the next one waits for `runs continue`. */
+export class RunsPauseCommand extends Command {
+  static override paths = [["runs", "pause"]];
+  static override usage = Command.Usage({ description: "Pause a run: its running script finishes, the next one waits" });
+  id = Option.String({ name: "run-id" });
+
+  async execute(): Promise<number> {
+    const { requestControl } = await import("../../control/client.js");
+    out(`${await requestControl(process.env, this.id, { op: "pause" })}\n`);
+    return 0;
+  }
+}
+
+/** `loopx runs continue <id>`: a paused run goes on. */
+export class RunsContinueCommand extends Command {
+  static override paths = [["runs", "continue"]];
+  static override usage = Command.Usage({ description: "Continue a paused run" });
+  id = Option.String({ name: "run-id" });
+
+  async execute(): Promise<number> {
+    const { requestControl } = await import("../../control/client.js");
+    out(`${await requestControl(process.env, this.id, { op: "continue" })}\n`);
+    return 0;
+  }
+}
+
+/** `loopx runs resume <id> [-n <count>]`: a run that ended early or died goes on, in this terminal. */
+export class RunsResumeCommand extends Command {
+  static override paths = [["runs", "resume"]];
+  static override usage = Command.Usage({
+    description: "Resume a run that ended early or died, where it was\n(-n: <count> more iterations; default: what its -n left)",
+  });
+  maxIterations = valueOption("-n", "count");
+  id = Option.String({ name: "run-id" });
+
+  async execute(): Promise<number> {
+    const count = this.maxIterations;
+    const { resumeFromCli } = await import("../run-loop.js");
+    return resumeFromCli(this.id, count === undefined ? undefined : parseCount(count, "-n"), process.argv.slice(2));
+  }
+}
+
+/** `loopx runs serve [--port <port>] [--host <address>] [--open]`: a live web dashboard over the records. */
+export class RunsServeCommand extends Command {
+  static override paths = [["runs", "serve"]];
+  static override usage = Command.Usage({ description: "A live web dashboard of every run, at the URL it prints" });
+  port = valueOption("--port", "port");
+  host = valueOption("--host", "address");
+  open = Option.Boolean("--open", false);
+
+  async execute(): Promise<number> {
+    const [{ serveRuns }, { VERSION }, { warnToStderr }] = await Promise.all([
+      import("../../dashboard/serve.js"),
+      import("../../version.js"),
+      import("../../runtime/stderr.js"),
+    ]);
+    return serveRuns({ port: this.port, host: this.host, open: this.open }, process.env, VERSION, out, warnToStderr);
+  }
+}
+
 export const RUNS_COMMANDS: CommandGroup = {
   name: "runs",
-  commands: [RunsListCommand, RunsShowCommand, RunsTailCommand],
-  description: "Recent runs, one run's iterations, or follow a run\n(loopx's own addition; see 'loopx runs -h')",
+  commands: [RunsListCommand, RunsShowCommand, RunsTailCommand, RunsStopCommand, RunsPauseCommand, RunsContinueCommand, RunsResumeCommand, RunsServeCommand],
+  description: "Recent runs, one run's iterations, follow, stop, pause, continue\nor resume a run, a dashboard (loopx's own addition; see 'loopx runs -h')",
   details: `loopx's own addition. Every 'loopx run' writes a record of its events, one JSON object per line,
 to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx/runs/); the
 newest 200 are kept, each at most LOOPX_RECORD_MAX_BYTES (default 8 MiB: the first and the last
 iterations stay, a line counts what was dropped between them). LOOPX_RECORD=0 turns records off.
-States: running, stopped, limit, failed, interrupted, timed-out, aborted, returned, or crashed (its
-process is gone without a run.end).
+States: running, paused, stopping, stopped, stopped-on-request, limit, failed, interrupted,
+timed-out, aborted, returned, or crashed (its process is gone without a run.end).
 
-  --all          runs of every project (default: this directory's)
-  --limit <n>    at most <n> runs (default 20)
-  --state <s>    only runs in that state
-  --last <n>     runs show: the last <n> iterations only
-  --json         one JSON object per line (records' text with control characters escaped)
+'loopx runs' lists this directory's runs (--all: every project's), at most --limit (default 20),
+only those in --state. An id's shortest unique prefix (at least 6 characters) is bold on a
+terminal; 'latest' (or no id, for show and tail) is this project's newest run. 'runs show --last
+<n>': its last <n> iterations only. 'runs tail' exits with the run's exit code (crashed: 1). What
+scripts wrote (results, errors, notes, a failed script's last stderr lines) is shown with its
+control characters escaped.
 
-What scripts wrote (results, errors, notes, stderr) is shown with control characters escaped.
+Every run (CLI and API) can be steered from another terminal by its id or a unique prefix of it,
+by the user who started it only: stop, pause and continue go through the run's control channel,
+a Unix socket in a directory only that user can enter ($XDG_STATE_HOME/loopx/control/;
+LOOPX_CONTROL=0 runs without one). A paused run's --max-time keeps counting. resume goes on with
+a run that ended early or died, in its own project, with the same LOOPX_RUN_ID, its env file and
+options, LOOPX_ITERATION counting on, a new LOOPX_TMPDIR and the same record; the script that was
+running runs again with exactly the bytes it got on stdin. Nothing to resume after a stop
+(by a script or runs stop) or -n reached (unless a new -n is given).
+
+'runs serve' listens on 127.0.0.1:7420 (--port 0: any free port) and prints its URL once, with
+a random token every request must carry. Another --host is allowed, with a warning: anyone who
+reaches it with the URL can watch and steer your runs. --open opens the URL in a browser.
 `,
 };

@@ -1,12 +1,13 @@
 /**
- * Preloaded (`bun --preload`) into every JS/TS script loopx runs under Bun. Bun happily runs
+ * Preloaded (`bun --preload`) into every JS/TS script loopx runs under Bun (or the standalone
+ * binary) that may use CommonJS — one whose source names require, module or exports. Bun happily runs
  * CommonJS, but loopx scripts must be ES modules and `require`/`module.exports`/`exports` must fail
  * (spec §6.3). For the script file itself, this plugin appends `export {}` (so Bun never treats it
  * as CommonJS: `module` and `exports` are then undefined) and, unless the script declares its own
  * `require`, a hoisted `require` that throws. Appending keeps line numbers in errors intact.
  */
-// BUN_BE_BUN and loopx's NODE_PATH entry stay out of what the script starts.
-import "./bun-script-env.js";
+// A standalone loopx binary starts scripts as itself with BUN_BE_BUN=1 (a no-op under Bun itself).
+import "./standalone-env-preload.js";
 
 interface BunRuntime {
   main: string;

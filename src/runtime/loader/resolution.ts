@@ -2,7 +2,8 @@
  * What loopx's Node module hooks decide, shared by the in-thread hooks (module.registerHooks,
  * sync-hooks.ts) and the hooks-thread ones (module.register, hooks.ts) (spec §3.3, §6.3):
  * - `import ... from "loopx"` resolves through ordinary resolution first, so a workflow's own
- *   `node_modules/loopx` wins; only when that fails does it map to the running CLI's package.
+ *   `node_modules/loopx` wins; only when that fails does it map to the running CLI's package —
+ *   its script-facing entry (script.ts: output, input and the types, nothing of run()).
  * - Script files outside node_modules are always ESM: loopx scripts must use `import`, and
  *   `require`/`module.exports` must fail even without a `"type": "module"` package.json.
  * - TypeScript-style specifiers resolve as tsx resolves them: `./x.js` may name `./x.ts`, and
@@ -13,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { fs } from "../builtins.js";
 import { TRANSFORMED, transformFile } from "./transform.js";
 
-export const OWN_ENTRY = new URL("../../index.js", import.meta.url).href;
+export const OWN_ENTRY = new URL("../../script.js", import.meta.url).href;
 const SCRIPT_FILE = /\.(?:js|jsx|ts|tsx|mts)$/;
 
 export interface ResolveResult {

@@ -6,6 +6,9 @@ import { recordsDir } from "../../records/store.js";
 import { progressPart } from "./progress.js";
 import { logPart, recordMaxBytes, recordPart } from "../../records/writer.js";
 import { TmpdirPart } from "./tmpdir.js";
+import { guardianPart } from "./guardian.js";
+import { runInputPart } from "./run-input.js";
+import { controlPart } from "../../control/part.js";
 
 /**
  * What the built-in parts need to know of a run: the engine (src/engine) fills it in from the
@@ -34,6 +37,8 @@ export interface PartFeatures {
   summary?: boolean;
   /** The API's `RunOptions.onEvent`: every event, synchronously, in order. */
   onEvent?: (event: LoopEvent) => void;
+  /** A control channel, so that the run can be stopped and paused from elsewhere (LOOPX_CONTROL=0 turns it off). */
+  control?: boolean;
 }
 
 /**
@@ -44,18 +49,28 @@ export interface PartFeatures {
 export function runParts(features: PartFeatures): RunPart[] {
   const env = features.env ?? process.env;
   const parts: RunPart[] = [];
-  if (features.record && env.LOOPX_RECORD !== "0") parts.push(recordPart(recordsDir(env), recordMaxBytes(env)));
+  const records = features.record && env.LOOPX_RECORD !== "0" ? recordsDir(env) : undefined;
+  if (records !== undefined) parts.push(recordPart(records, recordMaxBytes(env)));
   if (features.log !== undefined) parts.push(logPart(features.log));
+  // The last piped input, kept with the record for a resume; before the control channel, so that
+  // a script held by a pause already has its input kept.
+  if (records !== undefined) parts.push(runInputPart(records));
   // Always on: every run that starts a script has its own LOOPX_TMPDIR. After the records (a run
   // that cannot create it is still recorded); a part that must be done with the run's processes
   // before the directory goes belongs after it (parts end in reverse order).
-  parts.push(new TmpdirPart());
+  const tmpdir = new TmpdirPart();
+  parts.push(tmpdir);
+  // Every run: one process started once, that closes the run if loopx dies without doing so.
+  // After the scratch directory (it needs its identity) and after the records (it is told "done"
+  // once run.end is written).
+  parts.push(guardianPart({ tmpdir, ...(records !== undefined ? { recordsDir: records } : {}), ...(features.log !== undefined ? { log: features.log } : {}) }));
   // Every run: it scans once, when the run ends, and never per iteration. After the scratch
   // directory, so that the run's strays are gone before it is removed.
   parts.push(strays());
   if (features.timeout !== undefined || features.maxTime !== undefined) {
     parts.push(timeLimits({ timeout: features.timeout, maxTime: features.maxTime }));
   }
+  if (features.control && env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
   if (features.progress) {
     const progress = progressPart(env, { summary: features.summary });
     if (progress) parts.push(progress);

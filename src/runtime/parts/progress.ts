@@ -1,7 +1,7 @@
 import { LoopxError } from "../../core/errors.js";
 import { shownText } from "../../core/untrusted-text.js";
-import { describeIterationStart, describeRunEnd } from "../../records/report.js";
-import type { IterationEndEvent, RunStartEvent } from "../../records/events.js";
+import { describeIterationStart, describeRunEnd, describeSteering } from "../../records/report.js";
+import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../../records/events.js";
 import type { RunPart } from "../../core/run-session.js";
 import { stderrKind, stderrLine } from "../stderr.js";
 
@@ -17,6 +17,7 @@ import { stderrKind, stderrLine } from "../stderr.js";
 const DIM = ["\x1b[2m", "\x1b[22m"] as const;
 const COLOURS: Record<string, readonly [string, string]> = {
   stopped: ["\x1b[32m", "\x1b[39m"],
+  "stopped-on-request": ["\x1b[32m", "\x1b[39m"],
   limit: ["\x1b[32m", "\x1b[39m"],
   failed: ["\x1b[31m", "\x1b[39m"],
 };
@@ -29,7 +30,9 @@ export function progressPart(env: Record<string, string | undefined>, options: {
   if (!iterations && !options.summary) return undefined;
   const styled = terminal && !env.NO_COLOR && env.TERM !== "dumb";
   const paint = (text: string, [on, off]: readonly [string, string]) => (styled ? `${on}${text}${off}` : text);
-  let start: RunStartEvent | undefined;
+  // What a line says may quote what a script wrote (a goto value): shown, never obeyed.
+  const write = (text: string, colour: readonly [string, string]) => stderrLine(paint(`loopx: ${shownText(text)}`, colour));
+  let start: RunStartEvent | RunResumeEvent | undefined;
   let startedAt = 0;
   let last: IterationEndEvent | undefined;
   let ending: unknown;
@@ -43,15 +46,27 @@ export function progressPart(env: Record<string, string | undefined>, options: {
           start = event;
           startedAt = Date.now();
           break;
+        case "run.resume":
+          start = event;
+          startedAt = Date.now();
+          if (iterations) write(`resuming run ${event.run} at ${event.target} (iteration ${event.iterations + 1})`, DIM);
+          break;
+        case "run.pause":
+        case "run.continue":
+        case "run.stop":
+          if (iterations) {
+            const line = describeSteering(event);
+            if (line !== undefined) write(line, YELLOW);
+          }
+          break;
         case "iteration.start":
-          if (iterations) stderrLine(paint(`loopx: ${shownText(describeIterationStart(event, start?.maxIterations ?? null, Date.now() - startedAt))}`, DIM));
+          if (iterations) write(describeIterationStart(event, start?.maxIterations ?? null, Date.now() - startedAt), DIM);
           break;
         case "iteration.end":
           last = event;
           break;
         case "run.end":
-          // The reason may quote what a script wrote (a goto value): shown, never obeyed.
-          stderrLine(paint(`loopx: ${shownText(describeRunEnd(event, start?.maxIterations ?? null, last))}`, COLOURS[event.reason] ?? YELLOW));
+          write(describeRunEnd(event, start?.maxIterations ?? null, last), COLOURS[event.reason] ?? YELLOW);
           if (ending instanceof LoopxError) ending.reported = true;
           break;
       }

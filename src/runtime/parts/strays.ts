@@ -9,7 +9,7 @@ export interface Stray {
 }
 
 /** Endings after which whatever the run left behind is ended; after the others it is reported. */
-const ABNORMAL: ReadonlySet<RunEnd["reason"]> = new Set(["interrupted", "timed-out", "aborted", "returned", "failed"]);
+const ABNORMAL: ReadonlySet<RunEnd["reason"]> = new Set(["interrupted", "hangup", "quit", "timed-out", "aborted", "returned", "failed"]);
 const POLL_MS = 50;
 /** Strays get at least this long between SIGTERM and SIGKILL, even when the shared grace is spent. */
 const MIN_GRACE_MS = 250;
@@ -39,17 +39,18 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * once `deadline` passes. Each round scans again, so a pid is only signalled while it still
  * carries the run's id. Returns the processes that could not be ended.
  */
-export async function endStrays(runId: string, deadline: number): Promise<Stray[]> {
+export async function endStrays(runId: string, deadlineAt: number | (() => number)): Promise<Stray[]> {
+  const deadline = typeof deadlineAt === "number" ? () => deadlineAt : deadlineAt;
   const termed = new Set<number>();
   let found = findStrays(runId);
-  while (found.length > 0 && Date.now() < deadline) {
+  while (found.length > 0 && Date.now() < deadline()) {
     for (const stray of found) {
       if (!termed.has(stray.pid)) {
         termed.add(stray.pid);
         signal(stray.pid, "SIGTERM");
       }
     }
-    await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
+    await sleep(Math.min(POLL_MS, Math.max(0, deadline() - Date.now())));
     found = findStrays(runId);
   }
   for (let round = 0; found.length > 0 && round < 20; round++) {
@@ -92,7 +93,8 @@ export function strays(options: { graceMs?: number } = {}): RunPart {
         return;
       }
       const now = Date.now();
-      const deadline = Math.max(end.graceEndsAt ?? now + (options.graceMs ?? KILL_GRACE_MS), now + MIN_GRACE_MS);
+      // Read again each round: a second Ctrl-C ends the grace at once.
+      const deadline = () => Math.max(end.graceEndsAt ?? now + (options.graceMs ?? KILL_GRACE_MS), now + MIN_GRACE_MS);
       const survivors = await endStrays(runId, deadline);
       if (survivors.length > 0) controls.warn(`could not end ${survivors.length} process(es) started by this run: ${describeStrays(survivors)}`);
     },

@@ -9,7 +9,8 @@ import type { RunControls, RunPart } from "../../core/run-session.js";
  * validation, just before the first script starts (under os.tmpdir(), `loopx-*`, mode 0700), given
  * to every script of the run, and removed however the run ends — safely: a symlink is never
  * followed, and a path that no longer is the directory created here (another directory, a file, a
- * FIFO) is left alone with one warning. Nothing can remove it after SIGKILL of loopx itself.
+ * FIFO) is left alone with one warning. When loopx itself is killed, the run's guardian removes it
+ * (parts/guardian.ts) by the same rules.
  */
 
 function kindOf(stat: BigIntStats): string {
@@ -58,11 +59,68 @@ function removeTree(root: string): void {
   }
 }
 
-export class TmpdirPart implements RunPart {
-  private path: string | undefined;
+/** The run's scratch directory and what tells it from any other one at the same path later. */
+export interface ScratchDir {
+  path: string;
   /** Device, inode and (where the filesystem records it) birth time: inodes are reused at once. */
-  private identity: { dev: bigint; ino: bigint; birth: bigint } | undefined;
+  dev: bigint;
+  ino: bigint;
+  birth: bigint;
+}
+
+/**
+ * Removes the scratch directory `dir` if the path still is that directory, never following a
+ * symlink: a symlink put in its place is unlinked (not its target), anything else (another
+ * directory, a file, a FIFO) is left alone; each case is one warning. Already gone: nothing to do.
+ * Used by the run's own ending and by its guardian (after loopx itself is gone).
+ */
+export function removeScratchDir(dir: ScratchDir, warn: (message: string) => void): void {
+  const { path } = dir;
+  let stat: BigIntStats;
+  try {
+    stat = lstatSync(path, { bigint: true });
+  } catch (error) {
+    // Already gone (a script removed it): nothing to clean up.
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") warn(`could not remove LOOPX_TMPDIR ${path}: ${fsReason(error)}`);
+    return;
+  }
+  if (stat.isSymbolicLink()) {
+    try {
+      unlinkSync(path);
+      warn(`LOOPX_TMPDIR ${path} was replaced by a symlink during the run: removed the link, not its target`);
+    } catch (error) {
+      warn(`LOOPX_TMPDIR ${path} was replaced by a symlink during the run; could not remove the link: ${fsReason(error)}`);
+    }
+    return;
+  }
+  if (!stat.isDirectory()) {
+    warn(`LOOPX_TMPDIR ${path} was replaced during the run by ${kindOf(stat)}: left it in place`);
+    return;
+  }
+  if (stat.dev !== dir.dev || stat.ino !== dir.ino || (dir.birth !== 0n && stat.birthtimeNs !== dir.birth)) {
+    warn(`LOOPX_TMPDIR ${path} was replaced during the run by another directory: left it in place`);
+    return;
+  }
+  try {
+    // Native where the runtime has it (Bun's handles any depth); neither runtime follows symlinks.
+    rmSync(path, { recursive: true, force: true });
+  } catch {
+    try {
+      removeTree(path);
+    } catch (error) {
+      warn(`could not remove LOOPX_TMPDIR ${path}: ${fsReason(error)}`);
+    }
+  }
+}
+
+export class TmpdirPart implements RunPart {
+  private dir: ScratchDir | undefined;
   private controls: RunControls | undefined;
+
+  /** The directory this run created, until the run's ending has removed it. */
+  get scratch(): ScratchDir | undefined {
+    return this.dir;
+  }
 
   begin(controls: RunControls): Record<string, string> {
     this.controls = controls;
@@ -76,7 +134,7 @@ export class TmpdirPart implements RunPart {
     try {
       chmodSync(path, 0o700);
       const stat = lstatSync(path, { bigint: true });
-      this.identity = { dev: stat.dev, ino: stat.ino, birth: stat.birthtimeNs };
+      this.dir = { path, dev: stat.dev, ino: stat.ino, birth: stat.birthtimeNs };
     } catch (error) {
       try {
         rmdirSync(path);
@@ -85,50 +143,13 @@ export class TmpdirPart implements RunPart {
       }
       throw new LoopxError(`cannot set up the run's temporary directory (LOOPX_TMPDIR) ${path}: ${fsReason(error)}`);
     }
-    this.path = path;
     return { LOOPX_TMPDIR: path };
   }
 
   end(): void {
-    const path = this.path;
-    const identity = this.identity;
-    if (path === undefined || identity === undefined) return;
-    this.path = undefined;
-    const warn = (message: string) => this.controls?.warn(message);
-    let stat: BigIntStats;
-    try {
-      stat = lstatSync(path, { bigint: true });
-    } catch (error) {
-      // Already gone (a script removed it): nothing to clean up.
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") warn(`could not remove LOOPX_TMPDIR ${path}: ${fsReason(error)}`);
-      return;
-    }
-    if (stat.isSymbolicLink()) {
-      try {
-        unlinkSync(path);
-        warn(`LOOPX_TMPDIR ${path} was replaced by a symlink during the run: removed the link, not its target`);
-      } catch (error) {
-        warn(`LOOPX_TMPDIR ${path} was replaced by a symlink during the run; could not remove the link: ${fsReason(error)}`);
-      }
-      return;
-    }
-    if (!stat.isDirectory()) {
-      warn(`LOOPX_TMPDIR ${path} was replaced during the run by ${kindOf(stat)}: left it in place`);
-      return;
-    }
-    if (stat.dev !== identity.dev || stat.ino !== identity.ino || (identity.birth !== 0n && stat.birthtimeNs !== identity.birth)) {
-      warn(`LOOPX_TMPDIR ${path} was replaced during the run by another directory: left it in place`);
-      return;
-    }
-    try {
-      // Native where the runtime has it (Bun's handles any depth); neither runtime follows symlinks.
-      rmSync(path, { recursive: true, force: true });
-    } catch {
-      try {
-        removeTree(path);
-      } catch (error) {
-        warn(`could not remove LOOPX_TMPDIR ${path}: ${fsReason(error)}`);
-      }
-    }
+    const dir = this.dir;
+    if (dir === undefined) return;
+    this.dir = undefined;
+    removeScratchDir(dir, (message) => this.controls?.warn(message));
   }
 }

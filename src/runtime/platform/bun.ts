@@ -1,7 +1,7 @@
 /** Bun: Bun.spawn for scripts, Bun itself for JS/TS, Bun.gc for long loops. */
 import { closeSync, readFileSync } from "node:fs";
 import { delimiter } from "node:path";
-import { failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec } from "../spawn.js";
+import { failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
 import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
@@ -149,7 +149,7 @@ export function prependNodePath(env: Env, dir: string): string {
 }
 
 /** True unless the script's source certainly never mentions require, module or exports. */
-function mayUseCommonJs(path: string): boolean {
+export function mayUseCommonJs(path: string): boolean {
   try {
     return /\b(?:require|module|exports)\b/.test(readFileSync(path, "utf8"));
   } catch {
@@ -158,21 +158,57 @@ function mayUseCommonJs(path: string): boolean {
 }
 
 /**
- * Bun itself, `import "loopx"` through NODE_PATH to dist/node-path/ (a two-file package
- * re-exporting this one), and a preload that keeps scripts ESM-only.
+ * Bun itself, `import "loopx"` through NODE_PATH to dist/node-path/ (a two-file package holding
+ * the script-facing entry, script.ts, bundled), and a preload that keeps scripts ESM-only.
  */
 function jsLauncher(): JsLauncher {
   const preload = distPath("runtime/loader/bun-preload.js");
-  const envOnly = distPath("runtime/loader/bun-script-env.js");
+  const envOnly = distPath("runtime/loader/standalone-env-preload.js");
   const nodePath = distPath("node-path");
   return {
     command: process.execPath,
     // The ESM-only guard costs ~3 ms per start; a script that never names require, module or
     // exports has nothing for it to catch, and gets only the few lines that keep loopx's NODE_PATH
-    // out of its children (bun-script-env.ts, which the guard imports too).
+    // out of its children (standalone-env-preload.ts, which the guard imports too).
     args: (path) => [...BUN_SCRIPT_FLAGS, "--preload", mayUseCommonJs(path) ? preload : envOnly, path],
     extraEnv: (env) => ({ NODE_PATH: prependNodePath(env, nodePath) }),
   };
 }
 
-export const bunPlatform: Platform = { spawnScript, jsLauncher, createHeapKeeper };
+interface BunWatcherProcess {
+  stdin: { write(data: string): number; flush(): unknown; end(): unknown; unref?(): void };
+  unref(): void;
+}
+
+/** Bun.spawn: node:child_process costs Bun ~10-40 ms to load and spawn with. */
+function spawnWatcher(command: string, args: string[], env: Env): Watcher {
+  const bun = (globalThis as unknown as { Bun: { spawn(options: Record<string, unknown>): BunWatcherProcess } }).Bun;
+  const proc = bun.spawn({ cmd: [command, ...args], cwd: "/", env, detached: true, stdin: "pipe", stdout: "ignore", stderr: "ignore" });
+  proc.unref();
+  proc.stdin.unref?.();
+  let open = true;
+  return {
+    send(line) {
+      if (!open) return false;
+      try {
+        proc.stdin.write(`${line}\n`);
+        proc.stdin.flush();
+        return true;
+      } catch {
+        open = false;
+        return false;
+      }
+    },
+    close() {
+      if (!open) return;
+      open = false;
+      try {
+        proc.stdin.end();
+      } catch {
+        // gone
+      }
+    },
+  };
+}
+
+export const bunPlatform: Platform = { spawnScript, spawnWatcher, jsLauncher, createHeapKeeper };

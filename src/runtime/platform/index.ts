@@ -3,7 +3,7 @@
  * between Node, Bun and a standalone binary — starting a script, the JS/TS launcher, heap upkeep —
  * is behind this one object, so no other module asks which runtime it is.
  */
-import type { ScriptProcess, SpawnSpec } from "../spawn.js";
+import type { ScriptProcess, SpawnSpec, Watcher } from "../spawn.js";
 import { bunPlatform } from "./bun.js";
 import { nodePlatform } from "./node.js";
 import { runtimeName } from "./runtime.js";
@@ -18,6 +18,11 @@ export const platform: Platform = runtimeName === "node" ? nodePlatform : runtim
 /** Starts a script as the leader of a new process group (stdout captured, stderr inherited). */
 export function spawnScript(spec: SpawnSpec): ScriptProcess {
   return platform.spawnScript(spec);
+}
+
+/** See Platform.spawnWatcher: for the run's guardian. */
+export function spawnWatcher(command: string, args: string[], env: Record<string, string | undefined>, onError: (error: Error) => void): Watcher {
+  return platform.spawnWatcher(command, args, env, onError);
 }
 
 let launcher: JsLauncher | undefined;

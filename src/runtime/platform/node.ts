@@ -9,7 +9,7 @@ import type { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { nodeModule } from "../builtins.js";
 import { hooklessFlags } from "../hookless-script.js";
-import { failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec } from "../spawn.js";
+import { failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
 import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
@@ -142,8 +142,25 @@ function createHeapKeeper(): () => void {
  * cache). On Node without module.registerHooks, a plain JS script that needs nothing from the
  * hooks skips their ~50 ms worker thread (hookless-script.ts) and runs as ESM by Node's own flag.
  */
+function spawnWatcher(command: string, args: string[], env: Record<string, string | undefined>, onError: (error: Error) => void): Watcher {
+  const child = spawn(command, args, { cwd: "/", env, detached: true, stdio: ["pipe", "ignore", "ignore"] });
+  child.on("error", onError);
+  child.stdin!.on("error", () => undefined);
+  child.unref();
+  (child.stdin as unknown as { unref?(): void }).unref?.();
+  return {
+    send(line) {
+      if (child.stdin!.destroyed) return false;
+      child.stdin!.write(`${line}\n`); // libuv writes at once when nothing is queued
+      return true;
+    },
+    close: () => child.stdin!.end(),
+  };
+}
+
 export const nodePlatform: Platform = {
   spawnScript,
+  spawnWatcher,
   jsLauncher() {
     const loader = pathToFileURL(distPath("runtime/loader/register.js")).href;
     return { command: process.execPath, args: (path) => hooklessFlags(path) ?? ["--import", loader, path], extraEnv: () => ({}) };

@@ -33,3 +33,14 @@ export function loopxBin(): string {
   cachedLoopxBin ??= fs.realpathSync(runtimeName === "binary" ? process.execPath : distPath("bin.js"));
   return cachedLoopxBin;
 }
+
+/** The hidden first argument that makes `loopx` (bin.ts) act as a run's guardian; never in help. */
+export const GUARDIAN_ARG = "--loopx-guardian";
+
+/**
+ * How this loopx starts itself as a run's guardian (runtime/parts/guardian.ts): its runtime and
+ * entry, or the standalone binary alone (which then acts as loopx, not as Bun).
+ */
+export function guardianCommand(): string[] {
+  return runtimeName === "binary" ? [process.execPath, GUARDIAN_ARG] : [process.execPath, distPath("bin.js"), GUARDIAN_ARG];
+}

@@ -1,7 +1,8 @@
 /**
  * The standalone binary (`bun build --compile`): Bun's platform, except that JS/TS scripts run by
- * the binary itself acting as Bun (BUN_BE_BUN=1), with the same preload and a helper package
- * materialized in a per-version cache, since there is no package directory on disk.
+ * the binary itself acting as Bun (BUN_BE_BUN=1), with the same preload (or, for a script that
+ * cannot use CommonJS, one that only unsets BUN_BE_BUN) and a helper package materialized in a
+ * per-version cache, since there is no package directory on disk.
  */
 import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, readFileSync } from "node:fs";
@@ -9,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LoopxError, fsReason } from "../../core/errors.js";
 import { VERSION } from "../../version.js";
-import { bunPlatform, BUN_SCRIPT_FLAGS, prependNodePath } from "./bun.js";
+import { bunPlatform, BUN_SCRIPT_FLAGS, mayUseCommonJs, prependNodePath } from "./bun.js";
 import type { Platform } from "./types.js";
 import { writeDirAtomic } from "../atomic-write.js";
 import { loopxDir } from "../xdg.js";
@@ -17,12 +18,15 @@ import { loopxDir } from "../xdg.js";
 /** Embedded at compile time (`bun build --define`) into standalone binaries only. */
 declare const __LOOPX_HELPERS_JS__: string | undefined;
 declare const __LOOPX_PRELOAD_JS__: string | undefined;
+declare const __LOOPX_ENV_PRELOAD_JS__: string | undefined;
 
 export interface HelperCache {
-  /** Directory for NODE_PATH: holds `loopx/` (package.json + index.js with output/input). */
+  /** Directory for NODE_PATH: holds `loopx/` (package.json + index.js: the script-facing entry, script.ts, bundled). */
   nodePath: string;
-  /** The Bun preload that keeps scripts ESM-only. */
+  /** The Bun preload that keeps scripts ESM-only (and does what envPreload does). */
   preload: string;
+  /** The preload for scripts that cannot use CommonJS: only takes BUN_BE_BUN and loopx's NODE_PATH entry out of the script's environment. */
+  envPreload: string;
 }
 
 function sha256(text: string): string {
@@ -31,7 +35,7 @@ function sha256(text: string): string {
 
 /** The files of the helper package, relative to the cache entry, with their exact contents. */
 function helperFiles(): Record<string, string> {
-  if (typeof __LOOPX_HELPERS_JS__ !== "string" || typeof __LOOPX_PRELOAD_JS__ !== "string") {
+  if (typeof __LOOPX_HELPERS_JS__ !== "string" || typeof __LOOPX_PRELOAD_JS__ !== "string" || typeof __LOOPX_ENV_PRELOAD_JS__ !== "string") {
     throw new Error("this loopx binary was built without its embedded script helpers");
   }
   const manifest = { name: "loopx", version: VERSION, private: true, type: "module", main: "./index.js", exports: { ".": "./index.js" } };
@@ -39,6 +43,7 @@ function helperFiles(): Record<string, string> {
     "node-path/loopx/package.json": JSON.stringify(manifest, null, 2) + "\n",
     "node-path/loopx/index.js": __LOOPX_HELPERS_JS__,
     "preload.js": __LOOPX_PRELOAD_JS__,
+    "env-preload.js": __LOOPX_ENV_PRELOAD_JS__,
   };
 }
 
@@ -113,7 +118,7 @@ export function helperCache(): HelperCache {
       );
     }
   }
-  cached = { nodePath: join(dir, "node-path"), preload: join(dir, "preload.js") };
+  cached = { nodePath: join(dir, "node-path"), preload: join(dir, "preload.js"), envPreload: join(dir, "env-preload.js") };
   return cached;
 }
 
@@ -123,7 +128,9 @@ export const standalonePlatform: Platform = {
     const cache = helperCache();
     return {
       command: process.execPath,
-      args: (path) => [...BUN_SCRIPT_FLAGS, "--preload", cache.preload, path],
+      // As under Bun, the ESM-only guard only where there is something for it to catch; BUN_BE_BUN
+      // must leave every script's environment (loader/standalone-env-preload.ts).
+      args: (path) => [...BUN_SCRIPT_FLAGS, "--preload", mayUseCommonJs(path) ? cache.preload : cache.envPreload, path],
       extraEnv: (env) => ({ NODE_PATH: prependNodePath(env, cache.nodePath), BUN_BE_BUN: "1" }),
     };
   },

@@ -1,4 +1,4 @@
-import type { ScriptProcess, SpawnSpec } from "../spawn.js";
+import type { ScriptProcess, SpawnSpec, Watcher } from "../spawn.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -17,6 +17,13 @@ export interface Platform {
    * (streamed live, unbuffered).
    */
   spawnScript(spec: SpawnSpec): ScriptProcess;
+  /**
+   * Starts `command args` as the leader of a new session (no terminal), in `/`, stdout and stderr
+   * on /dev/null, stdin a pipe whose write end only this process holds (close-on-exec: no script
+   * inherits it), so that its end of file tells the child that loopx is gone. Neither the child nor
+   * the pipe keeps this process alive. For the run's guardian.
+   */
+  spawnWatcher(command: string, args: string[], env: Env, onError: (error: Error) => void): Watcher;
   /** The launcher for JS/TS scripts; made on first use (the binary's materializes its helper cache). */
   jsLauncher(): JsLauncher;
   /**

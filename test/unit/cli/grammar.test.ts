@@ -137,7 +137,7 @@ describe("the catalog of loopx's own commands", () => {
   it("lists every command with its options, value kinds and arguments", async () => {
     const catalog = await commandCatalog();
     const byPath = new Map(catalog.map((command) => [command.path.join(" "), command]));
-    expect([...byPath.keys()]).toEqual(["run", "version", "output", "env set", "env remove", "env list", "install", "init", "runs", "runs show", "runs tail", "note", "completion"]);
+    expect([...byPath.keys()]).toEqual(["run", "version", "output", "env set", "env remove", "env list", "install", "init", "runs", "runs show", "runs tail", "runs stop", "runs pause", "runs continue", "runs resume", "runs serve", "note", "completion"]);
     const run = byPath.get("run")!;
     expect(run.options.map((option) => [option.names.join(","), option.value?.kind])).toEqual([
       ["-n", "count"],
@@ -159,5 +159,12 @@ describe("the catalog of loopx's own commands", () => {
     ]);
     expect(byPath.get("env set")).toMatchObject({ verbatim: true, arguments: [{ kind: "variable", required: true }, { kind: "text", required: true }] });
     expect(byPath.get("runs tail")).toMatchObject({ options: [{ names: ["--json"] }], arguments: [{ kind: "run-id", placeholder: "<id>", required: false }] });
+    expect(byPath.get("runs stop")).toMatchObject({ options: [{ names: ["--now"] }], arguments: [{ kind: "run-id", required: true }] });
+    expect(byPath.get("runs resume")).toMatchObject({ options: [{ names: ["-n"], value: { kind: "count" } }], arguments: [{ kind: "run-id", required: true }] });
+    expect(byPath.get("runs serve")!.options.map((option) => [option.names[0], option.value?.kind])).toEqual([
+      ["--port", "port"],
+      ["--host", "address"],
+      ["--open", undefined],
+    ]);
   });
 });

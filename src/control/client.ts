@@ -1,0 +1,185 @@
+import { spawn } from "node:child_process";
+import { lstatSync, readdirSync, unlinkSync } from "node:fs";
+import { connect } from "node:net";
+import { join } from "node:path";
+import { fsReason, LoopxError } from "../core/errors.js";
+import { parseRecord, summarizeRun } from "../records/report.js";
+import { loopxBin, runtimeName } from "../runtime/platform/runtime.js";
+import { listRecordIds, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
+import { pickRunId } from "../records/runs.js";
+import { controlDirs, socketName } from "./paths.js";
+import type { ControlReply, ControlRequest } from "./protocol.js";
+import { prepareResume } from "./resume.js";
+
+/**
+ * Steering a run from another process (loopx's own addition): `loopx runs stop|pause|continue`,
+ * the dashboard, anyone with the run's id (or a unique prefix of it) — as the user who started
+ * the run; nobody else can reach its control channel (control/paths.ts).
+ */
+
+type Env = Record<string, string | undefined>;
+
+/** What the dashboard (and anyone else) steers runs through; each call resolves with what happened, in words. */
+export interface ControlChannel {
+  stop(id: string, options: { now: boolean }): Promise<string>;
+  pause(id: string): Promise<string>;
+  continue(id: string): Promise<string>;
+  /** Resumes a run detached from the caller (see resumeDetached). */
+  resume(id: string): Promise<string>;
+}
+
+export function createControlChannel(env: Env = process.env): ControlChannel {
+  return {
+    stop: (id, { now }) => requestControl(env, id, { op: "stop", now }),
+    pause: (id) => requestControl(env, id, { op: "pause" }),
+    continue: (id) => requestControl(env, id, { op: "continue" }),
+    resume: (id) => resumeDetached(env, id),
+  };
+}
+
+const REPLY_TIMEOUT_MS = 5000;
+
+/** The ids of the sockets in `dir`; a directory that cannot be read is reported through `unreadable`. */
+function socketIds(dir: string, unreadable: string[]): string[] {
+  try {
+    return readdirSync(dir)
+      .filter((name) => name.endsWith(".sock"))
+      .map((name) => name.slice(0, -5));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") unreadable.push(`${dir}: ${fsReason(error)}`);
+    return [];
+  }
+}
+
+/** The full id for `prefix`, among the runs with a control channel and the recorded ones. */
+function resolveId(env: Env, prefix: string): string {
+  const unreadable: string[] = [];
+  const ids = new Set<string>();
+  for (const dir of controlDirs(env)) for (const id of socketIds(dir, unreadable)) ids.add(id);
+  let recorded: string[] = [];
+  try {
+    recorded = listRecordIds(recordsDir(env));
+  } catch (error) {
+    unreadable.push(`${recordsDir(env)}: ${fsReason(error)}`);
+  }
+  for (const id of recorded) ids.add(id);
+  // A full id needs no listing (and works where the directories cannot be listed).
+  if (/^[0-9a-z]{15}$/.test(prefix)) return prefix;
+  if (ids.size === 0 && unreadable.length > 0) throw new LoopxError(`cannot look for run ${JSON.stringify(prefix)}: ${unreadable[0]}`);
+  return pickRunId([...ids], prefix, recordsDir(env));
+}
+
+/** Why a run without a live control channel cannot be steered, from its record. */
+function notSteerable(env: Env, id: string): LoopxError {
+  const dir = recordsDir(env);
+  let text: string;
+  try {
+    text = readRecordText(dir, id);
+  } catch {
+    return new LoopxError(`run ${id} is not running (no control channel and no record of it)`);
+  }
+  const summary = summarizeRun(id, parseRecord(text).events, runProcessAlive, Date.now());
+  if (!summary) return new LoopxError(`run ${id} is not running`);
+  if (summary.state === "crashed") return new LoopxError(`run ${id} is not running: process ${summary.pid} is gone without run.end (loopx runs resume ${id})`);
+  if (summary.ending !== undefined) return new LoopxError(`run ${id} has ended (${summary.ending})`);
+  return new LoopxError(`run ${id} has no control channel (started with LOOPX_CONTROL=0, or by a loopx without one)`);
+}
+
+/** Sends one request to run `prefix`'s control channel; resolves with its answer, rejects with a one-line LoopxError. */
+export async function requestControl(env: Env, prefix: string, request: ControlRequest): Promise<string> {
+  const id = resolveId(env, prefix);
+  const uid = process.getuid?.();
+  for (const dir of controlDirs(env)) {
+    const path = join(dir, socketName(id));
+    let owner: number;
+    try {
+      const stat = lstatSync(path);
+      if (!stat.isSocket()) continue;
+      owner = stat.uid;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR") continue;
+      throw new LoopxError(`cannot reach the control channel of run ${id}: ${fsReason(error)}`);
+    }
+    if (uid !== undefined && owner !== uid) throw new LoopxError(`run ${id} belongs to another user (uid ${owner}): loopx steers only your own runs`);
+    const reply = await exchange(path, request).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ECONNREFUSED" || error.code === "ENOENT") {
+        // The run died without removing its socket.
+        try {
+          unlinkSync(path);
+        } catch {
+          // Gone meanwhile.
+        }
+        return undefined;
+      }
+      throw new LoopxError(`cannot reach the control channel of run ${id}: ${error instanceof LoopxError ? error.message : fsReason(error)}`);
+    });
+    if (reply === undefined) break;
+    if (!reply.ok) throw new LoopxError(reply.message);
+    return reply.message;
+  }
+  throw notSteerable(env, id);
+}
+
+function exchange(path: string, request: ControlRequest): Promise<ControlReply> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(path);
+    let data = "";
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new LoopxError(`no answer within ${REPLY_TIMEOUT_MS / 1000} s`));
+    }, REPLY_TIMEOUT_MS);
+    socket.setEncoding("utf8");
+    socket.on("connect", () => socket.write(`${JSON.stringify(request)}\n`));
+    socket.on("data", (chunk: string) => (data += chunk));
+    socket.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    socket.on("close", () => {
+      clearTimeout(timer);
+      try {
+        const reply = JSON.parse(data.split("\n")[0]!) as ControlReply;
+        if (typeof reply.ok === "boolean" && typeof reply.message === "string") return resolve(reply);
+      } catch {
+        // Below.
+      }
+      reject(new LoopxError("the run closed its control channel without an answer"));
+    });
+  });
+}
+
+const RESUME_START_MS = 10_000;
+
+/**
+ * `resume` for callers that are not a terminal (the dashboard): checks the resume as `loopx runs
+ * resume` would (a refusal rejects with its line), then starts `loopx runs resume <id>` as a
+ * detached process of its own — its own session, stdin/stdout/stderr on /dev/null, in the run's
+ * project — and resolves once its record shows the `run.resume` of that process. It goes on after
+ * the caller exits; `loopx runs tail <id>` follows it and `loopx runs stop <id>` ends it.
+ */
+export async function resumeDetached(env: Env, prefix: string): Promise<string> {
+  const { point } = prepareResume(env, prefix);
+  const id = point.runId;
+  const command = runtimeName === "binary" ? [process.execPath] : [process.execPath, loopxBin()];
+  const child = spawn(command[0]!, [...command.slice(1), "runs", "resume", id], {
+    cwd: point.start.projectRoot,
+    env: env as NodeJS.ProcessEnv,
+    detached: true,
+    stdio: "ignore",
+  });
+  child.unref();
+  const pid = child.pid;
+  let exited: number | null | undefined;
+  child.on("exit", (code) => (exited = code ?? null));
+  child.on("error", () => (exited = null));
+  const deadline = Date.now() + RESUME_START_MS;
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const events = parseRecord(readRecordText(recordsDir(env), id)).events;
+    if (events.some((event) => event.type === "run.resume" && event.pid === pid)) return `run ${id} resumed at ${point.target}, iteration ${point.n} (pid ${pid}, detached)`;
+    if (exited !== undefined) throw new LoopxError(`the resume of run ${id} ended at once${exited === null ? "" : ` (exit ${exited})`}: see loopx runs show ${id}`);
+  }
+  throw new LoopxError(`the resume of run ${id} did not start within ${RESUME_START_MS / 1000} s`);
+}

@@ -1,0 +1,96 @@
+import { existsSync, lstatSync } from "node:fs";
+import { join } from "node:path";
+import { fsReason, LoopxError } from "../core/errors.js";
+import { decideResume, type ResumePoint } from "./resume-point.js";
+import { parseRecord } from "../records/report.js";
+import { EVENT_VERSION, type RecordedOptions } from "../records/events.js";
+import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
+import type { RunRequest } from "../engine/index.js";
+import { readKeptInput } from "../runtime/parts/run-input.js";
+import { readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
+import { resolveRunId } from "../records/runs.js";
+
+/**
+ * A resume, ready for the engine (loopx's own addition): the run's record read and judged
+ * (core/resume.ts), the input its first script needs read back byte for byte, and the request
+ * rebuilt from what the run recorded at its start — the same project, target, env file and options,
+ * the -n budget that is left — with the same run id. Every refusal is one LoopxError line.
+ */
+
+export interface ResumeOptions {
+  /** A new -n: this many more iterations from the resume on. */
+  maxIterations?: number;
+  /** The API's target argument: it must be the run's starting target. */
+  target?: string;
+  /** Options given again (the API's): they replace what the run recorded. */
+  overrides?: RecordedOptions;
+}
+
+export interface PreparedResume {
+  request: RunRequest;
+  point: ResumePoint;
+  /** The recorded `--log` file (absolute), if the run had one. */
+  log: string | undefined;
+}
+
+export function prepareResume(env: Record<string, string | undefined>, prefix: string, options: ResumeOptions = {}): PreparedResume {
+  try {
+    return prepare(env, prefix, options);
+  } catch (error) {
+    if (error instanceof LoopxError) throw error;
+    throw new LoopxError(`cannot read the record of run ${JSON.stringify(prefix)} in ${recordsDir(env)}: ${fsReason(error)}`);
+  }
+}
+
+function prepare(env: Record<string, string | undefined>, prefix: string, options: ResumeOptions): PreparedResume {
+  const dir = recordsDir(env);
+  const id = resolveRunId(dir, prefix);
+  const path = join(dir, `${id}.jsonl`);
+  const uid = process.getuid?.();
+  const owner = lstatSync(path).uid;
+  if (uid !== undefined && owner !== uid) throw new LoopxError(`run ${id} belongs to another user (uid ${owner}): loopx resumes only your own runs`);
+  const record = parseRecord(readRecordText(dir, id));
+  if (record.newerVersion !== undefined) {
+    throw new LoopxError(`run ${id} was recorded by a newer loopx (record format v${record.newerVersion}; this loopx reads v${EVENT_VERSION})`);
+  }
+  const decision = decideResume(id, record.events, runProcessAlive, options.maxIterations);
+  if (!decision.ok) throw new LoopxError(decision.message);
+  const point = decision.point;
+  const projectRoot = point.start.projectRoot;
+  if (!existsSync(join(projectRoot, ".loopx"))) {
+    throw new LoopxError(`run ${id} cannot be resumed: its project ${projectRoot} ${existsSync(projectRoot) ? "has no .loopx/ any more" : "is gone (moved or removed)"}`);
+  }
+  if (options.target !== undefined) {
+    const parsed = parseTarget(options.target);
+    const given = parsed.ok ? formatTarget(runTargetOf(parsed.target)) : options.target;
+    if (given !== point.start.target) throw new LoopxError(`run ${id} runs ${point.start.target}, not ${options.target}`);
+  }
+  let stdin = point.stdin;
+  if (stdin === undefined && point.stdinBytes !== undefined) {
+    const kept = readKeptInput(dir, id);
+    const header = kept?.header;
+    if (!header || header.n !== point.n || header.bytes !== point.stdinBytes) {
+      throw new LoopxError(`run ${id} cannot be resumed at ${point.target}: the ${point.stdinBytes} bytes it got on stdin were not kept`);
+    }
+    if (!header.kept) {
+      throw new LoopxError(`run ${id} cannot be resumed at ${point.target}: it got ${header.bytes} bytes on stdin, more than the 16 MiB loopx keeps`);
+    }
+    if (kept.data.length !== header.bytes) throw new LoopxError(`run ${id} cannot be resumed at ${point.target}: the input it got was kept only in part`);
+    stdin = kept.data.toString("utf8");
+  }
+  const recorded = { ...point.options, ...options.overrides };
+  return {
+    point,
+    log: recorded.log,
+    request: {
+      target: point.start.target,
+      maxIterations: point.maxIterations,
+      timeout: recorded.timeout,
+      maxTime: recorded.maxTime,
+      envFile: recorded.envFile,
+      projectRoot,
+      baseEnv: env,
+      resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs },
+    },
+  };
+}

@@ -1,0 +1,384 @@
+// The dashboard page (loopx runs serve): plain DOM and SVG, no framework. Every text that comes
+// from a record goes into the page through text nodes (textContent / createTextNode), never as
+// HTML, and control characters are shown as visible symbols: a `result` holding markup or
+// terminal escapes stays inert. formatElapsed and formatLocalTime are prepended by the server
+// (core's own functions). The token of the page's URL goes with every request.
+"use strict";
+
+const token = new URLSearchParams(location.search).get("token") || "";
+const main = document.getElementById("main");
+const live = document.getElementById("live");
+const PAGE = 50;
+const STATES = ["running", "paused", "stopping", "stopped", "stopped-on-request", "limit", "failed", "interrupted", "timed-out", "crashed", "aborted", "returned"];
+/** States a run can be resumed from: its loop was killed or ended early. */
+const RESUMABLE = ["crashed", "interrupted", "timed-out", "failed"];
+const CONTROLS = [
+  ["stop", "Stop after this iteration"],
+  ["stop-now", "Stop now"],
+  ["pause", "Pause"],
+  ["continue", "Continue"],
+  ["resume", "Resume"],
+];
+
+function url(path, params) {
+  const u = new URL(path, location.origin);
+  u.searchParams.set("token", token);
+  for (const [key, value] of Object.entries(params || {})) if (value !== undefined) u.searchParams.set(key, String(value));
+  return u.pathname + u.search;
+}
+
+/** Control characters (terminal escapes, NUL, ...) as their visible Unicode pictures. */
+function visible(text) {
+  return String(text).replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => (c === "\u007f" ? "\u2421" : String.fromCharCode(0x2400 + c.charCodeAt(0))));
+}
+
+/** An element with attributes and children; strings become text nodes. */
+function h(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "onclick" || key === "onchange") node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, String(value));
+  }
+  for (const child of children) if (child !== undefined && child !== null) node.append(typeof child === "string" ? document.createTextNode(visible(child)) : child);
+  return node;
+}
+
+function svg(tag, attrs, text) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
+  if (text !== undefined) node.textContent = visible(text);
+  return node;
+}
+
+async function getJson(path, params) {
+  const res = await fetch(url(path, params), { cache: "no-store" });
+  if (!res.ok) throw new Error(`${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+function elapsed(run) {
+  return run.state === "running" ? Math.max(0, Date.now() - Date.parse(run.start)) : run.durationMs;
+}
+
+function stateBadge(run) {
+  return h("span", { class: `state ${run.state}`, "data-state": run.state }, run.newerVersion ? "newer loopx" : run.state);
+}
+
+/** One EventSource for the page: "runs" (all, on connect), "run" (one changed), "removed". */
+function subscribe(onRuns, onRun, onRemoved) {
+  const source = new EventSource(url("/api/events"));
+  source.addEventListener("open", () => {
+    live.textContent = "live";
+    live.className = "live on";
+  });
+  source.addEventListener("error", () => {
+    live.textContent = "reconnecting…";
+    live.className = "live off";
+  });
+  source.addEventListener("runs", (e) => onRuns(JSON.parse(e.data)));
+  source.addEventListener("run", (e) => onRun(JSON.parse(e.data)));
+  source.addEventListener("removed", (e) => onRemoved(JSON.parse(e.data)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runs page: every run, newest first, filterable by project and state.
+
+function runsPage() {
+  document.title = "loopx runs";
+  const runs = new Map();
+  const project = h("select", { id: "filter-project", onchange: render }, h("option", { value: "" }, "all projects"));
+  const state = h("select", { id: "filter-state", onchange: render }, h("option", { value: "" }, "all states"), ...STATES.map((s) => h("option", { value: s }, s)));
+  const body = h("tbody", { id: "runs" });
+  const empty = h("div", { class: "empty", hidden: true }, "No runs recorded yet: start one with loopx run <workflow>.");
+  main.replaceChildren(
+    h("h1", {}, "Runs"),
+    h("div", { class: "filters" }, h("label", {}, "Project ", project), h("label", {}, "State ", state)),
+    h("table", {}, h("thead", {}, h("tr", {}, ...["Run", "State", "Project", "Target", "Started", "Duration", "Iterations", "Ending"].map((t, i) => h("th", { class: i === 5 || i === 6 ? "num" : undefined }, t)))), body),
+    empty,
+  );
+
+  /** Every project and state seen becomes a filter choice (a newer loopx may know more states). */
+  function syncFilters() {
+    for (const [select, key] of [[project, "project"], [state, "state"]]) {
+      const known = new Set([...select.options].map((o) => o.value));
+      for (const run of runs.values()) {
+        const value = run[key];
+        if (!value || known.has(value)) continue;
+        known.add(value);
+        select.append(h("option", { value }, value));
+      }
+    }
+  }
+
+  function render() {
+    const rows = [];
+    const sorted = [...runs.values()].sort((a, b) => (a.id < b.id ? 1 : -1));
+    for (const run of sorted) {
+      if (project.value && run.project !== project.value) continue;
+      if (state.value && run.state !== state.value) continue;
+      rows.push(
+        h(
+          "tr",
+          { "data-run": run.id, "data-iterations": run.iterations },
+          h("td", {}, h("a", { href: url(`/runs/${run.id}`) }, run.id)),
+          h("td", {}, stateBadge(run)),
+          h("td", { class: "text" }, run.project),
+          h("td", {}, run.target),
+          h("td", {}, run.start ? formatLocalTime(run.start) : ""),
+          h("td", { class: "num", "data-ticking": run.state === "running" ? run.id : undefined }, formatElapsed(elapsed(run))),
+          h("td", { class: "num iterations" }, String(run.iterations) + (run.maxIterations === null || run.maxIterations === undefined ? "" : `/${run.maxIterations}`)),
+          h("td", {}, run.ending || (run.current ? `iteration ${run.current.n} · ${run.current.target}` : "")),
+        ),
+      );
+    }
+    body.replaceChildren(...rows);
+    empty.hidden = runs.size > 0;
+  }
+
+  subscribe(
+    (all) => {
+      runs.clear();
+      for (const run of all) runs.set(run.id, run);
+      syncFilters();
+      render();
+      document.body.dataset.ready = "1";
+    },
+    (run) => {
+      runs.set(run.id, run);
+      syncFilters();
+      render();
+    },
+    (id) => {
+      runs.delete(id);
+      render();
+    },
+  );
+  setInterval(() => {
+    for (const cell of body.querySelectorAll("[data-ticking]")) {
+      const run = runs.get(cell.getAttribute("data-ticking"));
+      if (run) cell.textContent = formatElapsed(elapsed(run));
+    }
+  }, 1000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A run's page: facts, the iteration running now, controls, the timeline, the iterations table.
+
+function runPage(id) {
+  document.title = `loopx run ${id}`;
+  let run;
+  let from; // highest n of the table page shown; undefined: follow the newest
+  let refreshing = false;
+  let again = false;
+
+  const facts = h("dl", { class: "facts", id: "facts" });
+  const current = h("div", { class: "current", id: "current", hidden: true });
+  const answer = h("span", { class: "answer", id: "control-answer" });
+  const buttons = CONTROLS.map(([action, label]) => h("button", { type: "button", "data-action": action, onclick: () => control(action, label) }, label));
+  const chart = svg("svg", { id: "timeline", viewBox: "0 0 1000 210", preserveAspectRatio: "none", role: "img" });
+  const legend = h("div", { class: "legend", id: "legend" });
+  const pager = h("div", { class: "pager" });
+  const body = h("tbody", { id: "iterations" });
+  main.replaceChildren(
+    h("h1", {}, "Run ", h("span", { id: "run-id" }, id), " ", h("span", { id: "run-state" })),
+    facts,
+    current,
+    h("div", { class: "controls" }, ...buttons, answer),
+    h("h2", {}, "Timeline"),
+    h("div", { class: "chart" }, chart, legend),
+    h("h2", {}, "Iterations"),
+    pager,
+    h("table", {}, h("thead", {}, h("tr", {}, ...["#", "Target", "Duration", "Exit", "Next", "Result"].map((t, i) => h("th", { class: i === 0 || i === 2 ? "num" : undefined }, t)))), body),
+  );
+  chart.addEventListener("click", (e) => {
+    const first = e.target && e.target.getAttribute && e.target.getAttribute("data-last");
+    if (first) {
+      from = Number(first);
+      refresh();
+    }
+  });
+
+  async function control(action, label) {
+    answer.textContent = `${label}…`;
+    try {
+      const res = await fetch(url(`/api/runs/${id}/${action}`), { method: "POST" });
+      const body = await res.json();
+      answer.textContent = visible(body.message || res.statusText);
+    } catch (error) {
+      answer.textContent = visible(String(error));
+    }
+  }
+
+  function showFacts() {
+    const state = document.getElementById("run-state");
+    state.replaceChildren(stateBadge(run));
+    const rows = [
+      ["Target", run.target],
+      ["Project", run.project],
+      ["Started", run.start ? formatLocalTime(run.start) : ""],
+      ["Elapsed", formatElapsed(elapsed(run))],
+      ["Iterations", String(run.iterations) + (run.maxIterations === null ? "" : ` of at most ${run.maxIterations}`)],
+      ["Ended", run.state === "running" ? "not yet" : run.ending || run.state],
+    ];
+    if (run.message) rows.push(["Message", run.message]);
+    rows.push(["Process", `pid ${run.pid} · loopx ${run.version} (${run.runtime})`]);
+    facts.replaceChildren(...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", { "data-fact": k.toLowerCase() }, v)]));
+    current.hidden = !run.current;
+    if (run.current) current.replaceChildren(`Iteration ${run.current.n} · ${run.current.target} · running for `, h("span", { id: "current-elapsed" }, formatElapsed(Date.now() - Date.parse(run.current.start))));
+    const running = run.state === "running";
+    for (const button of buttons) {
+      const action = button.getAttribute("data-action");
+      button.disabled = action === "resume" ? !RESUMABLE.includes(run.state) : !running;
+    }
+  }
+
+  function drawTimeline(t) {
+    const W = 1000;
+    const BASE = 170;
+    const TOP = 16;
+    const nodes = [];
+    const n = t.columns.length;
+    const width = W / Math.max(1, n);
+    const gap = width > 4 ? Math.min(2, width * 0.15) : 0;
+    const scale = t.maxMs > 0 ? (BASE - TOP) / t.maxMs : 0;
+    t.columns.forEach((c, i) => {
+      const [first, last, longest, mean, target, failed, timeouts, gotos, stops, open] = c;
+      const x = i * width;
+      const height = Math.max(longest > 0 ? 1 : 0.5, longest * scale);
+      const bar = svg("rect", { class: `bar c${target % 8}${open ? " open" : ""}`, x, y: BASE - height, width: Math.max(0.6, width - gap), height, "data-first": first, "data-last": last });
+      const names = first === last ? `iteration ${first}` : `iterations ${first}–${last}`;
+      const marks = [failed && `${failed} failed`, timeouts && "timed out", gotos && `${gotos} goto`, stops && "stop", open && "running"].filter(Boolean).join(", ");
+      bar.append(svg("title", {}, `${names} · ${t.targets[target] || ""} · ${first === last ? formatElapsed(longest) : `longest ${formatElapsed(longest)}, mean ${formatElapsed(mean)}`}${marks ? ` · ${marks}` : ""}`));
+      nodes.push(bar);
+      if (first !== last && mean > 0) {
+        const h2 = Math.max(0.5, mean * scale);
+        nodes.push(svg("rect", { class: "mean", x, y: BASE - h2, width: Math.max(0.6, width - gap), height: h2 }));
+      }
+      const mark = (kind, row) => nodes.push(svg("rect", { class: `mark m-${kind}`, x, y: BASE + 4 + row * 8, width: Math.max(1.5, width - gap), height: 6, "data-mark": kind, "data-first": first }));
+      if (failed) mark("failed", 0);
+      if (timeouts) mark("timeout", 1);
+      if (gotos) mark("goto", 2);
+      if (stops) mark("stop", 3);
+    });
+    nodes.push(svg("text", { class: "axis", x: 2, y: 11 }, t.maxMs > 0 ? `longest ${formatElapsed(t.maxMs)}` : ""));
+    nodes.push(svg("line", { x1: 0, x2: W, y1: BASE + 0.5, y2: BASE + 0.5, stroke: "#c8ced8" }));
+    if (t.perColumn === 1 && n <= 40) {
+      // Few iterations: each bar gets its number.
+      t.columns.forEach((c, i) => nodes.push(svg("text", { class: "axis", x: i * width + width / 2, y: 208, "text-anchor": "middle" }, String(c[0]))));
+    } else {
+      nodes.push(svg("text", { class: "axis", x: 2, y: 208 }, t.count ? "1" : "no iterations yet"));
+      if (t.count > 1) nodes.push(svg("text", { class: "axis", x: W - 2, y: 208, "text-anchor": "end" }, `${t.count}${t.perColumn > 1 ? ` · ${t.perColumn} iterations per bar` : ""}`));
+    }
+    if (!t.count) nodes.push(svg("text", { class: "axis", x: 2, y: 208 }, "no iterations yet"));
+    chart.replaceChildren(...nodes);
+    chart.setAttribute("data-columns", String(n));
+    chart.setAttribute("data-count", String(t.count));
+    legend.replaceChildren(
+      ...t.targets.map((name, i) => h("span", {}, h("span", { class: `swatch c${i % 8}` }), name)),
+      ...[["failed", "failed"], ["timeout", "timed out"], ["goto", "goto"], ["stop", "stop"]].map(([k, label]) => h("span", {}, h("span", { class: `swatch m-${k}` }), label)),
+    );
+  }
+
+  function exitText(row) {
+    if (row.durationMs === null) return run && run.state === "running" && row.n === run.iterations ? "running" : "–";
+    if (row.signal) return row.signal;
+    return row.exitCode === null ? "error" : String(row.exitCode);
+  }
+
+  function drawTable(page) {
+    const rows = page.rows.map((row) => {
+      const next = [row.goto !== undefined ? `goto ${row.goto}` : "", row.stop ? "stop" : ""].filter(Boolean).join(", ");
+      const text = row.result !== undefined ? row.result : row.error || "";
+      const more = row.resultBytes !== undefined && row.result !== undefined && row.resultBytes > row.result.length ? " …" : "";
+      return h(
+        "tr",
+        { "data-n": row.n, class: row.flags & 2 ? "failed" : undefined },
+        h("td", { class: "num" }, String(row.n)),
+        h("td", {}, row.target),
+        h("td", { class: "num" }, row.durationMs === null ? "" : formatElapsed(row.durationMs)),
+        h("td", {}, exitText(row)),
+        h("td", {}, next),
+        h("td", { class: "text result" }, text + more, ...(row.notes || []).map((note) => h("div", { class: "note" }, `note ${formatLocalTime(note.time).slice(11)} · ${note.text}`))),
+      );
+    });
+    body.replaceChildren(...rows);
+    const newest = page.count;
+    const top = page.from;
+    const bottom = Math.max(1, top - page.size + 1);
+    const go = (n) => () => {
+      from = n >= newest ? undefined : n;
+      refresh();
+    };
+    pager.replaceChildren(
+      h("button", { type: "button", onclick: go(newest), disabled: top >= newest }, "« newest"),
+      h("button", { type: "button", onclick: go(Math.min(newest, top + page.size)), disabled: top >= newest }, "‹ newer"),
+      h("span", { id: "page-range" }, newest ? `${top}–${bottom} of ${newest}` : "no iterations yet"),
+      h("button", { type: "button", onclick: go(Math.max(1, bottom - 1)), disabled: bottom <= 1 }, "older ›"),
+      h("button", { type: "button", onclick: go(Math.min(newest, page.size)), disabled: bottom <= 1 }, "oldest »"),
+    );
+  }
+
+  /** Fetches the timeline and the table page; one at a time, the latest request wins. */
+  async function refresh() {
+    if (refreshing) {
+      again = true;
+      return;
+    }
+    refreshing = true;
+    try {
+      const [timeline, page] = await Promise.all([getJson(`/api/runs/${id}/timeline`, { columns: 500 }), getJson(`/api/runs/${id}/iterations`, { from, size: PAGE })]);
+      drawTimeline(timeline);
+      drawTable(page);
+      document.body.dataset.ready = "1";
+    } catch (error) {
+      main.prepend(h("p", { class: "muted" }, String(error)));
+    } finally {
+      refreshing = false;
+      if (again) {
+        again = false;
+        setTimeout(refresh, 100);
+      }
+    }
+  }
+
+  getJson(`/api/runs/${id}`).then(
+    (found) => {
+      run = found;
+      showFacts();
+    },
+    (error) => main.replaceChildren(h("p", { class: "empty" }, String(error))),
+  );
+  refresh();
+  let pending;
+  subscribe(
+    (all) => {
+      const found = all.find((r) => r.id === id);
+      if (found) {
+        run = found;
+        showFacts();
+      }
+    },
+    (changed) => {
+      if (changed.id !== id) return;
+      run = changed;
+      showFacts();
+      if (!pending) pending = setTimeout(() => ((pending = undefined), refresh()), 100);
+    },
+    (removed) => {
+      if (removed === id) main.prepend(h("p", { class: "muted" }, "This run's record was removed (only the newest 200 are kept)."));
+    },
+  );
+  setInterval(() => {
+    if (!run || run.state !== "running") return;
+    const cell = facts.querySelector('[data-fact="elapsed"]');
+    if (cell) cell.textContent = formatElapsed(elapsed(run));
+    const now = document.getElementById("current-elapsed");
+    if (now && run.current) now.textContent = formatElapsed(Date.now() - Date.parse(run.current.start));
+  }, 1000);
+}
+
+document.getElementById("home").setAttribute("href", url("/"));
+const match = /^\/runs\/([0-9a-z]+)$/.exec(location.pathname);
+if (match) runPage(match[1]);
+else runsPage();

@@ -1,0 +1,105 @@
+import type { RunPart } from "../../core/run-session.js";
+import { spawnWatcher } from "../platform/index.js";
+import { guardianCommand } from "../platform/runtime.js";
+import type { Watcher } from "../spawn.js";
+import type { TmpdirPart } from "./tmpdir.js";
+
+/**
+ * The run's guardian (loopx's own addition): a small process, started once per run, that closes
+ * the run when loopx itself dies without doing so — SIGKILL, an out-of-memory kill, a crash, a
+ * host process of `run()` that exits. It then ends what is left of the run's processes, removes
+ * LOOPX_TMPDIR and appends `run.end` to the run's record (src/runtime/guardian.ts does that work).
+ *
+ * It is a `/bin/sh` that blocks reading a pipe whose write end only loopx holds (close-on-exec,
+ * so no script inherits it): no polling, no per-iteration cost, ~1 MB while it waits. A normal
+ * ending writes "done" (the guardian exits with no work and no output); end of file without
+ * "done" means loopx is gone, and only then does the guardian exec loopx's own runtime to do the
+ * work. loopx's exit hooks write how it is going ("signal SIGHUP", "exit 1") when they can run.
+ *
+ * The guardian leads its own session (no terminal: a closed terminal's SIGHUP or Ctrl-C in it do
+ * not reach it), has no stdout/stderr (it never holds loopx's terminal or pipes open), runs in `/`
+ * and does not carry LOOPX_RUN_ID (no stray scan, its own run's or an outer run's, ends it).
+ */
+
+/** What the guardian needs to know about the run; given to it as JSON on its command line. */
+export interface GuardedRun {
+  run: string;
+  /** ms since 1970: the run's start, for the duration when there is no record to read it from. */
+  startedAt: number;
+  /** LOOPX_TMPDIR and its identity (bigints as decimal strings). */
+  scratch?: { path: string; dev: string; ino: string; birth: string };
+  /** The run's records directory (its record is `<run>.jsonl` there), when it is recorded. */
+  records?: string;
+  /** The `--log` file, if any: run.end is appended to it too. */
+  log?: string;
+}
+
+/**
+ * The waiting guardian. `$0` is its name, "$@" the command to exec once loopx is gone. The last
+ * line that is not "done" says how loopx ended, if its exit hooks could tell; /proc/<loopx>/stat,
+ * read at once, may still hold the dead loopx's wait status before its parent reaps it, and
+ * /proc/uptime says when that was (Linux: the grace counts from loopx's death, not from the
+ * moment the runtime that does the work has started, which a loaded machine can delay).
+ */
+const WAITING_SH = `ending=
+while IFS= read -r line; do
+  [ "$line" = done ] && exit 0
+  ending=$line
+done
+stat= up=
+{ read -r stat < "/proc/$PPID/stat"; read -r up _ < /proc/uptime; } 2>/dev/null
+exec "$@" "$ending" "$stat" "$up"`;
+
+/**
+ * The guardian part. After the scratch directory (it needs its identity); its `run.end` observer
+ * must come after the record's, so that "done" is only said once the record is closed.
+ */
+export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string; log?: string }): RunPart {
+  let guardian: Watcher | undefined;
+  let removeExitHook: (() => void) | undefined;
+  let ended = false;
+  return {
+    begin(controls) {
+      const scratch = options.tmpdir.scratch;
+      const guarded: GuardedRun = {
+        run: controls.id,
+        startedAt: Date.now(),
+        ...(scratch ? { scratch: { path: scratch.path, dev: String(scratch.dev), ino: String(scratch.ino), birth: String(scratch.birth) } } : {}),
+        ...(options.recordsDir !== undefined ? { records: options.recordsDir } : {}),
+        ...(options.log !== undefined ? { log: options.log } : {}),
+      };
+      const env: Record<string, string | undefined> = { ...process.env };
+      delete env.LOOPX_RUN_ID; // an outer run's id: its stray scan must not end this run's guardian
+      const warn = (error: unknown) => controls.warn(`cannot start the run's guardian: ${error instanceof Error ? error.message : String(error)}; the run goes on without it`);
+      try {
+        guardian = spawnWatcher("/bin/sh", ["-c", WAITING_SH, "loopx-guardian", ...guardianCommand(), JSON.stringify(guarded)], env, warn);
+      } catch (error) {
+        warn(error);
+        return;
+      }
+      // At the last moment loopx can run code (process.exit(), an uncaught exception, a signal
+      // nobody else handles), the hook says how it is going, synchronously. Loaded off the run's
+      // start: a death in the first milliseconds is closed as "killed", without the detail.
+      // The plain "exit" event too: under Bun, signal-exit does not see every exit.
+      const onProcessExit = (code: number) => void guardian?.send(`exit ${code}`);
+      process.once("exit", onProcessExit);
+      removeExitHook = () => process.removeListener("exit", onProcessExit);
+      void import("signal-exit").then(({ onExit }) => {
+        if (ended) return;
+        const removeSignalExit = onExit((code, signal) => void guardian?.send(signal ? `signal ${signal}` : `exit ${code ?? 0}`));
+        removeExitHook = () => {
+          process.removeListener("exit", onProcessExit);
+          removeSignalExit();
+        };
+      });
+    },
+    onEvent(event) {
+      if (event.type !== "run.end") return;
+      ended = true;
+      removeExitHook?.();
+      guardian?.send("done");
+      guardian?.close();
+      guardian = undefined;
+    },
+  };
+}

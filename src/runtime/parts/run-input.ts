@@ -1,0 +1,73 @@
+import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { RESULT_EXCERPT_BYTES } from "../../records/events.js";
+import type { RunPart } from "../../core/run-session.js";
+
+/**
+ * The last piped input, kept with the run record (loopx's own addition) so that `loopx runs
+ * resume` can give a script exactly the bytes it got: before a script that gets a goto's result
+ * of more than 4 KiB on stdin starts (a smaller one is whole in the record's iteration.end), `<records dir>/<run id>.input` is rewritten (mode 0600, in the records' 0700
+ * directory) with a header line — the iteration that gets it and its size — then the bytes. Runs
+ * that pipe nothing write nothing. Inputs over 16 MiB are not kept; the header says so.
+ */
+
+export const KEPT_INPUT_BYTES = 16 * 1024 * 1024;
+
+export function inputPath(dir: string, runId: string): string {
+  return join(dir, `${runId}.input`);
+}
+
+/** The header line of an input file. */
+export interface InputHeader {
+  /** The iteration that gets these bytes on stdin. */
+  n: number;
+  bytes: number;
+  /** False when the input was larger than KEPT_INPUT_BYTES and only its size is kept. */
+  kept: boolean;
+}
+
+/** The kept input of a run: its header and its bytes (when kept), or undefined when there is none. */
+export function readKeptInput(dir: string, runId: string): { header: InputHeader; data: Buffer } | undefined {
+  let file: Buffer;
+  try {
+    file = readFileSync(inputPath(dir, runId));
+  } catch {
+    return undefined;
+  }
+  const newline = file.indexOf(10);
+  if (newline < 0) return undefined;
+  try {
+    const header = JSON.parse(file.subarray(0, newline).toString("utf8")) as InputHeader;
+    if (!Number.isSafeInteger(header.n) || !Number.isSafeInteger(header.bytes)) return undefined;
+    return { header, data: file.subarray(newline + 1) };
+  } catch {
+    return undefined;
+  }
+}
+
+export function runInputPart(dir: string): RunPart {
+  let path: string | undefined;
+  return {
+    onEvent(event) {
+      if (event.type === "run.start" || event.type === "run.resume") path = inputPath(dir, event.run);
+    },
+    beforeScript(next) {
+      // A result the record holds whole (its iteration.end keeps 4 KiB) needs no copy.
+      if (next.stdin === undefined || path === undefined || Buffer.byteLength(next.stdin) <= RESULT_EXCERPT_BYTES) return;
+      const data = Buffer.from(next.stdin, "utf8");
+      const kept = data.length <= KEPT_INPUT_BYTES;
+      const header: InputHeader = { n: next.n, bytes: data.length, kept };
+      try {
+        const fd = openSync(path, "w", 0o600);
+        try {
+          const line = Buffer.from(`${JSON.stringify(header)}\n`);
+          writeSync(fd, kept ? Buffer.concat([line, data]) : line);
+        } finally {
+          closeSync(fd);
+        }
+      } catch {
+        // Without it, a resume that needs this input says so; the run goes on.
+      }
+    },
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * The test harness itself (test/helpers.ts), where a broken helper would let tests pass that
+ * should not: the permission cases run as an unprivileged user, never skipped, even as root.
+ */
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { BUN, NODE, giveToUnprivileged, isolatedEnv, runCommand, tempDir, unprivileged } from "./helpers.js";
+
+describe("permission cases run unprivileged, never skipped", () => {
+  it("the unprivileged runner really drops root: a mode-000 file is unreadable to it", async () => {
+    const dir = tempDir("loopx-unpriv-");
+    writeFileSync(join(dir, "f"), "x");
+    giveToUnprivileged(dir);
+    chmodSync(join(dir, "f"), 0o000);
+    for (const exe of [NODE, BUN]) {
+      const [command, args] = unprivileged(exe, ["-e", `try { require("fs").readFileSync(${JSON.stringify(join(dir, "f"))}); console.log("read") } catch (e) { console.log(e.code) }`], dir);
+      const result = await runCommand(command, args, { cwd: dir, env: isolatedEnv() });
+      expect(result.stdout).toBe("EACCES\n");
+    }
+  });
+});
