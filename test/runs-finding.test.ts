@@ -64,7 +64,7 @@ describe("loopx runs: this project, --all, --limit, --state", () => {
     expect(ids((await loopx(node, ["runs", "--state", "crashed", "--json"], here, env)).stdout)).toEqual(["0cccccccc000003"]);
     const bad = await loopx(node, ["runs", "--state", "broken"], here, env);
     expect(bad).toMatchObject({ code: 1, stdout: "" });
-    expect(bad.stderr).toMatch(/^loopx: unknown state "broken" for --state \(states: running, stopped, limit, failed, .*crashed\)\n$/);
+    expect(bad.stderr).toMatch(/^loopx: unknown state "broken" for --state \(states: running, paused, stopping, stopped, .*crashed\)\n$/);
   });
 });
 

@@ -96,7 +96,8 @@ function options(spec: CommandSpec): string[] {
  * `runs [show <id> | tail [<id>]] [--json]` (options every command shares come last).
  */
 function groupSynopsis(name: string, specs: CommandSpec[]): string {
-  const lines = specs.map((spec) => synopsis(spec).split(" ").slice(1));
+  // Words, a bracketed option with its value (`[--limit <c>]`) being one.
+  const lines = specs.map((spec) => (synopsis(spec, true).match(/\[[^\]]*\]|\S+/g) ?? []).slice(1));
   const shared = lines[0]!.filter((word) => word.startsWith("[-") && lines.every((line) => line.includes(word)));
   const forms = lines.map((line) => line.filter((word) => !shared.includes(word)).join(" ")).filter(Boolean);
   const bare = forms.length < specs.length;
