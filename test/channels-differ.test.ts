@@ -4,27 +4,13 @@
  * $HOME, a cache path under a regular file, a download from a port fetch blocks, and loopx's
  * NODE_PATH kept out of what a script starts.
  */
-import { cpSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NODE, ROOT, UNPRIVILEGED_ID, giveToUnprivileged, isolatedEnv, makeProject, runCommand, sh, tempDir, unprivileged, RUNTIMES } from "./helpers.js";
-import { BINARY, CHANNELS, loopx, toolsOnlyPath } from "./fixtures/channels.js";
+import { BINARY, CHANNELS, loopx, pinnedProject, toolsOnlyPath } from "./fixtures/channels.js";
 import { tarGzOfTree } from "./fixtures/install/support.js";
-
-/** A project that pins loopx 9.9.9: a copy of this package (JS, `#!/usr/bin/env node`) in node_modules. */
-function pinnedProject(files: Record<string, string>): string {
-  const cwd = makeProject({ "package.json": JSON.stringify({ devDependencies: { loopx: "9.9.9" } }), ...files });
-  const pinned = join(tempDir("loopx-pinned-"), "loopx");
-  mkdirSync(pinned);
-  writeFileSync(join(pinned, "package.json"), JSON.stringify({ ...JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")), version: "9.9.9" }));
-  cpSync(join(ROOT, "dist"), join(pinned, "dist"), { recursive: true, filter: (src) => !src.startsWith(join(ROOT, "dist", "bin") + "/") });
-  symlinkSync(join(ROOT, "node_modules"), join(pinned, "node_modules"));
-  mkdirSync(join(cwd, "node_modules", ".bin"), { recursive: true });
-  symlinkSync(pinned, join(cwd, "node_modules", "loopx"));
-  symlinkSync("../loopx/dist/bin.js", join(cwd, "node_modules", ".bin", "loopx"));
-  return cwd;
-}
 
 describe("the binary in a project that pins a JS loopx", () => {
   const files = { ".loopx/wf/index.sh": sh('echo "$LOOPX_BIN" > "$LOOPX_PROJECT_ROOT/bin.txt"\n$LOOPX_BIN output --result ok --stop') };
