@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { constants as os } from "node:os";
 import { join } from "node:path";
 import { EVENT_VERSION, SIGNAL_REASONS, type RunEndEvent, type RunEndReason } from "../records/events.js";
@@ -7,6 +7,7 @@ import type { GuardedRun } from "./parts/guardian.js";
 import { endStrays, findStrays } from "./parts/strays.js";
 import { removeScratchDir } from "./parts/tmpdir.js";
 import { groupAlive, signalGroup, waitForGroupExit } from "./process-group.js";
+import { exitStatusFromStat, uptimeSeconds } from "./procfs.js";
 import { closingPath, readRecordEnds } from "../records/store.js";
 import { KILL_GRACE_MS } from "./supervisor.js";
 
@@ -39,23 +40,12 @@ export function reasonForSignal(signal: NodeJS.Signals): RunEndReason {
   return CRASH_SIGNALS.has(signal) ? "crashed" : "killed";
 }
 
-/**
- * The wait status of the dead loopx in /proc/<pid>/stat (field 52, `exit_code`), read by the
- * waiting shell as soon as the pipe closed: set once the process is exiting, and readable until
- * its parent reaps it (often, not always, before the guardian looks).
- */
+/** How the dead loopx ended, from the stat line the waiting shell read as soon as the pipe closed. */
 function statusFromStat(stat: string): { signal?: NodeJS.Signals; code?: number } | undefined {
-  const close = stat.lastIndexOf(")");
-  if (close < 0) return undefined;
-  const fields = stat.slice(close + 2).split(" ");
-  const state = fields[0];
-  const status = Number(fields[49]);
-  if (!Number.isInteger(status) || (status === 0 && state !== "Z" && state !== "X")) return undefined;
-  if ((status & 0x7f) !== 0) {
-    const signal = SIGNAL_NAMES.get(status & 0x7f);
-    return signal ? { signal } : undefined;
-  }
-  return { code: (status >> 8) & 0xff };
+  const status = exitStatusFromStat(stat);
+  if (status?.signal === undefined) return status?.code === undefined ? undefined : { code: status.code };
+  const signal = SIGNAL_NAMES.get(status.signal);
+  return signal ? { signal } : undefined;
 }
 
 /**
@@ -142,16 +132,12 @@ function append(file: string, line: string): void {
   }
 }
 
-/** When loopx's pipe closed: `uptime` (seconds since boot, as /proc/uptime said then), else now. */
+/** When loopx's pipe closed: `uptime` (seconds since boot, as the waiting shell read it then), else now. */
 function endedAtFrom(uptime: string): number {
   const then = Number(uptime);
-  if (!uptime || !Number.isFinite(then)) return Date.now();
-  try {
-    const now = Number(readFileSync("/proc/uptime", "latin1").split(" ")[0]);
-    return Date.now() - Math.max(0, Math.round((now - then) * 1000));
-  } catch {
-    return Date.now();
-  }
+  const now = uptimeSeconds();
+  if (!uptime || !Number.isFinite(then) || now === undefined) return Date.now();
+  return Date.now() - Math.max(0, Math.round((now - then) * 1000));
 }
 
 /** The guardian's work; `args`: the JSON of the run, what loopx said, its stat line, the uptime it died at. */

@@ -233,3 +233,36 @@ export function processesWithVariable(variable: string): FoundProcess[] {
 export function ownDescriptorPath(fd: number): string {
   return `/proc/self/fd/${fd}`;
 }
+
+/**
+ * A shell fragment, for a watcher whose parent has just died: reads the parent's stat line into
+ * `$stat` (it may still hold the dead process's wait status, until the parent is reaped) and the
+ * seconds since boot into `$up` (when that was). Both stay empty where there is no /proc.
+ */
+export const SHELL_READ_DEAD_PARENT = `stat= up=
+{ read -r stat < "/proc/$PPID/stat"; read -r up _ < /proc/uptime; } 2>/dev/null`;
+
+/**
+ * The wait status in a stat line (field 52, `exit_code`): set once the process is exiting, so a
+ * status of 0 counts only for a zombie (or dead) process. The signal number that ended it, or the
+ * exit code it gave; undefined when the line tells neither.
+ */
+export function exitStatusFromStat(stat: string): { signal?: number; code?: number } | undefined {
+  const close = stat.lastIndexOf(")");
+  if (close < 0) return undefined;
+  const fields = stat.slice(close + 2).split(" ");
+  const state = fields[0];
+  const status = Number(fields[49]);
+  if (!Number.isInteger(status) || (status === 0 && state !== "Z" && state !== "X")) return undefined;
+  return (status & 0x7f) !== 0 ? { signal: status & 0x7f } : { code: (status >> 8) & 0xff };
+}
+
+/** Seconds since boot, or undefined where there is no /proc (macOS). */
+export function uptimeSeconds(): number | undefined {
+  try {
+    const seconds = Number(fs.readFileSync("/proc/uptime", "latin1").split(" ")[0]);
+    return Number.isFinite(seconds) ? seconds : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -3,27 +3,16 @@
  * 23.4), registered with module.register and run in Node's hooks thread. The same decisions as the
  * in-thread sync-hooks.ts (see resolution.ts), with Node's asynchronous next hooks.
  */
-import { OWN_ENTRY, alternatives, isLoopx, loadTransformed, notFound, withFormat, type LoadResult, type ResolveResult } from "./resolution.js";
+import { loadTransformed, notFoundAttempt, resolutionSteps, type LoadResult, type ResolveResult } from "./resolution.js";
 
 type NextResolve = (specifier: string, context?: unknown) => Promise<ResolveResult>;
 type NextLoad = (url: string, context?: unknown) => Promise<LoadResult>;
 
 export async function resolve(specifier: string, context: unknown, nextResolve: NextResolve): Promise<ResolveResult> {
-  try {
-    return withFormat(await nextResolve(specifier, context));
-  } catch (error) {
-    if (!notFound(error)) throw error;
-    if (specifier === "loopx") return { url: OWN_ENTRY, format: "module", shortCircuit: true };
-    if (isLoopx(specifier)) throw error;
-    for (const candidate of alternatives(specifier)) {
-      try {
-        return withFormat(await nextResolve(candidate, context));
-      } catch (again) {
-        if (!notFound(again)) throw again;
-      }
-    }
-    throw error;
-  }
+  const steps = resolutionSteps(specifier);
+  let step = steps.next();
+  while (!step.done) step = steps.next(await nextResolve(step.value, context).catch(notFoundAttempt));
+  return step.value;
 }
 
 export async function load(url: string, context: unknown, nextLoad: NextLoad): Promise<LoadResult> {

@@ -56,6 +56,42 @@ export function alternatives(specifier: string): string[] {
   return [...EXTENSIONS.map((ext) => base + ext + suffix), ...EXTENSIONS.map((ext) => `${base}/index${ext}${suffix}`)];
 }
 
+/** What one call of Node's next resolve gave: its result, or the error saying the specifier was not found. */
+export type Attempt = ResolveResult | { notFound: unknown };
+
+/** A not-found error as an Attempt; any other error is thrown on. */
+export function notFoundAttempt(error: unknown): Attempt {
+  if (!notFound(error)) throw error;
+  return { notFound: error };
+}
+
+/** Calls a synchronous next resolve, as an Attempt. */
+export function attempt(resolve: () => ResolveResult): Attempt {
+  try {
+    return resolve();
+  } catch (error) {
+    return notFoundAttempt(error);
+  }
+}
+
+/**
+ * The resolution both hooks run, written once: it yields each specifier to try with Node's next
+ * resolve and is given what that call did; it returns the result, or throws the first not-found
+ * error. The synchronous and the asynchronous hooks only drive it.
+ */
+export function* resolutionSteps(specifier: string): Generator<string, ResolveResult, Attempt> {
+  const first = yield specifier;
+  if (!("notFound" in first)) return withFormat(first);
+  if (specifier === "loopx") return { url: OWN_ENTRY, format: "module", shortCircuit: true };
+  if (!isLoopx(specifier)) {
+    for (const candidate of alternatives(specifier)) {
+      const again = yield candidate;
+      if (!("notFound" in again)) return withFormat(again);
+    }
+  }
+  throw first.notFound;
+}
+
 /** Script files and their local modules outside node_modules are ES modules, whatever package.json says. */
 export function withFormat(resolved: ResolveResult): ResolveResult {
   const { url } = resolved;

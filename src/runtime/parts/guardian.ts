@@ -1,6 +1,7 @@
 import type { RunPart } from "../../core/run-session.js";
 import { spawnWatcher } from "../platform/index.js";
 import { guardianCommand } from "../platform/runtime.js";
+import { SHELL_READ_DEAD_PARENT } from "../procfs.js";
 import type { Watcher } from "../spawn.js";
 import type { TmpdirPart } from "./tmpdir.js";
 
@@ -36,18 +37,17 @@ export interface GuardedRun {
 
 /**
  * The waiting guardian. `$0` is its name, "$@" the command to exec once loopx is gone. The last
- * line that is not "done" says how loopx ended, if its exit hooks could tell; /proc/<loopx>/stat,
- * read at once, may still hold the dead loopx's wait status before its parent reaps it, and
- * /proc/uptime says when that was (Linux: the grace counts from loopx's death, not from the
- * moment the runtime that does the work has started, which a loaded machine can delay).
+ * line that is not "done" says how loopx ended, if its exit hooks could tell; loopx's stat line,
+ * read at once, may still hold its wait status before its parent reaps it, and the uptime read
+ * with it says when that was (Linux: the grace counts from loopx's death, not from the moment the
+ * runtime that does the work has started, which a loaded machine can delay).
  */
 const WAITING_SH = `ending=
 while IFS= read -r line; do
   [ "$line" = done ] && exit 0
   ending=$line
 done
-stat= up=
-{ read -r stat < "/proc/$PPID/stat"; read -r up _ < /proc/uptime; } 2>/dev/null
+${SHELL_READ_DEAD_PARENT}
 exec "$@" "$ending" "$stat" "$up"`;
 
 /**
