@@ -1,7 +1,7 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,scripts,ping,rss,records,control,strays,guardian,dashboard,node-versions]
+ * [--only loop,startup,scripts,ping,rss,records,control,runs-show,strays,guardian,dashboard,node-versions]
  * [--binary <path>] [--before <checkout>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
@@ -72,6 +72,7 @@ import { benchControl, formatControl } from "./bench/measures/control.js";
 import { benchDashboard, formatDashboard } from "./bench/measures/dashboard.js";
 import { benchRecords, formatRecords } from "./bench/measures/records.js";
 import { measureRss, printRss } from "./bench/measures/rss.js";
+import { benchRunsShow, formatRunsShow } from "./bench/measures/runs-show.js";
 import { measureScripts, printScripts } from "./bench/measures/scripts.js";
 import { measureStartup, printStartup } from "./bench/measures/startup.js";
 import { benchStrays, formatStrays } from "./bench/measures/strays.js";
@@ -153,6 +154,14 @@ const MEASURES: Measure[] = [
       if (!context.usable.some((channel) => channel.name === "bun")) return { print: () => {}, json: {} };
       const records = await benchRecords({ quick: QUICK });
       return { print: () => console.log(`\n${formatRecords(records)}`), json: { records } };
+    },
+  },
+  {
+    id: "runs-show",
+    title: "runs show of a 100,000-iteration record",
+    async run() {
+      const runsShow = await benchRunsShow({ quick: QUICK });
+      return { print: () => console.log(`\n${formatRunsShow(runsShow)}`), json: { runsShow } };
     },
   },
   {

@@ -5,12 +5,13 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, symlinkSync, writeFileSync, cpSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, makeProject, processAlive, runCommand, tempDir, waitFor } from "./helpers.js";
 import { startServer, sendTarball, tarGzOfTree, type TestServer } from "./fixtures/install/support.js";
 import { HOST_TARGET, TARGET_FORMATS, binaryFormat } from "../scripts/binary-format.mjs";
+import { pinnedProject } from "./fixtures/channels.js";
 
 const HOST: string = HOST_TARGET;
 const BINARY = join(ROOT, "dist", "bin", `loopx-${HOST}`);
@@ -145,18 +146,12 @@ describe("standalone binary with neither node nor bun on PATH", () => {
   });
 
   it("delegates to a project-local loopx (a JS one runs with the binary acting as Bun)", async () => {
-    const cwd = makeProject({
-      "package.json": JSON.stringify({ devDependencies: { loopx: "9.9.9" } }),
-    });
-    const pinned = join(tempDir("loopx-pinned-"), "loopx");
-    mkdirSync(pinned);
-    writeFileSync(join(pinned, "package.json"), JSON.stringify({ ...JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")), version: "9.9.9" }));
-    cpSync(join(ROOT, "dist"), join(pinned, "dist"), { recursive: true, filter: (src) => !src.startsWith(join(ROOT, "dist", "bin") + "/") });
-    symlinkSync(join(ROOT, "node_modules"), join(pinned, "node_modules"));
-    mkdirSync(join(cwd, "node_modules", ".bin"), { recursive: true });
-    symlinkSync(pinned, join(cwd, "node_modules", "loopx"));
-    symlinkSync("../loopx/dist/bin.js", join(cwd, "node_modules", ".bin", "loopx"));
-    const result = await run(["version"], cwd, bareEnv());
+    const cwd = pinnedProject();
+    // With node on PATH: a JS loopx hands its scripts a LOOPX_BIN that needs node (without it the
+    // binary runs itself instead: channels-differ.test.ts).
+    const env = bareEnv();
+    env.PATH = `${dirname(process.execPath)}:${env.PATH}`;
+    const result = await run(["version"], cwd, env);
     expect(result).toMatchObject({ code: 0, stdout: "9.9.9\n" });
   });
 });

@@ -11,13 +11,16 @@ export const VALUE_KINDS = {
   "log-file": "<file>", // a file appended to
   duration: "<duration>", // 90, 1.5, 500ms, 1h30m
   workflow: "<name>", // a workflow's name
+  "new-workflow": "<name>", // a name for a workflow not yet in .loopx/ (`loopx init`)
   variable: "<name>", // an environment variable's name
   text: "<value>", // anything
   note: "<text>", // one line for a run record
   goto: "<target>", // a goto target, not validated
   target: "<workflow>[:<script>]", // what `loopx run` runs
   source: "<source>", // what `loopx install` installs
-  "run-id": "<id>", // a run record's id or a unique prefix of it
+  "run-id": "<id>", // a run record's id or a unique prefix of it, or `latest`
+  shell: "<shell>", // bash, zsh or fish (`loopx completion`)
+  "run-state": "<state>", // how a run ended: stopped, limit, failed, ... (`loopx runs --state`)
   port: "<port>", // a TCP port, 0 to 65535
   address: "<address>", // an address of this machine to listen on
 } as const;

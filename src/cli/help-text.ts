@@ -12,7 +12,7 @@ Usage:
   loopx <command> [options]
   loopx -h | --help
 `;
-const TOP_LEVEL_OUTRO = "Run 'loopx run -h' to list the workflows in .loopx/, 'loopx install -h' for sources.\n";
+const TOP_LEVEL_OUTRO = "Start a project: 'loopx init', then 'loopx run main'.\nRun 'loopx run -h' to list the workflows in .loopx/, 'loopx install -h' for sources.\n";
 
 /** Rows wider than this put their description on the next line. */
 const MAX_COLUMN = 40;
@@ -96,7 +96,8 @@ function options(spec: CommandSpec): string[] {
  * `runs [show <id> | tail [<id>]] [--json]` (options every command shares come last).
  */
 function groupSynopsis(name: string, specs: CommandSpec[]): string {
-  const lines = specs.map((spec) => synopsis(spec).split(" ").slice(1));
+  // Words, a bracketed option with its value (`[--limit <c>]`) being one.
+  const lines = specs.map((spec) => (synopsis(spec, true).match(/\[[^\]]*\]|\S+/g) ?? []).slice(1));
   const shared = lines[0]!.filter((word) => word.startsWith("[-") && lines.every((line) => line.includes(word)));
   const forms = lines.map((line) => line.filter((word) => !shared.includes(word)).join(" ")).filter(Boolean);
   const bare = forms.length < specs.length;

@@ -1,6 +1,7 @@
 import { Cli } from "clipanion";
 import { LoopxError, UsageError } from "../core/errors.js";
-import { warnToStderr } from "../runtime/stderr.js";
+import { shownText } from "../core/untrusted-text.js";
+import { stderrLine, warnToStderr } from "../runtime/stderr.js";
 import { argumentSynopsis, commandSpec, optionLabel } from "./command-spec.js";
 import { COMMAND_GROUPS, loadCommandGroups, type CommandGroups } from "./commands/index.js";
 import { isHelpFlag, parseArguments, selectCommand, wantsHelp } from "./grammar.js";
@@ -39,6 +40,12 @@ export async function main(argv: string[], groups: CommandGroups = COMMAND_GROUP
   }
   const [command, ...args] = argv as [string, ...string[]];
   if (command.startsWith("-")) throw await topLevelOptionError(command, groups);
+  // The completion scripts' question (completion.ts); never listed, as no user types it.
+  if (command === "__complete") {
+    const { complete } = await import("./completion.js");
+    stdout.write(await complete(args[0] ?? "", groups));
+    return 0;
+  }
   if (!Object.hasOwn(groups, command)) {
     throw new UsageError(`unknown command ${JSON.stringify(command)} (commands: ${Object.keys(groups).join(", ")}; to run a workflow: loopx run <workflow>)`);
   }
@@ -77,7 +84,8 @@ export async function runCli(argv: string[]): Promise<void> {
     process.exitCode = await main(argv);
   } catch (error) {
     const message = error instanceof LoopxError ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
-    process.stderr.write(`loopx: ${message}\n`);
+    // A failure the progress summary already told (with its reason) is not told twice.
+    if (!(error instanceof LoopxError && error.reported)) stderrLine(`loopx: ${shownText(message)}`); // it may quote what a script wrote
     process.exitCode = error instanceof LoopxError ? error.exitCode : 1;
   }
 }

@@ -18,6 +18,9 @@ export function valueOption(names: string, kind: ValueKind, description?: string
 /** Parses `-n <count>`: a non-negative integer written in plain decimal digits (spec §4.2). */
 export function parseCount(value: string, flag: string): number {
   const count = /^[0-9]+$/.test(value) ? Number(value) : Number.NaN;
+  if (/^[0-9]+$/.test(value) && !Number.isSafeInteger(count)) {
+    throw new UsageError(`${flag} ${value} is too large (at most ${Number.MAX_SAFE_INTEGER})`);
+  }
   if (!Number.isSafeInteger(count)) {
     throw new UsageError(`${flag} needs a non-negative integer, got ${JSON.stringify(value)}`);
   }

@@ -7,7 +7,7 @@ import { startRun, type RunRequest } from "../engine/index.js";
  * CLI run is recorded (LOOPX_RECORD=0 turns it off), shows progress on a terminal and is cancelled
  * by SIGINT/SIGTERM (spec §7.3). The outcome's error is the one stderr line; its exit code is ours.
  */
-export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; log?: string; argv?: string[]; features?: { timeout?: number; maxTime?: number } }): Promise<number> {
+export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; log?: string; summary?: boolean; argv?: string[]; features?: { timeout?: number; maxTime?: number } }): Promise<number> {
   const projectRoot = process.cwd();
   return runToEnd(
     {
@@ -21,6 +21,7 @@ export async function runFromCli(options: { target: string; maxIterations?: numb
     },
     options.argv,
     options.log === undefined ? undefined : resolve(projectRoot, options.log),
+    options.summary,
   );
 }
 
@@ -34,11 +35,12 @@ export async function resumeFromCli(prefix: string, maxIterations: number | unde
   return runToEnd(prepared.request, argv, prepared.log);
 }
 
-async function runToEnd(request: RunRequest, argv: string[] | undefined, log: string | undefined): Promise<number> {
+async function runToEnd(request: RunRequest, argv: string[] | undefined, log: string | undefined, summary = false): Promise<number> {
   const outcome = await startRun(request, {
     argv,
     record: true,
     progress: true,
+    summary,
     signals: true,
     compactHeap: true,
     ...(log !== undefined ? { log } : {}),

@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { isValidName, splitScriptFileName, type ScriptExtension } from "./names.js";
 
 /** A script file found directly inside a workflow directory (spec §2.1, §5.1). */
@@ -39,6 +39,11 @@ export interface DirectoryEntry {
  */
 export interface DirectoryReader {
   list(dir: string): DirectoryEntry[] | undefined;
+  /**
+   * Why `dir`, which is there, cannot be listed ("permission denied (EACCES)", "not a directory
+   * (ENOTDIR)"); undefined when it is simply missing. Asked only once `list` has failed.
+   */
+  unreadable?(dir: string): string | undefined;
 }
 
 /**
@@ -99,4 +104,26 @@ export function discover(reader: DirectoryReader, projectRoot: string): Discover
     discovery.workflows.set(entry.name, { name: entry.name, dir, scripts, files: files.map(({ fileName, base }) => ({ fileName, base })) });
   }
   return discovery;
+}
+
+/**
+ * The nearest ancestor of `dir` that has a `.loopx/` directory, for the message of a run started
+ * in a subdirectory of a project (the project root is the cwd, spec §3.2: nothing is searched).
+ */
+export function ancestorWithLoopx(reader: DirectoryReader, dir: string): string | undefined {
+  for (let parent = dirname(dir); ; parent = dirname(parent)) {
+    if (reader.list(parent)?.some((entry) => entry.name === ".loopx" && entry.kind === "dir")) return parent;
+    if (parent === dirname(parent)) return undefined;
+  }
+}
+
+/**
+ * The top-level files of a directory that discovery skipped for want of a supported extension
+ * (`index.py`, `index.mjs`), for the message of a workflow "not found".
+ */
+export function unsupportedFiles(reader: DirectoryReader, dir: string): string[] {
+  return (reader.list(dir) ?? [])
+    .filter((entry) => entry.kind === "file" && !entry.name.startsWith("."))
+    .map((entry) => entry.name)
+    .sort();
 }

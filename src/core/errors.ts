@@ -8,6 +8,11 @@ export class LoopxError extends Error {
    * additions may choose another, as TimeoutError's 124).
    */
   readonly exitCode: number;
+  /**
+   * Set once the user has been told (the progress summary line carries the reason): the CLI then
+   * prints no second line for the same failure, and exits with `exitCode`.
+   */
+  reported = false;
   constructor(message: string, exitCode = 1) {
     super(message);
     this.name = "LoopxError";
@@ -28,7 +33,7 @@ export class ScriptFailedError extends LoopxError {
   constructor(
     message: string,
     /** How the script ended: its exit code, or the signal that killed it (both null: never started). */
-    readonly script: { exitCode: number | null; signal: string | null; stdoutBytes: number } = { exitCode: null, signal: null, stdoutBytes: 0 },
+    readonly script: { exitCode: number | null; signal: string | null; stdoutBytes: number; /** its last stderr lines, where loopx saw them */ stderr?: string } = { exitCode: null, signal: null, stdoutBytes: 0 },
   ) {
     super(message);
     this.name = "ScriptFailedError";

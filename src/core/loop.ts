@@ -1,7 +1,8 @@
-import { discover, type DirectoryReader, type DiscoveredScript, type DiscoveredWorkflow, type Discovery } from "./discovery.js";
+import { ancestorWithLoopx, discover, unsupportedFiles, type DirectoryReader, type DiscoveredScript, type DiscoveredWorkflow, type Discovery } from "./discovery.js";
 import { loadRunEnv, type EnvFileReader } from "./envfile.js";
 import { describeValue } from "./describe.js";
 import { LoopxError, ScriptFailedError } from "./errors.js";
+import { SCRIPT_EXTENSIONS } from "./names.js";
 import { parseOutput, type Output } from "./output.js";
 import type { RunEnd, RunSession } from "./run-session.js";
 import { formatTarget, gotoTargetOf, parseTarget, runTargetOf, type Target } from "./target.js";
@@ -60,11 +61,30 @@ export interface LoopHost {
   readonly version: string;
 }
 
-/** Discovery with run-mode validation (spec §5, §7.1 step 1): every issue is fatal. */
-export function discoverForRun(directories: DirectoryReader, projectRoot: string): Discovery {
+/** Quotes a path for a shell command line when it needs it. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+/**
+ * Discovery with run-mode validation (spec §5, §7.1 step 1): every issue is fatal. `target` (as
+ * given) only words the message of a run started below a project's root.
+ */
+export function discoverForRun(directories: DirectoryReader, projectRoot: string, target?: unknown): Discovery {
   const discovery = discover(directories, projectRoot);
   if (!discovery.exists) {
-    throw new LoopxError(`no .loopx/ directory in ${projectRoot}: create it with a workflow, e.g. .loopx/my-workflow/index.sh`);
+    const unreadable = directories.unreadable?.(discovery.loopxDir);
+    if (unreadable !== undefined) throw new LoopxError(`cannot read ${discovery.loopxDir}: ${unreadable}`);
+    // The project root is the cwd (spec §3.2) and .loopx/ is never searched for upwards (§5.1);
+    // a parent that has one is most likely where the user meant to be.
+    const parent = ancestorWithLoopx(directories, projectRoot);
+    if (parent !== undefined) {
+      const run = typeof target === "string" ? ` && loopx run ${shellWord(target)}` : "";
+      throw new LoopxError(
+        `no .loopx/ directory in ${projectRoot} (loopx looks only in the directory it runs in); ${parent} has one: run loopx there (cd ${shellWord(parent)}${run}) or create .loopx/ here`,
+      );
+    }
+    throw new LoopxError(`no .loopx/ directory in ${projectRoot}: create it with a workflow, e.g. loopx init (writes .loopx/main/index.sh)`);
   }
   if (discovery.issues.length > 0) {
     throw new LoopxError(`invalid .loopx/ (${discovery.issues.length} problem${discovery.issues.length === 1 ? "" : "s"}): ${discovery.issues.join("; ")}`);
@@ -72,9 +92,16 @@ export function discoverForRun(directories: DirectoryReader, projectRoot: string
   return discovery;
 }
 
-function lookup(discovery: Discovery, target: Target, context: string): { workflow: DiscoveredWorkflow; script: DiscoveredScript } {
+function lookup(directories: DirectoryReader, discovery: Discovery, target: Target, context: string): { workflow: DiscoveredWorkflow; script: DiscoveredScript } {
   const workflow = discovery.workflows.get(target.workflow);
   if (!workflow) {
+    const skipped = unsupportedFiles(directories, `${discovery.loopxDir}/${target.workflow}`);
+    if (skipped.length > 0) {
+      const shown = skipped.length > 4 ? `${skipped.slice(0, 4).join(", ")}, ...` : skipped.join(", ");
+      throw new LoopxError(
+        `${context}workflow "${target.workflow}" not found: .loopx/${target.workflow}/ holds no script with a supported extension (${SCRIPT_EXTENSIONS.join(", ")}; it has ${shown})`,
+      );
+    }
     const known = [...discovery.workflows.keys()];
     throw new LoopxError(`${context}workflow "${target.workflow}" not found in .loopx/ (${known.length ? `available: ${known.join(", ")}` : "no workflows found"})`);
   }
@@ -86,25 +113,32 @@ function lookup(discovery: Discovery, target: Target, context: string): { workfl
 }
 
 /** Resolves the starting target (spec §7.1 step 3). */
-function resolveStart(discovery: Discovery, target: unknown): Target {
+function resolveStart(directories: DirectoryReader, discovery: Discovery, target: unknown): Target {
   if (typeof target !== "string") throw new LoopxError(`target must be a string like "workflow" or "workflow:script", got ${describeValue(target)}`);
   const parsed = parseTarget(target);
-  if (!parsed.ok) throw new LoopxError(parsed.error);
+  if (!parsed.ok) {
+    // "ralph:" — the suggestion "ralph" / "ralph:index" is wrong for a workflow without index.
+    const named = target.endsWith(":") ? discovery.workflows.get(target.slice(0, -1)) : undefined;
+    if (named && !named.scripts.has("index")) {
+      throw new LoopxError(`invalid target ${JSON.stringify(target)}: the script after ':' is missing (workflow "${named.name}" has no index script; its scripts: ${[...named.scripts.keys()].map((s) => `${named.name}:${s}`).join(", ")})`);
+    }
+    throw new LoopxError(parsed.error);
+  }
   const start = runTargetOf(parsed.target);
   const workflow = discovery.workflows.get(start.workflow);
   if (workflow && !start.explicitScript && !workflow.scripts.has("index")) {
     throw new LoopxError(`workflow "${workflow.name}" has no index script; name one of its scripts: ${[...workflow.scripts.keys()].map((s) => `${workflow.name}:${s}`).join(", ")}`);
   }
-  lookup(discovery, start, "");
+  lookup(directories, discovery, start, "");
   return { workflow: start.workflow, script: start.script };
 }
 
 /** Where a resumed run starts again: a script that must still exist. */
-function resolveResume(discovery: Discovery, target: string): Target {
+function resolveResume(directories: DirectoryReader, discovery: Discovery, target: string): Target {
   const parsed = parseTarget(target);
   if (!parsed.ok) throw new LoopxError(`cannot resume at ${JSON.stringify(target)}: ${parsed.error}`);
   const at = runTargetOf(parsed.target);
-  lookup(discovery, at, `cannot resume at ${formatTarget(at)}: `);
+  lookup(directories, discovery, at, `cannot resume at ${formatTarget(at)}: `);
   return { workflow: at.workflow, script: at.script };
 }
 
@@ -133,10 +167,10 @@ function failure(error: unknown, target: string | undefined): RunEnd {
 export async function* runLoop(request: LoopRequest, host: LoopHost, session: RunSession): AsyncGenerator<Output, void, undefined> {
   const maxIterations = request.maxIterations;
   const optionVars = request.env ?? {};
-  const discovery = discoverForRun(host.directories, request.projectRoot);
+  const discovery = discoverForRun(host.directories, request.projectRoot, request.target);
   const userVars = loadRunEnv(host.envFiles, request.envFile, host.warn);
-  const start = resolveStart(discovery, request.target);
-  const resumeAt = request.resume ? resolveResume(discovery, request.resume.target) : undefined;
+  const start = resolveStart(host.directories, discovery, request.target);
+  const resumeAt = request.resume ? resolveResume(host.directories, discovery, request.resume.target) : undefined;
   if (maxIterations === 0) return;
 
   // The starting workflow's version check is part of validation: it warns before anything of the
@@ -169,7 +203,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
 
     let stdin = request.resume?.stdin;
     for (;;) {
-      const { workflow, script } = lookup(discovery, current, "");
+      const { workflow, script } = lookup(host.directories, discovery, current, "");
       if (!entered.has(workflow.name)) {
         entered.add(workflow.name);
         checkVersion(host, workflow);
@@ -202,7 +236,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
         const parsed = parseTarget(output.goto);
         if (!parsed.ok) throw new LoopxError(`invalid goto from ${label}: ${parsed.error}`);
         const next = gotoTargetOf(parsed.target, workflow.name);
-        lookup(discovery, next, `invalid goto from ${label}: `);
+        lookup(host.directories, discovery, next, `invalid goto from ${label}: `);
         current = next;
         stdin = output.result;
       } else {

@@ -307,7 +307,7 @@ export class RunSession implements RunControls {
   }
 
   /** The script of iteration `n` has ended (successfully with `output`, or with `error`). */
-  iterationEnd(result: { exitCode: number | null; signal: string | null; stdoutBytes: number; output?: Output; error?: string }): void {
+  iterationEnd(result: { exitCode: number | null; signal: string | null; stdoutBytes: number; output?: Output; error?: string; stderr?: string }): void {
     this.emit({
       ...this.base("iteration.end"),
       n: this.iterationCount,
@@ -318,6 +318,7 @@ export class RunSession implements RunControls {
       stdoutBytes: result.stdoutBytes,
       ...(result.output ? { output: outputForEvent(result.output) } : {}),
       ...(result.error !== undefined ? { error: result.error } : {}),
+      ...(result.stderr ? { stderr: result.stderr } : {}),
     });
   }
 

@@ -61,6 +61,8 @@ export interface RunFeatures {
   log?: string;
   /** Progress lines on stderr when it is a terminal (LOOPX_PROGRESS=0 turns them off). */
   progress?: boolean;
+  /** `--summary`: the summary line when the run ends, wherever stderr goes. */
+  summary?: boolean;
   /** SIGINT/SIGTERM/SIGHUP/SIGQUIT to this process cancel the run (the CLI's; see engine/signals.ts). */
   signals?: boolean;
   /**
@@ -163,6 +165,7 @@ class EngineRun implements RunHandle {
         record: features.record,
         log: features.log,
         progress: features.progress,
+        summary: features.summary,
         timeout: options.timeout,
         maxTime: options.maxTime,
         onEvent: options.onEvent,

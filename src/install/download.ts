@@ -1,5 +1,6 @@
 import { open } from "node:fs/promises";
 import { LoopxError } from "../core/errors.js";
+import { httpGet, type HttpResponse } from "./http.js";
 import { MAX_ARCHIVE_BYTES, TOO_LARGE_DOWNLOAD } from "./limits.js";
 import { displayUrl } from "./source.js";
 
@@ -27,7 +28,7 @@ function networkReason(error: unknown): string {
 }
 
 /**
- * Downloads `url` to `file` with `fetch`, following redirects. A non-2xx final status, a network
+ * Downloads `url` to `file` (http.ts: any port, as Bun's fetch allows), following redirects. A non-2xx final status, a network
  * error, a body cut short, or a server that goes silent for {@link STALL_TIMEOUT_MS} is an error,
  * and so is a body (as decoded, if the server compresses it) past {@link MAX_ARCHIVE_BYTES}: refused
  * from its Content-Length before any of it is read, or as soon as the running total passes it.
@@ -43,38 +44,36 @@ export async function downloadToFile(url: string, file: string): Promise<void> {
   const stalledMessage = `cannot download ${shown}: the server sent no data for ${STALL_TIMEOUT_MS / 1000} s (timed out)`;
   arm();
   const output = await open(file, "wx");
+  let response: HttpResponse | undefined;
   try {
-    let response: Response;
     try {
-      response = await fetch(url, { redirect: "follow", signal: controller.signal });
+      response = await httpGet(url, controller.signal);
     } catch (error) {
       if (controller.signal.aborted) throw new LoopxError(stalledMessage);
       throw new LoopxError(`cannot download ${shown}: ${networkReason(error)}`);
     }
     if (!response.ok) {
-      await response.body?.cancel().catch(() => undefined);
+      response.cancel();
       const final = response.url && response.url !== url ? ` (redirected to ${displayUrl(response.url)})` : "";
       throw new LoopxError(`cannot download ${shown}: HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}${final}`);
     }
     const tooLarge = new LoopxError(`cannot download ${shown}: ${TOO_LARGE_DOWNLOAD}`);
     const announced = Number(response.headers.get("content-length") ?? Number.NaN);
     if (announced > MAX_ARCHIVE_BYTES) {
-      await response.body?.cancel().catch(() => undefined);
+      response.cancel();
       throw tooLarge;
     }
     arm();
     let received = 0;
     try {
-      if (response.body) {
-        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-          arm();
-          received += chunk.byteLength;
-          if (received > MAX_ARCHIVE_BYTES) throw tooLarge; // leaving the loop cancels the body
-          try {
-            await output.write(chunk);
-          } catch (error) {
-            throw new LoopxError(`cannot download ${shown}: cannot write ${file}: ${networkReason(error)}`);
-          }
+      for await (const chunk of response.body) {
+        arm();
+        received += chunk.byteLength;
+        if (received > MAX_ARCHIVE_BYTES) throw tooLarge; // leaving the loop destroys the body
+        try {
+          await output.write(chunk);
+        } catch (error) {
+          throw new LoopxError(`cannot download ${shown}: cannot write ${file}: ${networkReason(error)}`);
         }
       }
     } catch (error) {
@@ -84,6 +83,7 @@ export async function downloadToFile(url: string, file: string): Promise<void> {
     }
   } finally {
     clearTimeout(timer);
+    response?.cancel();
     await output.close();
   }
 }

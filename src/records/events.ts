@@ -133,6 +133,12 @@ export interface IterationEndEvent extends EventBase {
   output?: IterationOutput;
   /** Why the script failed, in the words of the error loopx reports. */
   error?: string;
+  /**
+   * A failed script's last stderr lines (at most STDERR_TAIL_LINES, STDERR_TAIL_BYTES), where
+   * loopx can see them without changing what the script sees: its stderr is a pipe loopx relays,
+   * or a file. Never on a terminal. Written by the script: untrusted text.
+   */
+  stderr?: string;
 }
 
 export interface RunEndEvent extends EventBase {
@@ -169,8 +175,27 @@ export interface NoteEvent extends EventBase {
   data?: Record<string, unknown>;
 }
 
-/** What a run record holds: the run's events and its scripts' notes. */
-export type RecordEvent = LoopEvent | NoteEvent;
+/**
+ * Where a record's size cap (LOOPX_RECORD_MAX_BYTES) dropped the events of some iterations: the
+ * first and the last iterations stay in full, this line counts what is missing between them. Only
+ * in records, written by loopx's record writer.
+ */
+export interface GapEvent extends EventBase {
+  type: "gap";
+  /** The last iteration kept before the gap. */
+  after: number;
+  /** Iterations whose events were dropped. */
+  iterations: number;
+  /** Bytes of record dropped. */
+  bytes: number;
+}
+
+/** What a run record holds: the run's events, its scripts' notes, and gaps of a capped record. */
+export type RecordEvent = LoopEvent | NoteEvent | GapEvent;
+
+/** What a record keeps of a failed script's stderr: its last lines, within this many bytes. */
+export const STDERR_TAIL_LINES = 20;
+export const STDERR_TAIL_BYTES = 4096;
 
 /** Bytes of `result` kept in an event; the rest is counted in `resultBytes`. */
 export const RESULT_EXCERPT_BYTES = 4096;

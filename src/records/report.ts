@@ -1,7 +1,9 @@
+import { shownText } from "../core/untrusted-text.js";
 import {
   EVENT_VERSION,
   type IterationEndEvent,
   type IterationStartEvent,
+  type GapEvent,
   type NoteEvent,
   type RecordEvent,
   type RunEndEvent,
@@ -34,7 +36,7 @@ export function describeIterationStart(event: Pick<IterationStartEvent, "n" | "t
  * How a run ended, in words: stopped by <target> / reached -n N / <target> exited with code X /
  * interrupted by SIGINT / timed out. `last` is the run's last iteration.end, if any.
  */
-export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "signal" | "iterations">, maxIterations: number | null, last?: IterationEndEvent): string {
+export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "signal" | "iterations" | "message">, maxIterations: number | null, last?: IterationEndEvent): string {
   switch (end.reason) {
     case "stopped":
       return `stopped by ${end.target ?? last?.target ?? "a script"}`;
@@ -48,7 +50,9 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
         if (last.exitCode !== null && last.exitCode !== 0) return `${target} exited with code ${last.exitCode}`;
         if (last.signal) return `${target} was killed by ${last.signal}`;
       }
-      return `failed at ${target}`;
+      // The reason itself (an invalid goto, a script that cannot start): the summary line is the
+      // one failure line a terminal shows.
+      return end.message ?? `failed at ${target}`;
     }
     case "interrupted":
       return `interrupted by ${end.signal ?? "a signal"}`;
@@ -61,7 +65,7 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
     case "crashed":
       return end.signal ? `crashed (${end.signal})` : "crashed";
     case "timed-out":
-      return "timed out";
+      return end.message ?? "timed out";
     case "aborted":
       return "aborted";
     case "returned":
@@ -92,10 +96,15 @@ export interface ParsedRecord {
  * Parses a record's JSON lines. A line that is not complete JSON (the event in flight when the
  * process died) is skipped; a line of a newer format makes the whole record "newer", never misread.
  */
-export function parseRecord(text: string): ParsedRecord {
+export function parseRecord(text: string, sink?: (event: RecordEvent) => void): ParsedRecord {
   const events: RecordEvent[] = [];
+  const take = sink ?? ((event: RecordEvent) => void events.push(event));
   let newerVersion: number | undefined;
-  for (const line of text.split("\n")) {
+  for (let from = 0; from < text.length; ) {
+    let to = text.indexOf("\n", from);
+    if (to < 0) to = text.length;
+    const line = text.slice(from, to);
+    from = to + 1;
     if (line.trim() === "") continue;
     let value: unknown;
     try {
@@ -105,7 +114,7 @@ export function parseRecord(text: string): ParsedRecord {
     }
     const event = recordEvent(value);
     if (typeof event === "number") newerVersion = Math.max(newerVersion ?? 0, event);
-    else if (event) events.push(event);
+    else if (event) take(event);
   }
   return newerVersion === undefined ? { events } : { events, newerVersion };
 }
@@ -226,40 +235,71 @@ export function formatLocalTime(iso: string): string {
   return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
 }
 
-/** Left-aligned columns separated by two spaces; the last column is not padded. */
-export function formatTable(rows: string[][]): string {
+/**
+ * Left-aligned columns separated by two spaces; the last column is not padded. Cells come from
+ * records (untrusted): their control characters are shown escaped.
+ */
+export function formatTable(cells: string[][]): string {
+  const rows = cells.map((row) => row.map(shownText));
+  // Characters, not UTF-16 units; spread only what holds a surrogate pair (100,000 rows, `runs show`).
+  const width = (cell: string) => (/[\ud800-\udbff]/.test(cell) ? [...cell].length : cell.length);
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, [...cell].length)));
-  return rows
-    .map((row) =>
-      row
-        .map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat(widths[i]! - [...cell].length)))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n")
-    .concat(rows.length ? "\n" : "");
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, width(cell))));
+  const pads = widths.map((most) => Array.from({ length: most + 1 }, (_, n) => " ".repeat(n)));
+  let out = "";
+  for (const row of rows) {
+    let line = "";
+    for (let i = 0; i < row.length; i++) {
+      const cell = row[i]!;
+      line += i === row.length - 1 ? cell : `${cell}${pads[i]![widths[i]! - width(cell)]}  `;
+    }
+    out += `${line.trimEnd()}\n`;
+  }
+  return out;
 }
 
-/** The table of `loopx runs`, newest first (the caller's order). */
-export function formatRunList(summaries: RunSummary[]): string {
-  const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", "TARGET", "PROJECT"]];
+/**
+ * The table of `loopx runs`, newest first (the caller's order); the PROJECT column with `project`.
+ * `idPrefix`: the length of each id's shortest unique prefix, shown in bold.
+ */
+export function formatRunList(summaries: RunSummary[], options: { project?: boolean; idPrefix?: Map<string, number> } = {}): string {
+  const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", "TARGET", ...(options.project === false ? [] : ["PROJECT"])]];
   for (const run of summaries) {
-    rows.push([run.id, run.state, formatLocalTime(run.start), formatElapsed(run.durationMs), String(run.iterations), run.target, run.project]);
+    rows.push([run.id, run.state, formatLocalTime(run.start), formatElapsed(run.durationMs), String(run.iterations), run.target, ...(options.project === false ? [] : [run.project])]);
   }
-  return formatTable(rows);
+  const table = formatTable(rows);
+  const prefixes = options.idPrefix;
+  if (!prefixes) return table;
+  // After the layout (widths count characters, not escape sequences); ids are [0-9a-z] only.
+  return table
+    .split("\n")
+    .map((line, i) => {
+      const run = summaries[i - 1];
+      const length = run && prefixes.get(run.id);
+      return run && length && line.startsWith(run.id) ? `\x1b[1m${line.slice(0, length)}\x1b[22m${line.slice(length)}` : line;
+    })
+    .join("\n");
 }
 
 /** A proportional bar: `width` cells for `max`. */
 export function durationBar(ms: number, max: number, width = 20): string {
   const filled = max <= 0 ? 0 : Math.max(ms > 0 ? 1 : 0, Math.round((ms / max) * width));
-  return "█".repeat(filled) + "·".repeat(width - filled);
+  const key = width * 1000 + filled;
+  let bar = bars.get(key);
+  if (bar === undefined) bars.set(key, (bar = "█".repeat(filled) + "·".repeat(width - filled)));
+  return bar;
 }
+/** Bars by width and fill: one string each, however many rows show them. */
+const bars = new Map<number, string>();
 
 /** A one-line excerpt of `result`: whitespace collapsed, cut to `max` characters. */
 export function resultExcerpt(result: string | undefined, max = 40): string {
   if (result === undefined) return "";
-  const flat = result.replace(/\s+/g, " ").trim();
+  // Only the start is shown: a 4 KiB result is not flattened whole (100,000 rows in `runs show`).
+  const start = result.slice(0, 4 * max);
+  const flat = /\s\s|[^\S ]|^ | $/.test(start) ? start.replace(/\s+/g, " ").trim() : start;
+  if (flat.length <= max) return flat; // fewer UTF-16 units than max: fewer characters too
+  if (!/[\ud800-\udbff]/.test(flat)) return `${flat.slice(0, max - 1)}…`;
   const chars = [...flat];
   return chars.length > max ? `${chars.slice(0, max - 1).join("")}…` : flat;
 }
@@ -278,60 +318,167 @@ function exitOf(event: IterationEndEvent): string {
   return String(event.exitCode);
 }
 
-/** `loopx runs show`: a header, then one row per iteration with a bar proportional to its duration. */
-export function formatRunDetail(summary: RunSummary, events: RecordEvent[], now: number): string {
-  const header =
-    `run ${summary.id} · ${summary.state === "running" ? "running" : summary.ending ?? summary.state} · ` +
-    `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatElapsed(summary.durationMs)}\n` +
-    `started ${formatLocalTime(summary.start)} · ${summary.target} · ${summary.project} · pid ${summary.pid} · loopx ${summary.version} (${summary.runtime})\n` +
-    (summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? `${summary.message}\n` : "");
-  const iterations: Array<{ n: number; target: string; ms: number; end?: IterationEndEvent }> = [];
-  for (const event of events) {
-    if (event.type === "iteration.start") {
-      iterations.push({ n: event.n, target: event.target, ms: Math.max(0, (summary.state === "running" ? now : Date.parse(lastTime(events))) - Date.parse(event.time)) });
-    } else if (event.type === "iteration.end") {
-      // The latest try of that iteration (a resumed run runs the interrupted one again).
-      const row = iterations.findLast((candidate) => candidate.n === event.n && candidate.end === undefined);
-      if (row) {
-        row.ms = event.durationMs;
-        row.end = event;
+/** One iteration of `runs show`, kept small (100,000 of them: no event objects retained). */
+interface DetailRow {
+  n: number;
+  target: string;
+  startMs: number;
+  /** Set once its iteration.end was read. */
+  ms?: number;
+  exit?: string;
+  next?: string;
+  result?: string;
+  stderr?: string[];
+}
+
+/**
+ * What `runs show` needs of a record, gathered event by event (a 100,000-iteration record is read
+ * without keeping its events): the rows, the notes and gaps, and the events a summary needs.
+ */
+export class RunDetail {
+  readonly rows: DetailRow[] = [];
+  private readonly byN = new Map<number, DetailRow>();
+  readonly notes: NoteEvent[] = [];
+  readonly gaps: GapEvent[] = [];
+  /**
+   * The run's own events (run.start, run.resume, pause/continue/stop, run.end), in record order:
+   * with the last iteration.start/end, enough for summarizeRun.
+   */
+  private readonly runEvents: RecordEvent[] = [];
+  private lastStart: RecordEvent | undefined;
+  private lastEnd: RecordEvent | undefined;
+  lastTime = "";
+
+  add(event: RecordEvent): void {
+    this.lastTime = event.time;
+    switch (event.type) {
+      case "iteration.start": {
+        // A resumed run runs the interrupted iteration again: its row is the latest try.
+        const row: DetailRow = { n: event.n, target: event.target, startMs: Date.parse(event.time) };
+        this.rows.push(row);
+        this.byN.set(event.n, row);
+        this.lastStart = event;
+        break;
       }
+      case "iteration.end": {
+        this.lastEnd = event;
+        const row = this.byN.get(event.n);
+        if (!row || row.exit !== undefined) break;
+        row.ms = event.durationMs;
+        row.exit = exitOf(event);
+        row.next = describeNext(event.output);
+        row.result = event.output ? resultExcerpt(event.output.result) : resultExcerpt(event.error);
+        const stderr = stderrLines(event);
+        if (stderr.length) row.stderr = stderr;
+        break;
+      }
+      case "note":
+        this.notes.push(event);
+        break;
+      case "gap":
+        this.gaps.push(event);
+        break;
+      default:
+        this.runEvents.push(event);
     }
   }
-  const notes = events.filter((event): event is NoteEvent => event.type === "note");
-  if (iterations.length === 0) return header + notes.map((event) => `${describeNote(event)}\n`).join("");
-  const max = Math.max(...iterations.map((row) => row.ms));
+
+  /** The same detail from iteration `after` + 1 on (`runs show --last`). */
+  from(after: number): RunDetail {
+    const detail = new RunDetail();
+    detail.rows.push(...this.rows.filter((row) => row.n > after));
+    detail.notes.push(...this.notes.filter((note) => note.n === undefined || note.n > after));
+    detail.gaps.push(...this.gaps.filter((gap) => gap.after >= after));
+    detail.lastTime = this.lastTime;
+    return detail;
+  }
+
+  /** The events summarizeRun reads, in record order (a run.end stays last). */
+  forSummary(): RecordEvent[] {
+    const last = [this.lastStart, this.lastEnd].filter((event): event is RecordEvent => event !== undefined);
+    const end = this.runEvents.at(-1)?.type === "run.end" ? this.runEvents.length - 1 : this.runEvents.length;
+    return [...this.runEvents.slice(0, end), ...last, ...this.runEvents.slice(end)];
+  }
+}
+
+/**
+ * `loopx runs show`: a header, then one row per iteration with a bar proportional to its duration
+ * (`hidden`: iterations left out before these, `--last`), and a failed script's last stderr lines.
+ * `events`: the record's events, or a RunDetail already gathered from them.
+ */
+export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | RunDetail, now: number, hidden = 0): string {
+  let detail: RunDetail;
+  if (events instanceof RunDetail) detail = events;
+  else {
+    detail = new RunDetail();
+    for (const event of events) detail.add(event);
+  }
+  const headerLines = [
+    `run ${summary.id} · ${summary.state === "running" ? "running" : summary.ending ?? summary.state} · ` +
+      `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatElapsed(summary.durationMs)}`,
+    `started ${formatLocalTime(summary.start)} · ${summary.target} · ${summary.project} · pid ${summary.pid} · loopx ${summary.version} (${summary.runtime})`,
+    ...(summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? [summary.message] : []),
+  ];
+  const header = headerLines.map((line) => `${shownText(line)}\n`).join("");
+  const until = summary.state === "running" ? now : Date.parse(detail.lastTime);
+  const before = hidden > 0 ? [`… ${hidden} earlier iteration${hidden === 1 ? "" : "s"} not shown (--last)`] : [];
+  const iterations = detail.rows;
+  if (iterations.length === 0) return header + [...before, ...detail.notes.map(describeNote)].map((line) => `${line}\n`).join("");
+  const msOf = (row: DetailRow) => row.ms ?? Math.max(0, until - row.startMs);
+  const max = iterations.reduce((most, row) => Math.max(most, msOf(row)), 0);
   const rows = [["N", "TARGET", "DURATION", "", "EXIT", "NEXT", "RESULT"]];
   for (const row of iterations) {
-    const open = row.end === undefined;
+    const open = row.exit === undefined;
+    const ms = msOf(row);
     rows.push([
       String(row.n),
       row.target,
-      formatElapsed(row.ms),
-      durationBar(row.ms, max),
-      open ? (summary.state === "running" ? "running" : "-") : exitOf(row.end!),
-      open ? "" : describeNext(row.end!.output),
-      open ? "" : row.end!.output ? resultExcerpt(row.end!.output.result) : resultExcerpt(row.end!.error),
+      formatElapsed(ms),
+      durationBar(ms, max),
+      open ? (summary.state === "running" ? "running" : "-") : row.exit!,
+      open ? "" : row.next!,
+      open ? "" : row.result!,
     ]);
   }
-  if (notes.length === 0) return header + formatTable(rows);
-  // Each note under the row of the iteration whose script wrote it (notes of no known iteration last).
-  const lines = formatTable(rows).split("\n");
-  const out = [lines[0]!];
-  iterations.forEach((row, i) => {
-    out.push(lines[i + 1]!);
-    for (const event of notes) if (event.n === row.n) out.push(describeNote(event));
-  });
-  for (const event of notes) if (!iterations.some((row) => row.n === event.n)) out.push(describeNote(event));
+  // Under each row: the notes its script wrote, a failed script's last stderr lines, and where
+  // the record's size cap dropped iterations, a line saying how many.
+  const under = new Map<number, string[]>();
+  const add = (n: number, line: string) => under.set(n, [...(under.get(n) ?? []), line]);
+  const orphans: string[] = [];
+  const known = new Set(iterations.map((row) => row.n));
+  for (const event of detail.notes) {
+    if (event.n !== undefined && known.has(event.n)) add(event.n, describeNote(event));
+    else orphans.push(describeNote(event));
+  }
+  for (const row of iterations) for (const line of row.stderr ?? []) add(row.n, line);
+  for (const gap of detail.gaps) add(gap.after, describeGap(gap));
+  const table = formatTable(rows);
+  if (under.size === 0 && orphans.length === 0) return `${header}${before.map((line) => `${line}\n`).join("")}${table}`;
+  const lines = table.split("\n");
+  const out = [...before, lines[0]!];
+  iterations.forEach((row, i) => out.push(lines[i + 1]!, ...(under.get(row.n) ?? [])));
+  out.push(...orphans);
   return `${header}${out.join("\n")}\n`;
 }
 
-function lastTime(events: RecordEvent[]): string {
-  return events[events.length - 1]!.time;
+/** A failed script's last stderr lines, as the record keeps them (escaped, indented). */
+function stderrLines(end: IterationEndEvent | undefined): string[] {
+  if (!end?.stderr) return [];
+  return end.stderr.replace(/\n$/, "").split("\n").map((line) => `  stderr │ ${shownText(line)}`);
 }
 
-/** One line of `loopx runs tail` per event. */
+/** "  … 4,210 iterations (1.2 MB) dropped here: the record's size cap" */
+export function describeGap(gap: GapEvent): string {
+  return `  … ${gap.iterations} iteration${gap.iterations === 1 ? "" : "s"} (${gap.bytes} bytes of record) dropped here: the record's size cap (LOOPX_RECORD_MAX_BYTES)`;
+}
+
+/** One line of `loopx runs tail` per event (what the record says, control characters escaped). */
 export function formatTailEvent(event: RecordEvent, start: RunStartEvent | undefined, last: IterationEndEvent | undefined): string {
+  const line = shownText(describeTailEvent(event, start, last));
+  return event.type === "iteration.end" ? [line, ...stderrLines(event)].join("\n") : line;
+}
+
+function describeTailEvent(event: RecordEvent, start: RunStartEvent | undefined, last: IterationEndEvent | undefined): string {
   switch (event.type) {
     case "run.start":
       return `run ${event.run} started ${formatLocalTime(event.time)} · ${event.target} · ${event.projectRoot} · pid ${event.pid}`;
@@ -346,6 +493,8 @@ export function formatTailEvent(event: RecordEvent, start: RunStartEvent | undef
       return describeRunEnd(event, start?.maxIterations ?? null, last);
     case "note":
       return describeNote(event);
+    case "gap":
+      return describeGap(event);
     case "run.resume":
       return `run ${event.run} resumed ${formatLocalTime(event.time)} at ${event.target} · iteration ${event.iterations + 1} · pid ${event.pid}`;
     default:
@@ -370,5 +519,5 @@ export function describeSteering(event: RecordEvent): string | undefined {
 
 /** "  note 19:55:02 · ralph: waiting for the usage limit …" (a script's note, local time). */
 export function describeNote(event: NoteEvent): string {
-  return `  note ${formatLocalTime(event.time).slice(11)} · ${event.text}`;
+  return `  note ${formatLocalTime(event.time).slice(11)} · ${shownText(String(event.text))}`;
 }

@@ -1,9 +1,10 @@
 import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { LoopxError } from "../core/errors.js";
+import { LoopxError, UsageError } from "../core/errors.js";
+import { jsonLine } from "../core/untrusted-text.js";
 import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "./events.js";
-import { formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, startEvent, summarizeRun, type RunSummary } from "./report.js";
-import { listRecordIds, readRecordEnds, readRecordText, recordsDir, runProcessAlive } from "./store.js";
+import { RunDetail, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, startEvent, summarizeRun, type RunState, type RunSummary } from "./report.js";
+import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
 
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */
 
@@ -14,14 +15,84 @@ function newer(id: string, version: number): LoopxError {
   return new LoopxError(`run ${id} was recorded by a newer loopx (record format v${version}; this loopx reads v${EVENT_VERSION})`);
 }
 
-/** `loopx runs [--json]`: every record, newest first; a record of a newer format is reported as such. */
-export function listRuns(env: Env, json: boolean, write: Write): void {
+/** How a run can be: what `--state` accepts. */
+export const RUN_STATES = [
+  "running",
+  "paused",
+  "stopping",
+  "stopped",
+  "stopped-on-request",
+  "limit",
+  "failed",
+  "interrupted",
+  "hangup",
+  "quit",
+  "timed-out",
+  "aborted",
+  "returned",
+  "killed",
+  "crashed",
+] as const satisfies readonly RunState[];
+
+/** Default `--limit` of `loopx runs`. */
+export const DEFAULT_LIST_LIMIT = 20;
+
+export interface ListOptions {
+  json: boolean;
+  /** Every project's runs, not only `cwd`'s. */
+  all: boolean;
+  /** At most this many runs (default DEFAULT_LIST_LIMIT). */
+  limit?: number;
+  state?: string;
+  cwd: string;
+  /** Bold the shortest unique prefix of each id (a terminal). */
+  highlight: boolean;
+}
+
+/**
+ * For each id, the length of its shortest unique prefix among `ids`, at least `min`: what a user
+ * has to type (or copy) to name the run.
+ */
+export function uniquePrefixLengths(ids: string[], min = 6): Map<string, number> {
+  const sorted = [...ids].sort();
+  const common = (a: string | undefined, b: string | undefined) => {
+    if (a === undefined || b === undefined) return 0;
+    let i = 0;
+    while (i < a.length && i < b.length && a[i] === b[i]) i++;
+    return i;
+  };
+  const lengths = new Map<string, number>();
+  sorted.forEach((id, i) => {
+    const shared = Math.max(common(id, sorted[i - 1]), common(id, sorted[i + 1]));
+    lengths.set(id, Math.min(id.length, Math.max(min, shared + 1)));
+  });
+  return lengths;
+}
+
+/** True if a run recorded `projectRoot` for the project in `cwd` (either path may be a link). */
+function sameProject(projectRoot: string, cwd: string): boolean {
+  if (projectRoot === cwd) return true;
+  try {
+    return realpathSync(projectRoot) === realpathSync(cwd);
+  } catch {
+    return false;
+  }
+}
+
+/** `loopx runs`: this project's runs (or every project's), newest first, filtered and limited. */
+export function listRuns(env: Env, options: ListOptions, write: Write): void {
+  if (options.state !== undefined && !(RUN_STATES as readonly string[]).includes(options.state)) {
+    throw new UsageError(`unknown state ${JSON.stringify(options.state)} for --state (states: ${RUN_STATES.join(", ")})`);
+  }
   const dir = recordsDir(env);
   const now = Date.now();
+  const limit = options.limit ?? DEFAULT_LIST_LIMIT;
+  const allIds = listRecordIds(dir);
   const summaries: RunSummary[] = [];
   const newerRecords: Array<{ id: string; v: number }> = [];
   const lines: string[] = [];
-  for (const id of listRecordIds(dir)) {
+  let matching = 0;
+  for (const id of allIds) {
     let text: string;
     try {
       text = readRecordEnds(dir, id);
@@ -40,27 +111,37 @@ export function listRuns(env: Env, json: boolean, write: Write): void {
       }
     }
     if (record.newerVersion !== undefined) {
+      if (options.state !== undefined) continue;
+      matching++;
+      if (matching > limit) continue;
       newerRecords.push({ id, v: record.newerVersion });
-      lines.push(JSON.stringify({ id, state: "unknown", v: record.newerVersion }));
+      lines.push(jsonLine({ id, state: "unknown", v: record.newerVersion }));
       continue;
     }
+    const start = startEvent(record.events);
+    if (!start || (!options.all && !sameProject(start.projectRoot, options.cwd))) continue;
     const summary = summarizeRun(id, record.events, runProcessAlive, now);
-    if (!summary) continue;
+    if (!summary || (options.state !== undefined && summary.state !== options.state)) continue;
+    matching++;
+    if (matching > limit) continue;
     summaries.push(summary);
-    lines.push(JSON.stringify(summary));
+    lines.push(jsonLine(summary));
   }
-  if (json) {
+  if (options.json) {
     if (lines.length) write(`${lines.join("\n")}\n`);
     return;
   }
+  const scope = `${options.state !== undefined ? `${options.state} ` : ""}runs${options.all ? "" : ` of ${options.cwd}`}`;
   if (summaries.length === 0 && newerRecords.length === 0) {
-    write(`no runs recorded in ${dir}\n`);
+    write(`no ${scope} recorded in ${dir}${options.all ? "" : " (--all: every project's)"}\n`);
     return;
   }
-  let text = summaries.length ? formatRunList(summaries) : "";
+  const prefixes = uniquePrefixLengths(allIds);
+  let text = summaries.length ? formatRunList(summaries, { project: options.all, idPrefix: options.highlight ? prefixes : undefined }) : "";
   for (const { id, v } of newerRecords) {
     text += `${id}  recorded by a newer loopx (record format v${v}; this loopx reads v${EVENT_VERSION})\n`;
   }
+  if (matching > limit) text += `… ${matching - limit} more (--limit ${matching} shows all ${matching})\n`;
   write(text);
 }
 
@@ -78,41 +159,67 @@ export function pickRunId(ids: string[], prefix: string, where: string): string 
   throw new LoopxError(`run id ${JSON.stringify(prefix)} is ambiguous: it starts ${matches.length} runs (${matches.slice(0, 3).join(", ")}${matches.length > 3 ? ", ..." : ""})`);
 }
 
-function readEvents(dir: string, id: string): RecordEvent[] {
-  const record = parseRecord(readRecordText(dir, id));
+
+function parseChecked(id: string, text: string): RecordEvent[] {
+  const record = parseRecord(text);
   if (record.newerVersion !== undefined) throw newer(id, record.newerVersion);
   return record.events;
 }
 
-/** `loopx runs show <id>`: one row per iteration; `--json`: the record's events. */
-export function showRun(env: Env, prefix: string, json: boolean, write: Write): void {
+/** `prefix` as a run id: a unique prefix of one, or (absent, `latest`) this project's newest run. */
+function runIdFor(dir: string, prefix: string | undefined, cwd: string): string {
+  return prefix === undefined || prefix === "latest" ? latestRunOf(dir, cwd) : resolveRunId(dir, prefix);
+}
+
+/**
+ * `loopx runs show [<id>]`: one row per iteration; `--last N`: the last N only; `--json`: the
+ * record's events (with `--last`, those of the last N iterations, with the run's start and end).
+ */
+export function showRun(env: Env, prefix: string | undefined, cwd: string, options: { json: boolean; last?: number }, write: Write): void {
   const dir = recordsDir(env);
-  const id = resolveRunId(dir, prefix);
-  const events = readEvents(dir, id);
+  const id = runIdFor(dir, prefix, cwd);
+  const last = options.last;
+  // --last N: only as much of the record's end as holds N iterations (and one more, for the count
+  // of those not shown).
+  const text =
+    last === undefined ? readRecordText(dir, id) : readRecordTail(dir, id, (tail) => (tail.match(/"type":"iteration\.start"/g)?.length ?? 0) > last);
   const now = Date.now();
-  const summary = summarizeRun(id, events, runProcessAlive, now);
+  if (options.json) {
+    const events = parseChecked(id, text);
+    const summary = summarizeRun(id, events, runProcessAlive, now);
+    if (!summary) throw new LoopxError(`run ${id} has no run.start in ${join(dir, `${id}.jsonl`)}`);
+    const from = last === undefined ? 0 : summary.iterations - last;
+    // run.start and run.end (no n) stay; a note of no known iteration stays too.
+    const shown = events.filter((event) => !("n" in event) || event.n === undefined || event.n > from);
+    write(shown.map((event) => `${jsonLine(event)}\n`).join(""));
+    return;
+  }
+  // The table: gathered event by event, none of them kept (100,000 iterations in well under 1 s).
+  const all = new RunDetail();
+  const record = parseRecord(text, (event) => all.add(event));
+  if (record.newerVersion !== undefined) throw newer(id, record.newerVersion);
+  const summary = summarizeRun(id, all.forSummary(), runProcessAlive, now);
   if (!summary) throw new LoopxError(`run ${id} has no run.start in ${join(dir, `${id}.jsonl`)}`);
-  if (json) write(events.map((event) => `${JSON.stringify(event)}\n`).join(""));
-  else write(formatRunDetail(summary, events, now));
+  let detail = all;
+  let hidden = 0;
+  if (last !== undefined && summary.iterations > last) {
+    hidden = summary.iterations - last;
+    detail = all.from(hidden);
+  }
+  write(formatRunDetail(summary, detail, now, hidden));
 }
 
 /** The newest run whose project is `cwd`. */
 function latestRunOf(dir: string, cwd: string): string {
-  let project = cwd;
-  try {
-    project = realpathSync(cwd);
-  } catch {
-    // keep cwd as given
-  }
   for (const id of listRecordIds(dir)) {
     try {
       const start = startEvent(parseRecord(readRecordEnds(dir, id)).events);
-      if (start && (start.projectRoot === cwd || start.projectRoot === project)) return id;
+      if (start && sameProject(start.projectRoot, cwd)) return id;
     } catch {
       continue;
     }
   }
-  throw new LoopxError(`no runs of ${project} in ${dir}`);
+  throw new LoopxError(`no runs of ${cwd} in ${dir}`);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -121,9 +228,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * `loopx runs tail [<id>]`: prints the run's events so far, then follows the record as it grows
  * (polled every 100 ms) until `run.end` is written or the run's process is gone.
  */
-export async function tailRun(env: Env, prefix: string | undefined, cwd: string, json: boolean, write: Write): Promise<void> {
+export async function tailRun(env: Env, prefix: string | undefined, cwd: string, json: boolean, write: Write): Promise<number> {
   const dir = recordsDir(env);
-  const id = prefix === undefined ? latestRunOf(dir, cwd) : resolveRunId(dir, prefix);
+  const id = runIdFor(dir, prefix, cwd);
   const path = join(dir, `${id}.jsonl`);
   let offset = 0;
   let partial = "";
@@ -131,6 +238,7 @@ export async function tailRun(env: Env, prefix: string | undefined, cwd: string,
   let sitting: Pick<RunStartEvent, "pid" | "time"> | undefined;
   let last: IterationEndEvent | undefined;
   let ended = false;
+  let exitCode = 0;
   const buffer = Buffer.alloc(64 * 1024);
   const drain = () => {
     let fd: number;
@@ -159,10 +267,14 @@ export async function tailRun(env: Env, prefix: string | undefined, cwd: string,
     for (const event of record.events) {
       if (event.type === "run.start") start = event;
       sitting = lastSitting([event]) ?? sitting;
-      const line = json ? JSON.stringify(event) : formatTailEvent(event, start, last);
+      const line = json ? jsonLine(event) : formatTailEvent(event, start, last);
       if (line) out += `${line}\n`;
       if (event.type === "iteration.end") last = event;
-      if (event.type === "run.end") ended = true;
+      if (event.type === "run.end") {
+        ended = true;
+        // tail exits as the run did (an API-only ending, aborted or returned: 1)
+        exitCode = event.exitCode ?? 1;
+      }
     }
     if (out) write(out);
   };
@@ -176,6 +288,11 @@ export async function tailRun(env: Env, prefix: string | undefined, cwd: string,
     } catch {
       throw new LoopxError(`the record of run ${id} was removed: ${path}`);
     }
+    if (size < offset) {
+      // The record was compacted (a size cap, records/writer.ts): read the new file from its end.
+      offset = size;
+      partial = "";
+    }
     if (size !== offset) drain();
     if (ended || !start || Date.now() - checked < 500) continue;
     checked = Date.now();
@@ -183,8 +300,9 @@ export async function tailRun(env: Env, prefix: string | undefined, cwd: string,
       drain();
       if (!ended) {
         if (!json) write(`crashed: process ${(sitting ?? start).pid} is gone without run.end\n`);
-        return;
+        return 1;
       }
     }
   }
+  return exitCode;
 }

@@ -120,3 +120,28 @@ export function readRecordEnds(dir: string, id: string): string {
 export function runProcessAlive(start: Pick<RunStartEvent, "pid" | "time">): boolean {
   return processRunning(start.pid, Date.parse(start.time) + 2000);
 }
+
+/**
+ * A record's first line and as much of its end as `enough` asks for (read backwards in growing
+ * pieces; the whole file at most): `runs show --last N` of a 100,000-iteration record reads the
+ * last N iterations, not 30 MB.
+ */
+export function readRecordTail(dir: string, id: string, enough: (tail: string) => boolean): string {
+  const path = join(dir, `${id}.jsonl`);
+  const fd = openSync(path, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const head = Buffer.alloc(Math.min(size, ENDS_BYTES));
+    const headText = head.toString("utf8", 0, readSync(fd, head, 0, head.length, 0));
+    const firstNewline = headText.indexOf("\n");
+    for (let bytes = ENDS_BYTES; ; bytes *= 4) {
+      if (firstNewline < 0 || bytes >= size - firstNewline - 1) return readFileSync(path, "utf8");
+      const buffer = Buffer.alloc(bytes);
+      const text = buffer.toString("utf8", 0, readSync(fd, buffer, 0, bytes, size - bytes));
+      const tail = text.slice(text.indexOf("\n") + 1);
+      if (enough(tail)) return `${headText.slice(0, firstNewline + 1)}${tail}`;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}

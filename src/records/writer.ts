@@ -1,5 +1,5 @@
-import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import type { LoopEvent } from "./events.js";
 import type { RunPart } from "../core/run-session.js";
@@ -17,11 +17,20 @@ import { warnToStderr } from "../runtime/stderr.js";
 class EventFile {
   private fd: number | undefined;
   private failed = false;
+  private path: string | undefined;
+  /** Bytes in the file, as far as this writer knows (notes by scripts come on top). */
+  private bytes = 0;
 
-  constructor(private readonly describe: string) {}
+  /** `maxBytes`: compact the file (compactRecord) whenever it grows past it. */
+  constructor(
+    private readonly describe: string,
+    private readonly maxBytes = Number.POSITIVE_INFINITY,
+  ) {}
 
   open(path: string): void {
+    this.path = path;
     this.fd = openSync(path, "a", 0o600);
+    this.bytes = fstatSync(this.fd).size;
   }
 
   isOpen(): boolean {
@@ -31,11 +40,28 @@ class EventFile {
   write(event: LoopEvent): void {
     if (this.fd === undefined) return;
     try {
-      writeSync(this.fd, `${JSON.stringify(event)}\n`);
+      this.bytes += writeSync(this.fd, `${JSON.stringify(event)}\n`);
+      if (this.bytes > this.maxBytes && event.type !== "run.end") this.compact(event);
     } catch (error) {
       this.fail(error);
     }
     if (event.type === "run.end") this.close();
+  }
+
+  private compact(last: LoopEvent): void {
+    const path = this.path!;
+    const size = fstatSync(this.fd!).size; // scripts' notes included
+    if (size <= this.maxBytes) {
+      this.bytes = size;
+      return;
+    }
+    const text = compactRecord(readFileSync(path, "utf8"), this.maxBytes, { v: 1, time: last.time, run: last.run });
+    const temp = `${path}.${process.pid}.compact`;
+    writeFileSync(temp, text, { mode: 0o600 });
+    renameSync(temp, path);
+    closeSync(this.fd!);
+    this.fd = openSync(path, "a", 0o600);
+    this.bytes = Buffer.byteLength(text);
   }
 
   fail(error: unknown): void {
@@ -57,8 +83,77 @@ class EventFile {
   }
 }
 
-/** The run's record `<dir>/<run id>.jsonl`; the oldest records beyond the newest 200 are pruned. */
-export function recordPart(dir: string): RunPart {
+/** Default of LOOPX_RECORD_MAX_BYTES: what one record may grow to before it is compacted. */
+export const RECORD_MAX_BYTES = 8 * 1024 * 1024;
+/** The smallest cap LOOPX_RECORD_MAX_BYTES may set. */
+const RECORD_MIN_BYTES = 16 * 1024;
+
+/** LOOPX_RECORD_MAX_BYTES, or the default when unset or not a whole number of at least 16 KiB. */
+export function recordMaxBytes(env: Record<string, string | undefined>): number {
+  const value = env.LOOPX_RECORD_MAX_BYTES;
+  const bytes = value !== undefined && /^[0-9]+$/.test(value) ? Number(value) : Number.NaN;
+  return Number.isSafeInteger(bytes) && bytes >= RECORD_MIN_BYTES ? bytes : RECORD_MAX_BYTES;
+}
+
+/**
+ * A record cut down to about half of `maxBytes`: its first quarter (run.start and the first
+ * iterations) and its last quarter (the latest iterations), both in whole iterations, with one
+ * `gap` line between them counting the iterations and bytes dropped (an earlier gap included).
+ * `base`: the fields of the gap event (v, time, run).
+ */
+export function compactRecord(text: string, maxBytes: number, base: { v: 1; time: string; run: string }): string {
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  const quarter = maxBytes / 4;
+  const isStart = (line: string) => line.includes('"type":"iteration.start"');
+  // Head: whole iterations up to a quarter of the cap (the run.start line always).
+  let headEnd = 1;
+  let bytes = Buffer.byteLength(lines[0] ?? "") + 1;
+  for (let i = 1; i < lines.length; i++) {
+    bytes += Buffer.byteLength(lines[i]!) + 1;
+    // An earlier gap ends the head: it is merged into the new one.
+    if (bytes > quarter || lines[i]!.includes('"type":"gap"')) break;
+    // An iteration ends where the next one (or an earlier gap) begins.
+    if (i + 1 < lines.length && (isStart(lines[i + 1]!) || lines[i + 1]!.includes('"type":"gap"'))) headEnd = i + 1;
+  }
+  // Tail: whole iterations within the last quarter.
+  let tailStart = lines.length;
+  bytes = 0;
+  for (let i = lines.length - 1; i >= headEnd; i--) {
+    bytes += Buffer.byteLength(lines[i]!) + 1;
+    if (bytes > quarter) break;
+    if (isStart(lines[i]!)) tailStart = i;
+  }
+  if (tailStart <= headEnd) return `${lines.join("\n")}\n`;
+  let iterations = 0;
+  let dropped = 0;
+  let after = 0;
+  for (const line of lines.slice(0, headEnd)) {
+    const n = /"type":"iteration\.start".*?"n":(\d+)/.exec(line);
+    if (n) after = Number(n[1]);
+  }
+  for (const line of lines.slice(headEnd, tailStart)) {
+    if (!line.includes('"type":"gap"')) dropped += Buffer.byteLength(line) + 1;
+    if (isStart(line)) iterations++;
+    else if (line.includes('"type":"gap"')) {
+      try {
+        const gap = JSON.parse(line) as { iterations?: number; bytes?: number };
+        iterations += gap.iterations ?? 0;
+        dropped += gap.bytes ?? 0;
+      } catch {
+        // a torn line: nothing to add
+      }
+    }
+  }
+  const gap = { ...base, type: "gap", after, iterations, bytes: dropped };
+  return `${[...lines.slice(0, headEnd), JSON.stringify(gap), ...lines.slice(tailStart)].join("\n")}\n`;
+}
+
+/**
+ * The run's record `<dir>/<run id>.jsonl`; the oldest records beyond the newest 200 are pruned,
+ * and a record past `maxBytes` is compacted (compactRecord) as the run goes on.
+ */
+export function recordPart(dir: string, maxBytes = RECORD_MAX_BYTES): RunPart {
   let file: EventFile | undefined;
   let path: string | undefined;
   return {
@@ -68,7 +163,7 @@ export function recordPart(dir: string): RunPart {
       // A resumed run goes on in its own record (and prunes nothing: it is not a new one).
       if (event.type === "run.start" || event.type === "run.resume") {
         path = join(dir, `${event.run}.jsonl`);
-        file = new EventFile(`the run record ${path}`);
+        file = new EventFile(`the run record ${path}`, maxBytes);
         try {
           mkdirSync(dir, { recursive: true, mode: 0o700 });
           if (event.type === "run.start") pruneRecords(dir);
@@ -98,7 +193,9 @@ export function logPart(path: string): RunPart {
       try {
         file.open(path);
       } catch (error) {
-        throw new LoopxError(`cannot open the --log file ${path}: ${fsReason(error)}`);
+        // "no such file or directory" would not say which part of the path is missing.
+        const why = (error as NodeJS.ErrnoException).code === "ENOENT" ? `the directory ${dirname(path)} does not exist` : fsReason(error);
+        throw new LoopxError(`cannot open the --log file ${path}: ${why}`);
       }
       if (pending) file.write(pending);
     },

@@ -29,7 +29,11 @@ export function writeFileAtomic(path: string, data: string, options: { mode?: nu
     }
     renameSync(temp, path);
   } catch (error) {
-    rmSync(temp, { force: true });
+    try {
+      rmSync(temp, { force: true });
+    } catch {
+      // A path under a regular file (ENOTDIR): no temp file was made; the first error says why.
+    }
     throw error;
   }
 }

@@ -4,7 +4,22 @@ import { fs, os } from "./builtins.js";
 import { runtimeName } from "./platform/runtime.js";
 import { warnToStderr as warn } from "./stderr.js";
 
-const { existsSync, readFileSync, realpathSync } = fs;
+const { accessSync, constants, existsSync, readFileSync, realpathSync } = fs;
+
+/** True if `command` is an executable file in one of PATH's directories. */
+function onPath(command: string): boolean {
+  for (const dir of (process.env.PATH ?? "").split(":")) {
+    try {
+      accessSync(join(dir || ".", command), constants.X_OK);
+      return true;
+    } catch {
+      // not here
+    }
+  }
+  return false;
+}
+
+const isJsEntry = (path: string) => /\.(?:c|m)?js$/.test(path);
 
 const DEPENDENCY_FIELDS = ["dependencies", "devDependencies", "optionalDependencies"] as const;
 
@@ -41,6 +56,21 @@ export function findLocalLoopx(projectRoot: string): string | undefined {
     warn(`${manifestPath} declares loopx as a dependency but ${localBin} does not exist (run npm install?); running this loopx version instead`);
     return undefined;
   }
+  // The standalone binary could run a JS loopx by acting as Bun, but that loopx hands its scripts
+  // a LOOPX_BIN of its own `dist/bin.js` (`#!/usr/bin/env node`), which fails where there is no
+  // Node: a bash script's `$LOOPX_BIN output ...` would exit 127.
+  if (runtimeName === "binary" && !onPath("node")) {
+    let target = localBin;
+    try {
+      target = realpathSync(localBin);
+    } catch {
+      // delegate() reports a link that leads nowhere
+    }
+    if (isJsEntry(target)) {
+      warn(`the project-local loopx ${localBin} needs Node.js and node is not on PATH; running this standalone loopx instead`);
+      return undefined;
+    }
+  }
   return localBin;
 }
 
@@ -53,7 +83,7 @@ export function findLocalLoopx(projectRoot: string): string | undefined {
 export async function delegate(localBin: string, argv: string[]): Promise<number> {
   const { spawn } = await import("node:child_process"); // only when delegating: keeps start-up lean
   const target = realpathSync(localBin);
-  const isScript = /\.(?:c|m)?js$/.test(target);
+  const isScript = isJsEntry(target);
   const [command, args] = isScript ? [process.execPath, [target, ...argv]] : [target, argv];
   // Spec §3.2: after delegation, LOOPX_BIN is the realpath of the effective (local) binary.
   const env: NodeJS.ProcessEnv = { ...process.env, LOOPX_DELEGATED: "1", LOOPX_BIN: target };

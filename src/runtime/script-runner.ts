@@ -36,7 +36,7 @@ export async function runScript(
   const invocation = scriptInvocation(script, env);
   const exit = await supervisor.run({ ...invocation, cwd, stdin });
   if (exit.spawnError) throw new ScriptFailedError(`script ${label} cannot be started: ${exit.spawnError.message}`);
-  const ended = { exitCode: exit.code, signal: exit.signal, stdoutBytes: exit.stdout.length };
+  const ended = { exitCode: exit.code, signal: exit.signal, stdoutBytes: exit.stdout.length, ...(exit.stderrTail ? { stderr: exit.stderrTail } : {}) };
   if (exit.signal) throw new ScriptFailedError(`script ${label} was killed by ${exit.signal}`, ended);
   if (exit.code !== 0) throw new ScriptFailedError(`script ${label} exited with code ${exit.code}`, ended);
   return { stdout: exit.stdout.toString("utf8"), stdoutBytes: exit.stdout.length };

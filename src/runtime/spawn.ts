@@ -25,6 +25,8 @@ export interface ScriptExit {
   stdout: Buffer;
   /** Set when the process could not be started at all (missing interpreter, missing cwd, ...). */
   spawnError?: Error;
+  /** A failed script's last stderr lines, where loopx could see them (stderr-relay.ts). */
+  stderrTail?: string;
 }
 
 export interface ScriptProcess {

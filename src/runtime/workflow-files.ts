@@ -1,6 +1,7 @@
 import { readdirSync, statSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import * as core from "../core/discovery.js";
+import { fsReason } from "../core/errors.js";
 
 /** What an entry is once symlinks are followed: "file", "dir", or undefined (broken link, other). */
 function kindOf(parent: string, entry: Dirent): "file" | "dir" | undefined {
@@ -25,6 +26,14 @@ export const fsDirectoryReader: core.DirectoryReader = {
       return undefined;
     }
     return entries.map((entry) => ({ name: entry.name, kind: kindOf(dir, entry) }));
+  },
+  unreadable(dir) {
+    try {
+      readdirSync(dir);
+      return undefined;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "ENOENT" ? undefined : fsReason(error);
+    }
   },
 };
 

@@ -6,8 +6,8 @@ import { lazyFs } from "./lazy-fs.js";
  * none of it. `fd` can be a non-blocking pipe (EAGAIN) whose reader is slower than we are: then it
  * waits a millisecond and goes on. Any other error (EPIPE: the reader is gone) is thrown.
  */
-export function writeAllSync(fd: number, text: string): void {
-  const bytes = Buffer.from(text, "utf8");
+export function writeAllSync(fd: number, text: string | Uint8Array): void {
+  const bytes = typeof text === "string" ? Buffer.from(text, "utf8") : text;
   let offset = 0;
   while (offset < bytes.length) {
     try {

@@ -13,8 +13,10 @@ export const COMMAND_GROUPS: CommandGroups = {
   output: async () => oneCommand("output", (await import("./output.js")).OutputCommand),
   env: async () => (await import("./env.js")).ENV_COMMANDS,
   install: async () => oneCommand("install", (await import("./install.js")).InstallCommand),
+  init: async () => oneCommand("init", (await import("./init.js")).InitCommand),
   runs: async () => (await import("./runs.js")).RUNS_COMMANDS,
   note: async () => oneCommand("note", (await import("./note.js")).NoteCommand),
+  completion: async () => oneCommand("completion", (await import("./completion.js")).CompletionCommand),
 };
 
 function oneCommand(name: string, command: CommandGroup["commands"][number]): CommandGroup {

@@ -28,7 +28,8 @@ LOOPX_SCRIPT_TIMEOUT_MS / LOOPX_RUN_DEADLINE (the limit per script in ms; the ru
 1970).
 
 loopx's own additions: when stderr is a terminal, a progress line before each script and a
-summary when the run ends (LOOPX_PROGRESS=0 turns them off; NO_COLOR or TERM=dumb: no styling).
+summary when the run ends, which for a failed run is the one line saying why (LOOPX_PROGRESS=0
+turns them off, LOOPX_PROGRESS=1 on anywhere; NO_COLOR or TERM=dumb: no styling).
 Each run's events are recorded in $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0: off); see
 'loopx runs -h'. From another terminal, 'loopx runs stop|pause|continue <id>' steer the run and
 'loopx runs resume <id>' goes on with one that was interrupted, timed out, failed or died.
@@ -46,6 +47,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
   log = valueOption("--log", "log-file", "Append the run's events (JSON lines) to <file> too (loopx's own addition)");
   timeout = valueOption("--timeout", "duration", "Limit for each script execution (loopx's own addition)");
   maxTime = valueOption("--max-time", "duration", "Limit for the whole run; no script starts after it (loopx's own addition)");
+  summary = Option.Boolean("--summary", false, { description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" });
   targets = Option.Rest({ name: "target" });
 
   async execute(): Promise<number> {
@@ -70,6 +72,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
       maxIterations,
       envFile,
       log,
+      summary: this.summary,
       argv: process.argv.slice(2),
       features,
     });

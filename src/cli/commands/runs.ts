@@ -6,45 +6,55 @@ import { parseCount, valueOption } from "../options.js";
 
 const out = (text: string) => void process.stdout.write(text);
 
-/** `loopx runs [--json]`: recent runs, newest first. */
+/** `loopx runs [--all] [--limit N] [--state S] [--json]`: recent runs, newest first. */
 export class RunsListCommand extends Command {
   static override paths = [["runs"]];
-  static override usage = Command.Usage({ description: "Recent runs, newest first: id, state, start, duration,\niterations, target, project" });
+  static override usage = Command.Usage({ description: "This project's recent runs, newest first: id (its shortest\nunique prefix highlighted), state, start, duration, iterations,\ntarget" });
   json = Option.Boolean("--json", false);
+  all = Option.Boolean("--all", false);
+  limit = valueOption("--limit", "count");
+  state = valueOption("--state", "run-state");
 
   async execute(): Promise<number> {
     const { listRuns } = await import("../../records/runs.js");
-    listRuns(process.env, this.json, out);
+    const limit = this.limit === undefined ? undefined : parseCount(this.limit, "--limit");
+    listRuns(process.env, { json: this.json, all: this.all, limit, state: this.state, cwd: process.cwd(), highlight: highlightIds() }, out);
     return 0;
   }
 }
 
-/** `loopx runs show <id> [--json]`: one row per iteration (a unique prefix of the id is enough). */
+/** `loopx runs show [<id> | latest] [--last N] [--json]`: one row per iteration. */
 export class RunsShowCommand extends Command {
   static override paths = [["runs", "show"]];
-  static override usage = Command.Usage({ description: "One run's iterations (a unique prefix of the id is enough)" });
+  static override usage = Command.Usage({ description: "One run's iterations (a unique prefix of the id is enough;\nno id or latest: this project's newest run)" });
   json = Option.Boolean("--json", false);
-  id = Option.String({ name: "run-id" });
+  last = valueOption("--last", "count");
+  id = Option.String({ name: "run-id", required: false });
 
   async execute(): Promise<number> {
     const { showRun } = await import("../../records/runs.js");
-    showRun(process.env, this.id, this.json, out);
+    const last = this.last === undefined ? undefined : parseCount(this.last, "--last");
+    showRun(process.env, this.id, process.cwd(), { json: this.json, last }, out);
     return 0;
   }
 }
 
-/** `loopx runs tail [<id>] [--json]`: follows a run until it ends; default the current project's latest. */
+/** `loopx runs tail [<id> | latest] [--json]`: follows a run until it ends; exits as the run did. */
 export class RunsTailCommand extends Command {
   static override paths = [["runs", "tail"]];
-  static override usage = Command.Usage({ description: "Follow a run until it ends (default: this project's latest run)" });
+  static override usage = Command.Usage({ description: "Follow a run until it ends (no id or latest: this project's\nnewest run); exits with the run's exit code" });
   json = Option.Boolean("--json", false);
   id = Option.String({ name: "run-id", required: false });
 
   async execute(): Promise<number> {
     const { tailRun } = await import("../../records/runs.js");
-    await tailRun(process.env, this.id, process.cwd(), this.json, out);
-    return 0;
+    return tailRun(process.env, this.id, process.cwd(), this.json, out);
   }
+}
+
+/** Ids get their shortest unique prefix in bold on a terminal (NO_COLOR / TERM=dumb: never). */
+function highlightIds(): boolean {
+  return process.stdout.isTTY === true && !process.env.NO_COLOR && process.env.TERM !== "dumb";
 }
 
 /** `loopx runs stop <id> [--now]`: the running script finishes and no further one starts (--now: as Ctrl-C). */
@@ -127,9 +137,17 @@ export const RUNS_COMMANDS: CommandGroup = {
   description: "Recent runs, one run's iterations, follow, stop, pause, continue\nor resume a run, a dashboard (loopx's own addition; see 'loopx runs -h')",
   details: `loopx's own addition. Every 'loopx run' writes a record of its events, one JSON object per line,
 to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx/runs/); the
-newest 200 are kept. LOOPX_RECORD=0 turns records off. States: running, paused, stopping,
-stopped, stopped-on-request, limit, failed, interrupted, timed-out, or crashed (its process is
-gone without a run.end).
+newest 200 are kept, each at most LOOPX_RECORD_MAX_BYTES (default 8 MiB: the first and the last
+iterations stay, a line counts what was dropped between them). LOOPX_RECORD=0 turns records off.
+States: running, paused, stopping, stopped, stopped-on-request, limit, failed, interrupted,
+timed-out, aborted, returned, or crashed (its process is gone without a run.end).
+
+'loopx runs' lists this directory's runs (--all: every project's), at most --limit (default 20),
+only those in --state. An id's shortest unique prefix (at least 6 characters) is bold on a
+terminal; 'latest' (or no id, for show and tail) is this project's newest run. 'runs show --last
+<n>': its last <n> iterations only. 'runs tail' exits with the run's exit code (crashed: 1). What
+scripts wrote (results, errors, notes, a failed script's last stderr lines) is shown with its
+control characters escaped.
 
 Every run (CLI and API) can be steered from another terminal by its id or a unique prefix of it,
 by the user who started it only: stop, pause and continue go through the run's control channel,

@@ -4,7 +4,7 @@ import { strays } from "./strays.js";
 import { timeLimits } from "./time-limits.js";
 import { recordsDir } from "../../records/store.js";
 import { progressPart } from "./progress.js";
-import { logPart, recordPart } from "../../records/writer.js";
+import { logPart, recordMaxBytes, recordPart } from "../../records/writer.js";
 import { TmpdirPart } from "./tmpdir.js";
 import { guardianPart } from "./guardian.js";
 import { runInputPart } from "./run-input.js";
@@ -31,8 +31,10 @@ export interface PartFeatures {
   record?: boolean;
   /** `--log <file>`: append every event to this (absolute) path as well. */
   log?: string;
-  /** Progress lines on stderr when it is a terminal (LOOPX_PROGRESS=0 turns them off). */
+  /** Progress lines on stderr when it is a terminal (LOOPX_PROGRESS=0 turns them off, =1 on anywhere). */
   progress?: boolean;
+  /** `--summary`: the summary line when the run ends, wherever stderr goes. */
+  summary?: boolean;
   /** The API's `RunOptions.onEvent`: every event, synchronously, in order. */
   onEvent?: (event: LoopEvent) => void;
   /** A control channel, so that the run can be stopped and paused from elsewhere (LOOPX_CONTROL=0 turns it off). */
@@ -48,7 +50,7 @@ export function runParts(features: PartFeatures): RunPart[] {
   const env = features.env ?? process.env;
   const parts: RunPart[] = [];
   const records = features.record && env.LOOPX_RECORD !== "0" ? recordsDir(env) : undefined;
-  if (records !== undefined) parts.push(recordPart(records));
+  if (records !== undefined) parts.push(recordPart(records, recordMaxBytes(env)));
   if (features.log !== undefined) parts.push(logPart(features.log));
   // The last piped input, kept with the record for a resume; before the control channel, so that
   // a script held by a pause already has its input kept.
@@ -70,7 +72,7 @@ export function runParts(features: PartFeatures): RunPart[] {
   }
   if (features.control && env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
   if (features.progress) {
-    const progress = progressPart(env);
+    const progress = progressPart(env, { summary: features.summary });
     if (progress) parts.push(progress);
   }
   if (features.onEvent) parts.push({ onEvent: features.onEvent });

@@ -2,6 +2,7 @@
 import { closeSync, readFileSync } from "node:fs";
 import { delimiter } from "node:path";
 import { failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
+import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
 import type { JsLauncher, Platform } from "./types.js";
@@ -23,9 +24,44 @@ interface BunGlobal {
 
 const bun = () => (globalThis as unknown as { Bun: BunGlobal }).Bun;
 
+/**
+ * A pipe's read end through Bun's file stream (Bun's net.Socket does not read a FIFO descriptor).
+ * A pending read would keep the process alive, so detaching stops reading.
+ */
+const readDescriptor: DescriptorReader = (fd, onData, onClose) => {
+  const reader = bun().file(fd).stream().getReader();
+  let cancelled = false;
+  void (async () => {
+    let sawEnd = false;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        onData(value);
+      }
+      sawEnd = !cancelled;
+    } catch {
+      // a read error ends the relay like an end of file
+    } finally {
+      try {
+        closeSync(fd);
+      } catch {
+        // already closed
+      }
+      onClose(sawEnd);
+    }
+  })();
+  const cancel = () => {
+    cancelled = true;
+    void reader.cancel().catch(() => undefined);
+  };
+  return { detach: cancel, destroy: cancel };
+};
+
 function spawnScript(spec: SpawnSpec): ScriptProcess {
   let proc: BunSubprocess;
   const pipe = openStdoutPipe();
+  const stderr = scriptStderr(readDescriptor);
   try {
     proc = bun().spawn({
       cmd: [spec.command, ...spec.args],
@@ -34,12 +70,14 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
       detached: true, // new session and process group (pgid = pid)
       stdin: spec.stdin === undefined ? "ignore" : Buffer.from(spec.stdin),
       stdout: pipe?.write ?? "pipe",
-      stderr: "inherit",
+      stderr: stderr.fd,
     });
   } catch (error) {
+    stderr.abandon();
     return failedSpawn(error, pipe);
   } finally {
     if (pipe) closeSync(pipe.write); // the child holds its own copy
+    if (stderr.fd !== "inherit") closeSync(stderr.fd);
   }
   // Read chunk by chunk (not `new Response(stdout)`) so that stopReading() can cancel the read
   // and close loopx's end of the pipe: a pending read would keep the process alive.
@@ -70,12 +108,17 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
   const done = (async (): Promise<ScriptExit> => {
     const reading = readAll();
     await proc.exited;
+    stderr.settle(proc.pid);
     if (!ended) {
       const stopWatching = stopReadingOnceGroupGone(proc.pid, chunks, stopReading);
       await reading.finally(stopWatching);
     }
     await reading;
-    return { code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode, stdout: Buffer.concat(chunks) };
+    // The script's last stderr is forwarded before loopx says anything about its end.
+    await stderr.settled;
+    const code = proc.signalCode ? null : proc.exitCode;
+    const stderrTail = code !== 0 ? stderr.tail() : undefined;
+    return { code, signal: proc.signalCode, stdout: Buffer.concat(chunks), ...(stderrTail ? { stderrTail } : {}) };
   })().catch((error: unknown) => ({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError: error as Error }));
   return { pid: proc.pid, done, stopReading };
 }
@@ -120,12 +163,14 @@ export function mayUseCommonJs(path: string): boolean {
  */
 function jsLauncher(): JsLauncher {
   const preload = distPath("runtime/loader/bun-preload.js");
+  const envOnly = distPath("runtime/loader/standalone-env-preload.js");
   const nodePath = distPath("node-path");
   return {
     command: process.execPath,
     // The ESM-only guard costs ~3 ms per start; a script that never names require, module or
-    // exports has nothing for it to catch.
-    args: (path) => (mayUseCommonJs(path) ? [...BUN_SCRIPT_FLAGS, "--preload", preload, path] : [...BUN_SCRIPT_FLAGS, path]),
+    // exports has nothing for it to catch, and gets only the few lines that keep loopx's NODE_PATH
+    // out of its children (standalone-env-preload.ts, which the guard imports too).
+    args: (path) => [...BUN_SCRIPT_FLAGS, "--preload", mayUseCommonJs(path) ? preload : envOnly, path],
     extraEnv: (env) => ({ NODE_PATH: prependNodePath(env, nodePath) }),
   };
 }

@@ -10,6 +10,7 @@ import { pathToFileURL } from "node:url";
 import { nodeModule } from "../builtins.js";
 import { hooklessFlags } from "../hookless-script.js";
 import { failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
+import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
 import type { Platform } from "./types.js";
@@ -29,23 +30,45 @@ function stdinFile(data: string): number {
   }
 }
 
+/**
+ * A pipe's read end as a socket that fills one reused buffer (`onread`): 100 MB of stderr relayed
+ * costs no memory growth, where a fresh 64 KiB Buffer per read grows V8's young generation by tens
+ * of MB. Detached, it keeps reading without keeping loopx alive.
+ */
+const readDescriptor: DescriptorReader = (fd, onData, onClose) => {
+  const buffer = Buffer.allocUnsafe(64 * 1024);
+  const callback = (n: number, chunk: Uint8Array) => {
+    onData(chunk.subarray(0, n));
+    return true;
+  };
+  const socket = new Socket({ fd, readable: true, writable: false, onread: { buffer, callback } });
+  let sawEnd = false;
+  socket.on("error", () => undefined);
+  socket.on("end", () => (sawEnd = true));
+  socket.on("close", () => onClose(sawEnd));
+  return { detach: () => void socket.unref(), destroy: () => void socket.destroy() };
+};
+
 function spawnScript(spec: SpawnSpec): ScriptProcess {
   let child;
   let stdinFd: number | undefined;
   const pipe = openStdoutPipe();
+  const stderr = scriptStderr(readDescriptor);
   try {
     stdinFd = spec.stdin === undefined ? undefined : stdinFile(spec.stdin);
     child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
       env: spec.env,
       detached: true, // new session and process group: signals can reach the whole tree
-      stdio: [stdinFd ?? "ignore", pipe?.write ?? "pipe", "inherit"],
+      stdio: [stdinFd ?? "ignore", pipe?.write ?? "pipe", stderr.fd],
     });
   } catch (error) {
+    stderr.abandon();
     return failedSpawn(error, pipe);
   } finally {
     if (stdinFd !== undefined) closeSync(stdinFd); // the child holds its own copy
     if (pipe) closeSync(pipe.write);
+    if (stderr.fd !== "inherit") closeSync(stderr.fd);
   }
   const stdout: Readable = pipe ? new Socket({ fd: pipe.read, readable: true, writable: false }) : child.stdout!;
   const done = new Promise<ScriptExit>((resolve) => {
@@ -59,7 +82,12 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
       if (!exit || !closed) return;
       stopWatching?.();
       pipe?.release(sawEnd);
-      resolve({ code: exit.code, signal: exit.signal, stdout: Buffer.concat(chunks), spawnError });
+      const { code, signal } = exit;
+      // The script's last stderr is forwarded before loopx says anything about its end.
+      void stderr.settled.then(() => {
+        const stderrTail = code !== 0 || signal ? stderr.tail() : undefined;
+        resolve({ code, signal, stdout: Buffer.concat(chunks), spawnError, ...(stderrTail ? { stderrTail } : {}) });
+      });
     };
     stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
     stdout.on("end", () => (sawEnd = true));
@@ -72,6 +100,7 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
       spawnError = error;
     });
     child.on("exit", () => {
+      stderr.settle(child.pid);
       if (!closed && child.pid !== undefined) stopWatching = stopReadingOnceGroupGone(child.pid, chunks, () => stdout.destroy());
     });
     // The child's 'close' comes after its exit (and, with the runtime's pipe, after stdout's end).

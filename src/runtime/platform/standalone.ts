@@ -5,8 +5,10 @@
  * per-version cache, since there is no package directory on disk.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { LoopxError, fsReason } from "../../core/errors.js";
 import { VERSION } from "../../version.js";
 import { bunPlatform, BUN_SCRIPT_FLAGS, mayUseCommonJs, prependNodePath } from "./bun.js";
 import type { Platform } from "./types.js";
@@ -23,7 +25,7 @@ export interface HelperCache {
   nodePath: string;
   /** The Bun preload that keeps scripts ESM-only (and does what envPreload does). */
   preload: string;
-  /** The preload for scripts that cannot use CommonJS: only takes BUN_BE_BUN out of the script's environment. */
+  /** The preload for scripts that cannot use CommonJS: only takes BUN_BE_BUN and loopx's NODE_PATH entry out of the script's environment. */
   envPreload: string;
 }
 
@@ -54,20 +56,29 @@ function intact(dir: string, files: Record<string, string>): boolean {
   }
 }
 
-let cached: HelperCache | undefined;
-
 /**
- * The standalone binary's on-disk helper package (spec §3.3 via NODE_PATH), materialized once per
- * binary build under `$XDG_CACHE_HOME/loopx/<version>-<content hash>/`: two binaries of different
- * versions (or builds) never share an entry. It is written into a temp directory and renamed into
- * place, so a crash never leaves a half-written entry under the final name; an entry whose files
- * do not match byte for byte is replaced.
+ * Where the helpers go when the cache under $XDG_CACHE_HOME / $HOME cannot be written (containers,
+ * the `nobody` user with HOME=/nonexistent, a cache path under a regular file): a directory of this
+ * user's own under the temp dir, used only if it is a real directory (no link), owned by this user
+ * and closed to everyone else — another user could otherwise plant the helpers scripts import.
  */
-export function helperCache(): HelperCache {
-  if (cached) return cached;
-  const files = helperFiles();
-  const key = `${VERSION}-${sha256(Object.values(files).join("\0")).slice(0, 16)}`;
-  const root = loopxDir("cache");
+function privateTempRoot(): string {
+  const uid = process.getuid?.() ?? 0;
+  const dir = join(tmpdir(), `loopx-${uid}`);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  const stat = lstatSync(dir);
+  if (!stat.isDirectory() || stat.uid !== uid || (stat.mode & 0o077) !== 0) {
+    throw new Error(`${dir} is not a private directory of this user`);
+  }
+  return join(dir, "cache");
+}
+
+/** The cache entry `key` under `root`, written unless it is there already, intact. */
+function materialize(root: string, key: string, files: Record<string, string>): string {
   const dir = join(root, key);
   if (!intact(dir, files)) {
     mkdirSync(root, { recursive: true });
@@ -76,6 +87,35 @@ export function helperCache(): HelperCache {
     } catch (error) {
       // Another loopx won the race; its entry is as good as ours if intact.
       if (!intact(dir, files)) throw error;
+    }
+  }
+  return dir;
+}
+
+let cached: HelperCache | undefined;
+
+/**
+ * The standalone binary's on-disk helper package (spec §3.3 via NODE_PATH), materialized once per
+ * binary build under `$XDG_CACHE_HOME/loopx/<version>-<content hash>/`: two binaries of different
+ * versions (or builds) never share an entry. It is written into a temp directory and renamed into
+ * place, so a crash never leaves a half-written entry under the final name; an entry whose files
+ * do not match byte for byte is replaced. Where that cannot be written, the entry goes to a private
+ * directory under the temp dir (privateTempRoot).
+ */
+export function helperCache(): HelperCache {
+  if (cached) return cached;
+  const files = helperFiles();
+  const key = `${VERSION}-${sha256(Object.values(files).join("\0")).slice(0, 16)}`;
+  let dir: string;
+  try {
+    dir = materialize(loopxDir("cache"), key, files);
+  } catch (error) {
+    try {
+      dir = materialize(privateTempRoot(), key, files);
+    } catch (fallbackError) {
+      throw new LoopxError(
+        `cannot write loopx's script helpers to ${join(loopxDir("cache"), key)} (${fsReason(error)}) nor under ${tmpdir()} (${fsReason(fallbackError)}): set XDG_CACHE_HOME to a writable directory`,
+      );
     }
   }
   cached = { nodePath: join(dir, "node-path"), preload: join(dir, "preload.js"), envPreload: join(dir, "env-preload.js") };
