@@ -234,9 +234,8 @@ describe.each(SCRIPT_CHANNELS)("a script's import of \"loopx\" loads only the sc
       const own = modules.filter((path) => path.startsWith(GUARD_DIST + "/")).map((path) => path.slice(GUARD_DIST.length + 1));
       const entry = channel.name === "bun" ? "node-path/loopx/index.js" : "script.js";
       // Besides the entry: only Node's loader preload (register.js, and hooks.js in Node 20's hooks
-      // worker), and under Bun the few lines that keep loopx's NODE_PATH out of the script's
-      // children (standalone-env-preload.js, issue 24).
-      expect(own.filter((path) => path !== entry && !/^runtime\/loader\/(?:register|hooks|standalone-env-preload)\.js$/.test(path))).toEqual([]);
+      // worker); under Bun nothing else at all.
+      expect(own.filter((path) => path !== entry && !/^runtime\/loader\/(?:register|hooks)\.js$/.test(path))).toEqual([]);
       expect(own).toContain(entry);
     }
   });
