@@ -10,30 +10,6 @@ import { chromium, type BrowserContext } from "playwright-core";
 import { BIN, BUN, NODE, ROOT, tempDir } from "./helpers.js";
 import { ensureChromium } from "../scripts/chromium.mjs";
 
-export const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
-
-export interface Channel {
-  name: string;
-  argv: string[];
-}
-export const CHANNELS: Channel[] = [
-  { name: "node", argv: [NODE, BIN] },
-  { name: "bun", argv: [BUN, BIN] },
-  { name: "binary", argv: [BINARY] },
-];
-
-export interface Served {
-  url: string;
-  /** http://host:port */
-  base: string;
-  token: string;
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  /** SIGTERM, then its exit. */
-  stop: () => Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
 /** Starts `loopx runs serve --port 0 ...extra` and waits for the URL it prints. */
 export function serve(channel: Channel, env: Record<string, string>, extra: string[] = []): Promise<Served> {
   return new Promise((resolve, reject) => {

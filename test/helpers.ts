@@ -56,6 +56,12 @@ export const CLIS: Cli[] = [
   { name: "bun", exe: BUN, prefix: [BIN] },
   { name: "binary", exe: BINARY, prefix: [] },
 ];
+/** The same three ways as one command line each: what starts loopx, before its arguments. */
+export interface Channel {
+  name: Cli["name"];
+  argv: string[];
+}
+export const CHANNELS: Channel[] = CLIS.map((cli) => ({ name: cli.name, argv: [cli.exe, ...cli.prefix] }));
 
 /**
  * Tests that need Linux itself: they read /proc (process states, memory, file descriptors,

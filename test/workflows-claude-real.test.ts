@@ -11,12 +11,11 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
-import { IS_ROOT, ROOT, RUNTIMES, runCommand, runLoopx, waitFor, type RunOptions, type RunResult } from "./helpers.js";
+import { BINARY, IS_ROOT, ROOT, RUNTIMES, runCommand, runLoopx, waitFor, type RunOptions, type RunResult } from "./helpers.js";
 import { FakeAgents, lastWorkflowLine, sessionLog, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
 import { realClaudeBin, realClaudeEnv, startMessagesApi, type MessagesApi } from "./fixtures/agents/messages-api.js";
 
 const COMPLETE = "<promise>COMPLETE</promise>";
-const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
 
 const CHANNELS: Array<{ name: string; loopx: (args: string[], options: RunOptions) => Promise<RunResult> }> = [
   { name: "node", loopx: (args, options) => runLoopx(RUNTIMES[0]!, args, options) },

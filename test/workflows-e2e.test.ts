@@ -11,12 +11,11 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync, symlinkSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, RUNTIMES, processAlive, runCommand, runLoopx, snapshotTree, taggedSurvivors, tempDir, waitFor, type RunOptions, type RunResult } from "./helpers.js";
+import { BINARY, ROOT, RUNTIMES, processAlive, runCommand, runLoopx, snapshotTree, taggedSurvivors, tempDir, waitFor, type RunOptions, type RunResult } from "./helpers.js";
 import { FakeAgents, WORKFLOWS, ampStream, claudeStream, lastWorkflowLine, packedWorkflows, sessionLog, workflowEnv } from "./fixtures/agents/support.js";
 import { fileUrl, makeBareRepo, sendTarball, startServer, type TestServer } from "./fixtures/install/support.js";
 
 const TARBALL = join(ROOT, "dist", "workflows.tar.gz");
-const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
 const COMPLETE = "<promise>COMPLETE</promise>";
 
 /** A PATH with the shell tools the workflows, the fake agents and git need, but no node and no bun. */

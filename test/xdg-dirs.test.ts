@@ -9,19 +9,11 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, BUN, NODE, ROOT, isolatedEnv, makeProject, runCommand, sh } from "./helpers.js";
-
-const BINARY = join(ROOT, "dist", "bin", `loopx-${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`);
-
-const CHANNELS = [
-  { name: "node", argv: [NODE, BIN] },
-  { name: "bun", argv: [BUN, BIN] },
-  { name: "binary", argv: [BINARY] },
-] as const;
+import { CHANNELS, ROOT, isolatedEnv, makeProject, runCommand, sh } from "./helpers.js";
 
 describe.each(CHANNELS)("XDG directories ($name)", ({ name, argv }) => {
   const loopx = (args: string[], cwd: string, env: Record<string, string>) =>
-    runCommand(argv[0], [...argv.slice(1), ...args], { cwd, env, timeoutMs: 60_000 });
+    runCommand(argv[0]!, [...argv.slice(1), ...args], { cwd, env, timeoutMs: 60_000 });
 
   it.concurrent("relative XDG_CONFIG_HOME / XDG_STATE_HOME / XDG_CACHE_HOME are ignored: the defaults under $HOME apply", async ({ expect }) => {
     const cwd = makeProject({
