@@ -9,6 +9,21 @@ import { join } from "node:path";
 import { chromium, type BrowserContext } from "playwright-core";
 import { BIN, BUN, NODE, ROOT, tempDir } from "./helpers.js";
 import { ensureChromium } from "../scripts/chromium.mjs";
+import type { Channel } from "./helpers.js";
+
+export { BINARY, CHANNELS, type Channel } from "./helpers.js";
+
+export interface Served {
+  url: string;
+  /** http://host:port */
+  base: string;
+  token: string;
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** SIGTERM, then its exit. */
+  stop: () => Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
 
 /** Starts `loopx runs serve --port 0 ...extra` and waits for the URL it prints. */
 export function serve(channel: Channel, env: Record<string, string>, extra: string[] = []): Promise<Served> {
