@@ -100,6 +100,12 @@ export interface RunPart {
    * gone and before `run.end` is emitted. Errors become one warning; they never change the ending.
    */
   end?(end: RunEnd): void | Promise<void>;
+  /**
+   * After `run.end` is emitted: what the part still waits for before the ending is final (a helper
+   * process it started going away, so that nothing of the run outlives its end). The part bounds
+   * the wait itself; errors are ignored.
+   */
+  settle?(): Promise<void>;
 }
 
 export interface RunSessionOptions {
@@ -380,6 +386,8 @@ export class RunSession implements RunControls {
         ...(end.signal !== undefined ? { signal: end.signal } : {}),
       });
     }
+    const settling = this.began.filter((part) => part.settle).map((part) => part.settle!().catch(() => undefined));
+    if (settling.length > 0) await Promise.all(settling);
     return end;
   }
 }

@@ -78,4 +78,13 @@ export interface Watcher {
   send(line: string): boolean;
   /** Closes loopx's end of the pipe. */
   close(): void;
+  /** Resolves when the watcher has exited, or after `withinMs` (the wait keeps this process alive). */
+  exited(withinMs: number): Promise<void>;
+}
+
+/** Waits for `exited`, at most `ms` (a referenced timer: the process stays alive meanwhile). */
+export function boundedWait(exited: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([exited.then(() => undefined, () => undefined), timeout]).finally(() => clearTimeout(timer));
 }

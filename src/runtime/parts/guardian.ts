@@ -42,6 +42,9 @@ export interface GuardedRun {
  * with it says when that was (Linux: the grace counts from loopx's death, not from the moment the
  * runtime that does the work has started, which a loaded machine can delay).
  */
+/** How long a run's end waits for its guardian to go after "done". */
+const GUARDIAN_EXIT_WAIT_MS = 1_000;
+
 const WAITING_SH = `ending=
 while IFS= read -r line; do
   [ "$line" = done ] && exit 0
@@ -58,6 +61,7 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
   let guardian: Watcher | undefined;
   let removeExitHook: (() => void) | undefined;
   let ended = false;
+  let leaving: Watcher | undefined;
   return {
     begin(controls) {
       const scratch = options.tmpdir.scratch;
@@ -99,7 +103,11 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
       removeExitHook?.();
       guardian?.send("done");
       guardian?.close();
+      leaving = guardian;
       guardian = undefined;
     },
+    // The guardian reads "done" and exits within milliseconds; the run's end waits for that (at
+    // most a second) so that no process of the run is left when loopx returns.
+    settle: () => leaving?.exited(GUARDIAN_EXIT_WAIT_MS) ?? Promise.resolve(),
   };
 }

@@ -1,7 +1,7 @@
 /** Bun: Bun.spawn for scripts, Bun itself for JS/TS, Bun.gc for long loops. */
 import { closeSync, readFileSync } from "node:fs";
 import { delimiter } from "node:path";
-import { failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
+import { boundedWait, failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
 import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
@@ -178,6 +178,7 @@ function jsLauncher(): JsLauncher {
 interface BunWatcherProcess {
   stdin: { write(data: string): number; flush(): unknown; end(): unknown; unref?(): void };
   unref(): void;
+  exited: Promise<number>;
 }
 
 /** Bun.spawn: node:child_process costs Bun ~10-40 ms to load and spawn with. */
@@ -208,6 +209,7 @@ function spawnWatcher(command: string, args: string[], env: Env): Watcher {
         // gone
       }
     },
+    exited: (withinMs) => boundedWait(proc.exited, withinMs),
   };
 }
 

@@ -9,7 +9,7 @@ import type { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { nodeModule } from "../builtins.js";
 import { hooklessFlags } from "../hookless-script.js";
-import { failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
+import { boundedWait, failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
 import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
@@ -144,6 +144,10 @@ function createHeapKeeper(): () => void {
  */
 function spawnWatcher(command: string, args: string[], env: Record<string, string | undefined>, onError: (error: Error) => void): Watcher {
   const child = spawn(command, args, { cwd: "/", env, detached: true, stdio: ["pipe", "ignore", "ignore"] });
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.once("error", () => resolve());
+  });
   child.on("error", onError);
   child.stdin!.on("error", () => undefined);
   child.unref();
@@ -155,6 +159,7 @@ function spawnWatcher(command: string, args: string[], env: Record<string, strin
       return true;
     },
     close: () => child.stdin!.end(),
+    exited: (withinMs) => boundedWait(exited, withinMs),
   };
 }
 
