@@ -10,7 +10,8 @@
  * - resident set size (VmRSS): flat once warmed up;
  * - open file descriptors (/proc/<pid>/fd): constant — no pipe or handle leaks per spawned script
  *   (bun's lazily closed stdin memfds are counted apart and must stay bounded);
- * - children: exactly one (the paused script), none of them a zombie — every script reaped.
+ * - children: exactly one script (the paused one), none of them a zombie — every script reaped —
+ *   beside the run's one guardian (started once per run, never per iteration).
  *
  * At the end no process carrying this run's HARDENING_TAG is left alive.
  */
@@ -49,11 +50,13 @@ interface Sample {
   memfds: number;
   children: number;
   zombies: number;
+  guardians: number;
 }
 
-function children(pid: number): { children: number; zombies: number } {
+function children(pid: number): { children: number; zombies: number; guardians: number } {
   let count = 0;
   let zombies = 0;
+  let guardians = 0;
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     let stat: string;
@@ -64,10 +67,20 @@ function children(pid: number): { children: number; zombies: number } {
     }
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     if (Number(fields[1]) !== pid) continue;
+    let cmdline = "";
+    try {
+      cmdline = readFileSync(`/proc/${name}/cmdline`, "latin1");
+    } catch {
+      // gone
+    }
+    if (cmdline.split("\0").includes("--loopx-guardian")) {
+      guardians++;
+      continue;
+    }
     count++;
     if (fields[0] === "Z") zombies++;
   }
-  return { children: count, zombies };
+  return { children: count, zombies, guardians };
 }
 
 function openFds(pid: number): { fds: number; memfds: number } {
@@ -149,6 +162,7 @@ describe.each(RUNTIMES)("soak: 10,000-iteration goto ping-pong ($name)", (runtim
 
     for (const s of samples) {
       expect(s.children, `children of loopx at ${s.iteration}`).toBe(1);
+      expect(s.guardians, `guardians of loopx at ${s.iteration}`).toBe(1);
       expect(s.zombies, `zombie children of loopx at ${s.iteration}`).toBe(0);
     }
     const firstHalf = samples.filter((s) => s.iteration <= ITERATIONS / 2);
