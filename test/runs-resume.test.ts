@@ -64,6 +64,9 @@ describe.each(CHANNELS)("loopx runs resume ($name)", (channel: Channel) => {
     rmSync(join(cwd, "hold"));
     const payload = readFileSync(join(cwd, "payload.1"));
     expect(payload.length).toBe(MIB);
+    // The run's guardian closes the killed run (run.end `killed`); a resume waits for that, as a
+    // user who reads `loopx runs` would.
+    await waitForEvent(env, (event) => event.type === "run.end");
 
     const resumed = await loopx(channel, ["runs", "resume", id.slice(0, 9)], cwd, env);
     expect(resumed).toMatchObject({ code: 0, stdout: "", stderr: "" });
