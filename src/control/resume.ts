@@ -1,4 +1,4 @@
-import { existsSync, lstatSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { decideResume, type ResumePoint } from "./resume-point.js";
@@ -7,7 +7,7 @@ import { EVENT_VERSION, type RecordedOptions } from "../records/events.js";
 import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
 import type { RunRequest } from "../engine/index.js";
 import { readKeptInput } from "../runtime/parts/run-input.js";
-import { readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
+import { closingPath, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
 import { resolveRunId } from "../records/runs.js";
 
 /**
@@ -55,6 +55,9 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
   }
   const decision = decideResume(id, record.events, runProcessAlive, options.maxIterations);
   if (!decision.ok) throw new LoopxError(decision.message);
+  // A guardian still closing the killed run ends every process carrying its id: a resumed run
+  // (same id) started now would be ended with it.
+  if (guardianClosing(dir, id)) throw new LoopxError(`run ${id} is still being closed by its guardian (its processes are being ended): resume it in a few seconds`);
   const point = decision.point;
   const projectRoot = point.start.projectRoot;
   if (!existsSync(join(projectRoot, ".loopx"))) {
@@ -93,4 +96,14 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
       resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs },
     },
   };
+}
+
+/** True while a guardian process is closing run `id` (its `.closing` marker names a live pid). */
+function guardianClosing(dir: string, id: string): boolean {
+  try {
+    const pid = Number(readFileSync(closingPath(dir, id), "utf8"));
+    return Number.isInteger(pid) && pid > 0 && runProcessAlive({ pid, time: new Date(0).toISOString() });
+  } catch {
+    return false;
+  }
 }
