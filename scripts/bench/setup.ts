@@ -230,3 +230,13 @@ export const BASE_ENV: Record<string, string> = {
   LANG: "C.UTF-8",
   ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}),
 };
+
+/** A scratch work directory holding a project whose one workflow `noop` has an empty bash script. */
+export function noopBashProject(prefix: string): { work: string; project: string } {
+  const work = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const project = join(work, "project");
+  const script = join(project, ".loopx", "noop", "index.sh");
+  mkdirSync(dirname(script), { recursive: true });
+  writeFileSync(script, "#!/bin/bash\n", { mode: 0o755 });
+  return { work, project };
+}

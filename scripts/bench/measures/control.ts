@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { median, run } from "../harness.js";
-import { BUN, DIST_BIN, ROOT } from "../setup.js";
+import { BUN, DIST_BIN, ROOT, noopBashProject } from "../setup.js";
 
 export interface ControlResult {
   n: number;
@@ -64,12 +64,8 @@ async function partCosts(stateHome: string, iterations: number): Promise<{ perIt
 export async function benchControl(options: { quick?: boolean } = {}): Promise<ControlResult> {
   const n = options.quick ? 150 : 400;
   const rounds = options.quick ? 4 : 7;
-  const work = realpathSync(mkdtempSync(join(tmpdir(), "loopx-bench-control-")));
+  const { work, project } = noopBashProject("loopx-bench-control-");
   try {
-    const project = join(work, "project");
-    const script = join(project, ".loopx", "noop", "index.sh");
-    mkdirSync(dirname(script), { recursive: true });
-    writeFileSync(script, "#!/bin/bash\n", { mode: 0o755 });
     const env = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: join(work, "home"), XDG_STATE_HOME: join(work, "state"), LANG: "C.UTF-8", LOOPX_RECORD: "0" };
     const once = async (extra: Record<string, string>) => {
       const result = await run([BUN, DIST_BIN, "run", "-n", String(n), "noop"], { cwd: project, env: { ...env, ...extra } });

@@ -13,10 +13,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { BUN, DIST_BIN, ROOT, noopBashProject } from "../setup.js";
 
-const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
-const DIST_BIN = join(ROOT, "dist", "bin.js");
-const BUN = realpathSync(join(ROOT, "node_modules", ".bin", "bun"));
 
 export interface RecordsResult {
   runtime: "bun";
@@ -80,12 +78,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 export async function benchRecords(options: { quick?: boolean } = {}): Promise<RecordsResult> {
   const n = options.quick ? 150 : 400;
   const rounds = options.quick ? 4 : 7;
-  const work = realpathSync(mkdtempSync(join(tmpdir(), "loopx-bench-records-")));
+  const { work, project } = noopBashProject("loopx-bench-records-");
   try {
-    const project = join(work, "project");
-    const script = join(project, ".loopx", "noop", "index.sh");
-    mkdirSync(dirname(script), { recursive: true });
-    writeFileSync(script, "#!/bin/bash\n", { mode: 0o755 });
     const env = {
       PATH: "/usr/local/bin:/usr/bin:/bin",
       HOME: join(work, "home"),
