@@ -20,4 +20,4 @@ export type {
   RunEndReason,
   NoteEvent,
   RecordEvent,
-} from "./records/events.js";
+} from "./core/events.js";
