@@ -20,6 +20,7 @@ const ALLOWED = [
   ["parts", "records", "progress words a run's end as `loopx runs` does (records/report.ts)"],
   ["guardian", "records", "the guardian appends run.end to the record of a run whose loopx died"],
   ["guardian", "parts", "the guardian ends a dead run's strays and scratch dir as those parts would"],
+  ["receipts", "records", "a receipt is appended to the run's record the way a note is (records/note.ts)"],
 ];
 
 const DRIVERS = "^src/(cli|api|dashboard)/|^src/(bin|index|script)\\.ts$";
