@@ -33,3 +33,21 @@ export function parseDurationOption(value: string, flag: string): number {
   if (!parsed.ok) throw new UsageError(`${flag}: ${parsed.error}`);
   return parsed.ms;
 }
+
+/**
+ * The text of a run option (engine/options.ts RUN_OPTIONS) as the value its check takes, by the
+ * kind of its value: a count, a duration in ms, a path; a usage error naming the option otherwise.
+ */
+export function parseOptionText(kind: ValueKind, text: string, flag: string): unknown {
+  switch (kind) {
+    case "count":
+      return parseCount(text, flag);
+    case "duration":
+      return parseDurationOption(text, flag);
+    case "log-file":
+      if (text === "") throw new UsageError(`${flag} needs a file path`);
+      return text;
+    default:
+      return text;
+  }
+}

@@ -1,49 +1,32 @@
-import { resolve } from "node:path";
 import { LoopxError } from "../core/errors.js";
 import { startRun, type RunRequest } from "../engine/index.js";
+import type { RunOptionValues } from "../engine/options.js";
 
 /**
  * `loopx run` after parsing: the engine runs the loop without printing results (spec §7.1); every
  * CLI run is recorded (LOOPX_RECORD=0 turns it off), shows progress on a terminal and is cancelled
  * by SIGINT/SIGTERM (spec §7.3). The outcome's error is the one stderr line; its exit code is ours.
  */
-export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; log?: string; summary?: boolean; argv?: string[]; features?: { timeout?: number; maxTime?: number } }): Promise<number> {
-  const projectRoot = process.cwd();
-  return runToEnd(
-    {
-      target: options.target,
-      maxIterations: options.maxIterations,
-      timeout: options.features?.timeout,
-      maxTime: options.features?.maxTime,
-      envFile: options.envFile === undefined ? undefined : resolve(projectRoot, options.envFile),
-      projectRoot,
-      baseEnv: process.env,
-    },
-    options.argv,
-    options.log === undefined ? undefined : resolve(projectRoot, options.log),
-    options.summary,
-  );
+export async function runFromCli(request: { target: string; options: RunOptionValues; argv: string[] }): Promise<number> {
+  return runToEnd({ target: request.target, options: { ...request.options, record: true }, argv: request.argv });
 }
 
 /**
  * `loopx runs resume <id> [-n <count>]`: the run goes on in this terminal, as `loopx run` would
- * have gone on (control/resume.ts decides where, and refuses with one line).
+ * have gone on (the engine asks control/resume.ts where, which refuses with one line).
  */
-export async function resumeFromCli(prefix: string, maxIterations: number | undefined, argv: string[]): Promise<number> {
-  const { prepareResume } = await import("../control/resume.js");
-  const prepared = prepareResume(process.env, prefix, maxIterations === undefined ? {} : { maxIterations });
-  return runToEnd(prepared.request, argv, prepared.log);
+export async function resumeFromCli(id: string, maxIterations: number | undefined, argv: string[]): Promise<number> {
+  return runToEnd({ options: maxIterations === undefined ? {} : { maxIterations }, resume: { id }, argv });
 }
 
-async function runToEnd(request: RunRequest, argv: string[] | undefined, log: string | undefined, summary = false): Promise<number> {
-  const outcome = await startRun(request, {
-    argv,
-    record: true,
+async function runToEnd(request: Pick<RunRequest, "target" | "options" | "resume" | "argv">): Promise<number> {
+  const outcome = await startRun({
+    ...request,
+    projectRoot: process.cwd(),
+    baseEnv: process.env,
     progress: true,
-    summary,
     signals: true,
     compactHeap: true,
-    ...(log !== undefined ? { log } : {}),
   }).complete();
   const error = outcome.error;
   // An interruption (a signal, `loopx runs stop --now`) ends with its exit code and no error line.

@@ -39,23 +39,17 @@ export interface ResumeRequest {
   elapsedMs: number;
 }
 
-/** The run as it started, with what is left of it: the engine's request for the resumed run. */
-export interface ResumedRequest {
-  target: string;
-  maxIterations: number | undefined;
-  timeout: number | undefined;
-  maxTime: number | undefined;
-  envFile: string | undefined;
-  projectRoot: string;
-  baseEnv: Record<string, string | undefined>;
-  resume: ResumeRequest;
-}
-
+/** The run as it started, with what is left of it: what the engine plans the resumed run from. */
 export interface PreparedResume {
-  request: ResumedRequest;
   point: ResumePoint;
-  /** The recorded `--log` file (absolute), if the run had one. */
-  log: string | undefined;
+  /** The run's starting target ("workflow:script") and its project. */
+  target: string;
+  projectRoot: string;
+  /** The -n budget of the whole run (iterations done included); undefined when unlimited. */
+  maxIterations: number | undefined;
+  /** The options the run recorded at its start, with those given anew over them. */
+  recorded: RecordedOptions;
+  resume: ResumeRequest;
 }
 
 export function prepareResume(env: Record<string, string | undefined>, prefix: string, options: ResumeOptions = {}): PreparedResume {
@@ -106,20 +100,13 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
     if (kept.data.length !== header.bytes) throw new LoopxError(`run ${id} cannot be resumed at ${point.target}: the input it got was kept only in part`);
     stdin = kept.data.toString("utf8");
   }
-  const recorded = { ...point.options, ...options.overrides };
   return {
     point,
-    log: recorded.log,
-    request: {
-      target: point.start.target,
-      maxIterations: point.maxIterations,
-      timeout: recorded.timeout,
-      maxTime: recorded.maxTime,
-      envFile: recorded.envFile,
-      projectRoot,
-      baseEnv: env,
-      resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs },
-    },
+    target: point.start.target,
+    projectRoot,
+    maxIterations: point.maxIterations,
+    recorded: { ...point.options, ...options.overrides },
+    resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs },
   };
 }
 

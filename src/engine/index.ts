@@ -1,7 +1,6 @@
 import { abortReason } from "../core/errors.js";
-import { runLoop } from "../core/loop.js";
+import { runLoop, type LoopRequest } from "../core/loop.js";
 import type { Output } from "../core/output.js";
-import type { RecordedOptions } from "../core/events.js";
 import { newRunId, RunSession, type RunCancel, type RunEnd, type RunPart } from "../core/run-session.js";
 import { createHeapKeeper, loopxBin, runtimeName } from "../runtime/platform/index.js";
 import { runParts } from "./parts.js";
@@ -9,8 +8,8 @@ import { warnToStderr } from "../os/stderr.js";
 import { KILL_GRACE_MS, ScriptSupervisor } from "../runtime/supervisor.js";
 import { VERSION } from "../version.js";
 import { createLoopHost } from "./host.js";
-import type { ResumeRequest } from "../control/resume.js";
-import { validateRunOptions, type RunOptionValues } from "./options.js";
+import { recordedOptions, RUN_OPTIONS } from "./options.js";
+import { planRun, type RunPlan, type RunRequest } from "./plan.js";
 import { cancelOnHostSignals } from "./host-signals.js";
 import { cancelOnSignals } from "./signals.js";
 
@@ -21,49 +20,7 @@ import { cancelOnSignals } from "./signals.js";
  * time limit, a part's cancellation — into one outcome value.
  */
 
-/** What to run, from the CLI's arguments or the API's call; nothing of it is checked yet. */
-export interface RunRequest extends RunOptionValues {
-  /** "workflow" or "workflow:script" (spec §4.1); checked with discovery when the run starts. */
-  target: unknown;
-  /** Absolute path of the `-e` / RunOptions.envFile file, if any. */
-  envFile?: string;
-  /** Where `.loopx/` is; LOOPX_PROJECT_ROOT. */
-  projectRoot: string;
-  /** The environment scripts inherit, and where the run's features read their settings. */
-  baseEnv: Record<string, string | undefined>;
-  /**
-   * The run goes on where it ended (control/resume.ts prepares this from its record): `target`
-   * above is still the run's starting target and `maxIterations` its whole budget.
-   */
-  resume?: ResumeRequest;
-}
-
-/** The features a run asks for besides its options; each one nobody asks for costs nothing. */
-export interface RunFeatures {
-  /** The CLI's arguments after `loopx`, for `run.start`. */
-  argv?: string[];
-  /** Write a run record under $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0 turns it off). */
-  record?: boolean;
-  /** `--log <file>`: append every event to this absolute path as well. */
-  log?: string;
-  /** Progress lines on stderr when it is a terminal (LOOPX_PROGRESS=0 turns them off). */
-  progress?: boolean;
-  /** `--summary`: the summary line when the run ends, wherever stderr goes. */
-  summary?: boolean;
-  /** SIGINT/SIGTERM/SIGHUP/SIGQUIT to this process cancel the run (the CLI's; see engine/signals.ts). */
-  signals?: boolean;
-  /**
-   * While the run goes, SIGINT/SIGTERM/SIGHUP to this process end its scripts without changing
-   * what the host does with the signal (the API's; see engine/host-signals.ts).
-   */
-  hostSignals?: boolean;
-  /** Aborting cancels the run: the running group is terminated and the outcome's error is the abort reason. */
-  abortSignal?: AbortSignal;
-  /** Keep a long run's heap compact (the CLI's: a library must not retune its host; runtime/heap.ts). */
-  compactHeap?: boolean;
-  /** More parts for this run (a control channel, a guardian, ...), after the built-in ones. */
-  parts?: RunPart[];
-}
+export type { RunRequest } from "./plan.js";
 
 /**
  * How a run ended. `exitCode` is the CLI's (null for the API-only endings, aborted and returned);
@@ -103,19 +60,33 @@ export function createRunId(now: number = Date.now()): string {
 
 const DONE: IteratorResult<Output, void> = { done: true, value: undefined };
 
-/** The options `run.start` keeps for a resume; only those given. */
-function recordedOptions(envFile: string | undefined, timeout: number | undefined, maxTime: number | undefined, log: string | undefined): RecordedOptions {
+/** RunOptions.signal when it is one (planRun reports it when it is not). */
+function abortSignalOf(value: unknown): AbortSignal | undefined {
+  try {
+    return RUN_OPTIONS.find((option) => option.name === "signal")!.check(value, "") as AbortSignal | undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the pure loop gets of the plan. */
+function loopOptions(plan: RunPlan): LoopRequest {
+  const { maxIterations, env, envFile } = plan.options;
   return {
-    ...(envFile !== undefined ? { envFile } : {}),
-    ...(timeout !== undefined ? { timeout } : {}),
-    ...(maxTime !== undefined ? { maxTime } : {}),
-    ...(log !== undefined ? { log } : {}),
+    target: plan.target,
+    maxIterations,
+    env,
+    envFile,
+    projectRoot: plan.projectRoot,
+    baseEnv: plan.baseEnv,
+    loopxBin: loopxBin(),
+    ...(plan.resume ? { resume: { target: plan.resume.target, stdin: plan.resume.stdin } } : {}),
   };
 }
 
 /** Starts a run. Never throws: a bad request surfaces from the first `next()` and in `outcome`. */
-export function startRun(request: RunRequest, features: RunFeatures = {}): RunHandle {
-  return new EngineRun(request, features);
+export function startRun(request: RunRequest): RunHandle {
+  return new EngineRun(request);
 }
 
 class EngineRun implements RunHandle {
@@ -134,70 +105,25 @@ class EngineRun implements RunHandle {
   /** True while a `next()` is driving the loop (a script may be running or about to start). */
   private driving = false;
   private readonly onAbort: (() => void) | undefined;
+  private readonly abortSignal: AbortSignal | undefined;
+  private readonly plan: RunPlan | undefined;
   /** Stops hearing the host's signals (hostSignals), once the run has ended. */
   private releaseHostSignals: (() => void) | undefined;
   /** The target of the latest script started (for the CLI's Ctrl-C line). */
   private target: string | undefined;
 
-  constructor(
-    request: RunRequest,
-    private readonly features: RunFeatures,
-  ) {
+  constructor(request: RunRequest) {
     this.outcome = new Promise((resolve) => (this.resolveOutcome = resolve));
+    // The abort signal first: an abort wins over a bad request (the API's caller gave up anyway).
+    const signal = abortSignalOf(request.options?.signal);
     try {
-      const options = validateRunOptions(request);
-      const parts = runParts({
-        env: request.baseEnv,
-        argv: features.argv,
-        record: features.record,
-        log: features.log,
-        progress: features.progress,
-        summary: features.summary,
-        timeout: options.timeout,
-        maxTime: options.maxTime,
-        onEvent: options.onEvent,
-        control: true,
-      });
-      if (features.compactHeap) {
-        const keepHeapCompact = createHeapKeeper();
-        parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });
-      }
-      if (features.signals) parts.push({ onEvent: (event) => event.type === "iteration.start" && (this.target = event.target) });
-      if (features.parts) parts.push(...features.parts);
-      const resume = request.resume;
-      this.session = new RunSession({
-        id: resume?.runId ?? createRunId(),
-        pid: process.pid,
-        terminate: (signal) => this.supervisor.terminate(signal),
-        graceEndsAt: () => this.supervisor.graceEndsAt,
-        warn: warnToStderr,
-        runtime: runtimeName,
-        version: VERSION,
-        parts,
-        ...(features.argv ? { argv: features.argv } : {}),
-        options: recordedOptions(request.envFile, options.timeout, options.maxTime, features.log),
-        ...(resume
-          ? { resume: { iterations: resume.iterations, elapsedMs: resume.elapsedMs, ...(resume.stdin !== undefined ? { stdinBytes: Buffer.byteLength(resume.stdin) } : {}) } }
-          : {}),
-      });
-      this.loop = runLoop(
-        {
-          target: request.target,
-          maxIterations: options.maxIterations,
-          env: options.env,
-          envFile: request.envFile,
-          projectRoot: request.projectRoot,
-          baseEnv: request.baseEnv,
-          loopxBin: loopxBin(),
-          ...(resume ? { resume: { target: resume.target, stdin: resume.stdin } } : {}),
-        },
-        createLoopHost(this.supervisor),
-        this.session,
-      );
+      this.plan = planRun(request);
+      this.session = this.createSession(this.plan);
+      this.loop = runLoop(loopOptions(this.plan), createLoopHost(this.supervisor), this.session);
     } catch (error) {
       this.setupError = error;
     }
-    if (features.signals) {
+    if (request.signals) {
       const supervisor = this.supervisor;
       cancelOnSignals(
         {
@@ -209,12 +135,39 @@ class EngineRun implements RunHandle {
         KILL_GRACE_MS,
       );
     }
-    const signal = features.abortSignal;
     if (signal) {
+      this.abortSignal = signal;
       this.onAbort = () => void this.cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortReason(signal) });
       if (signal.aborted) this.onAbort();
       else signal.addEventListener("abort", this.onAbort, { once: true });
     }
+  }
+
+  /** The session of a planned run, with its parts: the built-in and the options' ones, then the driver's. */
+  private createSession(plan: RunPlan): RunSession {
+    const parts = runParts(plan);
+    if (plan.compactHeap) {
+      const keepHeapCompact = createHeapKeeper();
+      parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });
+    }
+    if (plan.signals) parts.push({ onEvent: (event) => event.type === "iteration.start" && (this.target = event.target) });
+    parts.push(...plan.parts);
+    const resume = plan.resume;
+    return new RunSession({
+      id: resume?.runId ?? createRunId(),
+      pid: process.pid,
+      terminate: (signal) => this.supervisor.terminate(signal),
+      graceEndsAt: () => this.supervisor.graceEndsAt,
+      warn: warnToStderr,
+      runtime: runtimeName,
+      version: VERSION,
+      parts,
+      ...(plan.argv ? { argv: plan.argv } : {}),
+      options: recordedOptions(plan.options),
+      ...(resume
+        ? { resume: { iterations: resume.iterations, elapsedMs: resume.elapsedMs, ...(resume.stdin !== undefined ? { stdinBytes: Buffer.byteLength(resume.stdin) } : {}) } }
+        : {}),
+    });
   }
 
   private get cancellation(): RunCancel | undefined {
@@ -244,7 +197,7 @@ class EngineRun implements RunHandle {
         : early
           ? { reason: early.reason, exitCode: early.exitCode, signal: early.signal, ...(early.error !== undefined ? { error: early.error } : {}) }
           : seen;
-      if (this.onAbort) this.features.abortSignal?.removeEventListener("abort", this.onAbort);
+      if (this.onAbort) this.abortSignal?.removeEventListener("abort", this.onAbort);
       this.releaseHostSignals?.();
       const { graceEndsAt: _, ...outcome } = end;
       this.resolveOutcome(outcome);
@@ -274,7 +227,7 @@ class EngineRun implements RunHandle {
     this.started = true;
     if (this.aborted) return this.fail(this.cancellation!.error);
     if (!this.loop) return this.fail(this.setupError);
-    if (this.features.hostSignals && !this.releaseHostSignals) this.releaseHostSignals = cancelOnHostSignals((cancel) => this.cancel(cancel));
+    if (this.plan?.hostSignals && !this.releaseHostSignals) this.releaseHostSignals = cancelOnHostSignals((cancel) => this.cancel(cancel));
     this.driving = true;
     let outcome: RunOutcome | undefined;
     try {

@@ -1,32 +1,45 @@
+import { resolve } from "node:path";
 import { describeValue } from "../core/describe.js";
 import { checkLimit } from "../core/duration.js";
 import { LoopxError } from "../core/errors.js";
-import type { LoopEvent } from "../core/events.js";
+import type { LoopEvent, RecordedOptions } from "../core/events.js";
+import type { RunPart } from "../core/run-session.js";
+import type { ValueKind } from "../core/value-kinds.js";
+import { timeLimits } from "../parts/time-limits.js";
 
 /**
- * A run's options as the CLI or the API hand them over, not yet checked. The CLI has already
- * turned its text (`-n 5`, `--timeout 30s`) into values; the API passes what its caller gave.
+ * The options of a run, declared once. Each entry reaches, with no other edit:
+ * - the CLI: `loopx run <cli.names>` (its field, help line, grammar and completion; cli/commands/run.ts
+ *   parses the text by `cli.kind`, see cli/options.ts parseOptionText);
+ * - the API: RunOptions[name] of `run()` / `runPromise()` when `api` is set (api/run.ts passes the
+ *   caller's options through; add the field with its doc comment to RunOptions in api/run.ts — the
+ *   compiler insists, see ApiOptionName);
+ * - the engine's one check (`check`, which throws one LoopxError naming the option), the checked
+ *   plan (RunPlan.options[name]) and, with `recorded`, `run.start`'s options that `runs resume`
+ *   gives the resumed run again (add the field to core/events.ts RecordedOptions too);
+ * - the part acting on it: `part(value)`, given only its checked value, when the value is set.
+ *
+ * To add a run option (--max-cost, --worktree, ...): append an entry here, write its part in its
+ * feature folder, add the RunOptions field in api/run.ts. Nothing else: no driver special-cases it.
+ * The table's order is the help's order and the order options are checked in.
  */
-export interface RunOptionValues {
-  /** Maximum number of script executions, goto hops included; 0 validates and runs nothing. */
-  maxIterations?: unknown;
-  /** RunOptions.env (loopx's own addition): variables for every script of the run. */
-  env?: unknown;
-  /** Limit for each script execution, in ms (`--timeout`, RunOptions.timeout). */
-  timeout?: unknown;
-  /** Limit for the whole run, in ms (`--max-time`, RunOptions.maxTime). */
-  maxTime?: unknown;
-  /** RunOptions.onEvent: every event of the run. */
-  onEvent?: unknown;
+export interface RunOptionDeclaration<Name extends string = string, T = unknown> {
+  /** RunOptions.<name> (API) and RunPlan.options.<name>. */
+  name: Name;
+  /** The `loopx run` option: its names, the kind of its value (none: a flag) and its help line. */
+  cli?: { names: string; kind?: ValueKind; description: string };
+  /** RunOptions has it: the API's callers may give it. */
+  api?: boolean;
+  /** The value as given (the API's as is, the CLI's as parsed), checked; relative paths resolve against `projectRoot`. */
+  check(value: unknown, projectRoot: string): T;
+  /** Kept in `run.start` (RecordedOptions) so that a resumed run gets it again unless given anew. */
+  recorded?: boolean;
+  /** The part acting on the option, given only its checked value (never called when it is undefined). */
+  part?(value: NonNullable<T>): RunPart | undefined;
 }
 
-/** The same options, checked: what the engine and the run's parts work with. */
-export interface RunOptionsChecked {
-  maxIterations: number | undefined;
-  env: Record<string, string>;
-  timeout: number | undefined;
-  maxTime: number | undefined;
-  onEvent: ((event: LoopEvent) => void) | undefined;
+function declare<Name extends string, T>(declaration: RunOptionDeclaration<Name, T>): RunOptionDeclaration<Name, T> {
+  return declaration;
 }
 
 export function validateMaxIterations(value: unknown): number | undefined {
@@ -70,21 +83,115 @@ export function validateRunEnv(value: unknown): Record<string, string> {
   return env;
 }
 
-/**
- * Every option of a run, checked once, for the CLI and the API alike, before anything of the run
- * exists (discovery, env files and the target come next, in the loop's own validation). The
- * first problem is thrown as a LoopxError naming the option.
- */
-export function validateRunOptions(options: RunOptionValues): RunOptionsChecked {
-  const onEvent = options.onEvent;
-  if (onEvent !== undefined && typeof onEvent !== "function") throw new LoopxError(`onEvent must be a function, got ${typeof onEvent}`);
-  const timeout = checkLimit(options.timeout, "timeout");
-  const maxTime = checkLimit(options.maxTime, "maxTime");
-  return {
-    maxIterations: validateMaxIterations(options.maxIterations),
-    env: validateRunEnv(options.env),
-    timeout,
-    maxTime,
-    onEvent: onEvent as RunOptionsChecked["onEvent"],
+/** A file path option: absolute, relative ones resolved against the project root (the API's `cwd`, the CLI's working directory). */
+function checkPath(name: string) {
+  return (value: unknown, projectRoot: string): string | undefined => {
+    if (value === undefined) return undefined;
+    if (typeof value !== "string") throw new LoopxError(`${name} must be a file path, got ${shapeOf(value)}`);
+    return resolve(projectRoot, value);
   };
+}
+
+function checkFunction<F>(name: string) {
+  return (value: unknown): F | undefined => {
+    if (value !== undefined && typeof value !== "function") throw new LoopxError(`${name} must be a function, got ${typeof value}`);
+    return value as F | undefined;
+  };
+}
+
+/** RunOptions.signal: an AbortSignal (anything with `aborted` and `addEventListener`). */
+function checkAbortSignal(value: unknown): AbortSignal | undefined {
+  if (value === undefined) return undefined;
+  const signal = value as Partial<AbortSignal> | null;
+  if (typeof signal !== "object" || signal === null || typeof signal.addEventListener !== "function" || typeof signal.aborted !== "boolean") {
+    throw new LoopxError(`signal must be an AbortSignal, got ${shapeOf(value)}`);
+  }
+  return value as AbortSignal;
+}
+
+export const RUN_OPTIONS = [
+  declare({
+    name: "maxIterations",
+    cli: { names: "-n", kind: "count", description: "Stop after <count> script executions (goto hops count); 0 only validates" },
+    api: true,
+    check: validateMaxIterations,
+  }),
+  declare({
+    name: "envFile",
+    cli: { names: "-e", kind: "env-file", description: "Env file merged over the global env ($XDG_CONFIG_HOME/loopx/env)" },
+    api: true,
+    recorded: true,
+    check: checkPath("envFile"),
+  }),
+  declare({
+    name: "log",
+    cli: { names: "--log", kind: "log-file", description: "Append the run's events (JSON lines) to <file> too (loopx's own addition)" },
+    recorded: true,
+    check: checkPath("log"),
+  }),
+  declare({
+    name: "timeout",
+    cli: { names: "--timeout", kind: "duration", description: "Limit for each script execution (loopx's own addition)" },
+    api: true,
+    recorded: true,
+    check: (value) => checkLimit(value, "timeout"),
+    part: (ms) => timeLimits({ timeout: ms }),
+  }),
+  declare({
+    name: "maxTime",
+    cli: { names: "--max-time", kind: "duration", description: "Limit for the whole run; no script starts after it (loopx's own addition)" },
+    api: true,
+    recorded: true,
+    check: (value) => checkLimit(value, "maxTime"),
+    part: (ms) => timeLimits({ maxTime: ms }),
+  }),
+  declare({
+    name: "summary",
+    cli: { names: "--summary", description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" },
+    check: (value) => value === true,
+  }),
+  declare({ name: "env", api: true, check: validateRunEnv }),
+  declare({ name: "onEvent", api: true, check: checkFunction<(event: LoopEvent) => void>("onEvent") }),
+  // Records: every CLI run (the CLI asks for it), API runs with `record: true`; LOOPX_RECORD=0 turns it off.
+  declare({ name: "record", api: true, check: (value) => value === true }),
+  declare({ name: "signal", api: true, check: checkAbortSignal }),
+] as const;
+
+type Declarations = (typeof RUN_OPTIONS)[number];
+
+/** The run's options, checked: what the engine and the run's parts work with. */
+export type RunOptionsChecked = { [D in Declarations as D["name"]]: ReturnType<D["check"]> };
+
+/** The names RunOptions (api/run.ts) must have a field for. */
+export type ApiOptionName = Extract<Declarations, { api: true }>["name"];
+
+/** A run's options as a driver hands them over, not yet checked (the CLI's parsed, the API's as given). */
+export type RunOptionValues = Partial<Record<Declarations["name"], unknown>>;
+
+/** Every option of a run, checked once, in the table's order; the first problem is thrown as a LoopxError naming it. */
+export function validateRunOptions(values: RunOptionValues, projectRoot: string = process.cwd(), table: readonly RunOptionDeclaration[] = RUN_OPTIONS): RunOptionsChecked {
+  const checked: Record<string, unknown> = {};
+  for (const option of table) checked[option.name] = option.check((values as Record<string, unknown>)[option.name], projectRoot);
+  return checked as RunOptionsChecked;
+}
+
+/** The options `run.start` keeps for a resume: the recorded ones that were given. */
+export function recordedOptions(options: RunOptionsChecked, table: readonly RunOptionDeclaration[] = RUN_OPTIONS): RecordedOptions {
+  const recorded: Record<string, unknown> = {};
+  for (const option of table) {
+    const value = (options as Record<string, unknown>)[option.name];
+    if (option.recorded && value !== undefined) recorded[option.name] = value;
+  }
+  return recorded as RecordedOptions;
+}
+
+/** The parts the options ask for, each given its own value, in the table's order. */
+export function optionParts(options: RunOptionsChecked, table: readonly RunOptionDeclaration[] = RUN_OPTIONS): RunPart[] {
+  const parts: RunPart[] = [];
+  for (const option of table) {
+    const value = (options as Record<string, unknown>)[option.name];
+    const part = value === undefined || value === null ? undefined : option.part?.(value);
+    if (part) parts.push(part);
+  }
+  return parts;
 }

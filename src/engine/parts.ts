@@ -1,7 +1,5 @@
-import type { LoopEvent } from "../core/events.js";
 import type { RunPart } from "../core/run-session.js";
 import { strays } from "../parts/strays.js";
-import { timeLimits } from "../parts/time-limits.js";
 import { recordsDir } from "../records/store.js";
 import { progressPart } from "../parts/progress.js";
 import { logPart, recordMaxBytes, recordPart } from "../records/writer.js";
@@ -9,49 +7,21 @@ import { TmpdirPart } from "../parts/tmpdir.js";
 import { guardianPart } from "../guardian/part.js";
 import { runInputPart } from "../records/input.js";
 import { controlPart } from "../control/part.js";
-
-/**
- * What the built-in parts need to know of a run: the engine (src/engine) fills it in from the
- * checked options and the features asked for, the same way for the CLI and the API, so a feature
- * is written once for both.
- */
-export interface PartFeatures {
-  /** The CLI's arguments after `loopx` (CLI runs only). */
-  argv?: string[];
-  /** Limit for each script execution, in ms (`--timeout`, RunOptions.timeout). */
-  timeout?: number;
-  /** Limit for the whole run, in ms (`--max-time`, RunOptions.maxTime). */
-  maxTime?: number;
-  /**
-   * Where features read their settings: XDG_STATE_HOME / HOME (records), LOOPX_RECORD,
-   * LOOPX_PROGRESS, NO_COLOR, TERM. Defaults to process.env.
-   */
-  env?: Record<string, string | undefined>;
-  /** Write a run record under $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0 turns it off). */
-  record?: boolean;
-  /** `--log <file>`: append every event to this (absolute) path as well. */
-  log?: string;
-  /** Progress lines on stderr when it is a terminal (LOOPX_PROGRESS=0 turns them off, =1 on anywhere). */
-  progress?: boolean;
-  /** `--summary`: the summary line when the run ends, wherever stderr goes. */
-  summary?: boolean;
-  /** The API's `RunOptions.onEvent`: every event, synchronously, in order. */
-  onEvent?: (event: LoopEvent) => void;
-  /** A control channel, so that the run can be stopped and paused from elsewhere (LOOPX_CONTROL=0 turns it off). */
-  control?: boolean;
-}
+import { optionParts } from "./options.js";
+import type { RunPlan } from "./plan.js";
 
 /**
  * The parts for one run, in the order they begin (they end in reverse order). A feature nobody
  * asked for adds no part, and so costs nothing. Records come first so that what they keep is
  * written before anyone else sees an event; the caller's own observer comes last.
  */
-export function runParts(features: PartFeatures): RunPart[] {
-  const env = features.env ?? process.env;
+export function runParts(plan: RunPlan): RunPart[] {
+  const env = plan.baseEnv;
+  const { record, log, onEvent, summary } = plan.options;
   const parts: RunPart[] = [];
-  const records = features.record && env.LOOPX_RECORD !== "0" ? recordsDir(env) : undefined;
+  const records = record && env.LOOPX_RECORD !== "0" ? recordsDir(env) : undefined;
   if (records !== undefined) parts.push(recordPart(records, recordMaxBytes(env)));
-  if (features.log !== undefined) parts.push(logPart(features.log));
+  if (log !== undefined) parts.push(logPart(log));
   // The last piped input, kept with the record for a resume; before the control channel, so that
   // a script held by a pause already has its input kept.
   if (records !== undefined) parts.push(runInputPart(records));
@@ -63,18 +33,17 @@ export function runParts(features: PartFeatures): RunPart[] {
   // Every run: one process started once, that closes the run if loopx dies without doing so.
   // After the scratch directory (it needs its identity) and after the records (it is told "done"
   // once run.end is written).
-  parts.push(guardianPart({ tmpdir, ...(records !== undefined ? { recordsDir: records } : {}), ...(features.log !== undefined ? { log: features.log } : {}) }));
+  parts.push(guardianPart({ tmpdir, ...(records !== undefined ? { recordsDir: records } : {}), ...(log !== undefined ? { log } : {}) }));
   // Every run: it scans once, when the run ends, and never per iteration. After the scratch
   // directory, so that the run's strays are gone before it is removed.
   parts.push(strays());
-  if (features.timeout !== undefined || features.maxTime !== undefined) {
-    parts.push(timeLimits({ timeout: features.timeout, maxTime: features.maxTime }));
-  }
-  if (features.control && env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
-  if (features.progress) {
-    const progress = progressPart(env, { summary: features.summary });
+  // The parts of the run's options (time limits, ...; engine/options.ts), each given its own value.
+  parts.push(...optionParts(plan.options));
+  if (env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
+  if (plan.progress) {
+    const progress = progressPart(env, { summary });
     if (progress) parts.push(progress);
   }
-  if (features.onEvent) parts.push({ onEvent: features.onEvent });
+  if (onEvent) parts.push({ onEvent });
   return parts;
 }

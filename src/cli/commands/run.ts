@@ -1,6 +1,7 @@
 import { Command, Option } from "clipanion";
 import { UsageError } from "../../core/errors.js";
-import { parseCount, parseDurationOption, valueOption } from "../options.js";
+import { RUN_OPTIONS } from "../../engine/options.js";
+import { parseOptionText, valueOption } from "../options.js";
 
 /**
  * `loopx run [options] <workflow>[:<script>]` (spec §4.1, §4.2). Its options are declared here
@@ -42,39 +43,31 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
 `;
   static helpShortCircuits = true;
 
-  maxIterations = valueOption("-n", "count", "Stop after <count> script executions (goto hops count); 0 only validates");
-  envFile = valueOption("-e", "env-file", "Env file merged over the global env ($XDG_CONFIG_HOME/loopx/env)");
-  log = valueOption("--log", "log-file", "Append the run's events (JSON lines) to <file> too (loopx's own addition)");
-  timeout = valueOption("--timeout", "duration", "Limit for each script execution (loopx's own addition)");
-  maxTime = valueOption("--max-time", "duration", "Limit for the whole run; no script starts after it (loopx's own addition)");
-  summary = Option.Boolean("--summary", false, { description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" });
-  targets = Option.Rest({ name: "target" });
+  // The options are the run options table's (engine/options.ts RUN_OPTIONS), declared there once.
+  declare targets: string[];
+
+  constructor() {
+    super();
+    const fields = this as unknown as Record<string, unknown>;
+    for (const { name, cli } of RUN_OPTIONS) {
+      if (!cli) continue;
+      fields[name] = cli.kind ? valueOption(cli.names, cli.kind, cli.description) : Option.Boolean(cli.names, false, { description: cli.description });
+    }
+    this.targets = Option.Rest({ name: "target" });
+  }
 
   async execute(): Promise<number> {
-    const count = this.maxIterations;
-    const envFile = this.envFile;
-    const timeout = this.timeout;
-    const maxTime = this.maxTime;
-    const log = this.log;
-    if (log === "") throw new UsageError("--log needs a file path");
     if (this.targets.length === 0) throw new UsageError("loopx run needs a target: loopx run <workflow>[:<script>]");
     if (this.targets.length > 1) {
       throw new UsageError(`loopx run takes exactly one target, got ${this.targets.length}: ${this.targets.map((t) => JSON.stringify(t)).join(" ")}`);
     }
-    const maxIterations = count === undefined ? undefined : parseCount(count, "-n");
-    const features = {
-      timeout: timeout === undefined ? undefined : parseDurationOption(timeout, "--timeout"),
-      maxTime: maxTime === undefined ? undefined : parseDurationOption(maxTime, "--max-time"),
-    };
+    const fields = this as unknown as Record<string, string | boolean | undefined>;
+    const options: Record<string, unknown> = {};
+    for (const { name, cli } of RUN_OPTIONS) {
+      const given = cli ? fields[name] : undefined;
+      if (given !== undefined) options[name] = typeof given === "string" && cli?.kind ? parseOptionText(cli.kind, given, cli.names) : given;
+    }
     const { runFromCli } = await import("../run-loop.js");
-    return runFromCli({
-      target: this.targets[0]!,
-      maxIterations,
-      envFile,
-      log,
-      summary: this.summary,
-      argv: process.argv.slice(2),
-      features,
-    });
+    return runFromCli({ target: this.targets[0]!, options, argv: process.argv.slice(2) });
   }
 }

@@ -1,0 +1,98 @@
+import { resolve } from "node:path";
+import { LoopxError } from "../core/errors.js";
+import type { RunPart } from "../core/run-session.js";
+import { prepareResume, type ResumeRequest } from "../control/resume.js";
+import { recordedOptions, validateMaxIterations, validateRunOptions, type RunOptionsChecked, type RunOptionValues } from "./options.js";
+
+/**
+ * What a driver asks the engine to run: plain values, nothing checked yet. The CLI (cli/run-loop.ts)
+ * and the API (api/run.ts) build it the same way; the engine turns it into a RunPlan, once.
+ */
+export interface RunRequest {
+  /** "workflow" or "workflow:script" (spec §4.1); checked with discovery when the run starts. A resume may leave it out. */
+  target?: unknown;
+  /** The run's options as given, named as in RUN_OPTIONS (engine/options.ts). */
+  options?: RunOptionValues;
+  /** Where `.loopx/` is (LOOPX_PROJECT_ROOT); relative option paths resolve against it. */
+  projectRoot: unknown;
+  /** The environment scripts inherit, and where the run's features read their settings. */
+  baseEnv: Record<string, string | undefined>;
+  /** Go on with the recorded run of this id (or unique prefix) where it ended; control/resume.ts judges it. */
+  resume?: { id: unknown };
+  /** The CLI's arguments after `loopx`, for `run.start`. */
+  argv?: string[];
+  /** Progress lines on stderr when it is a terminal (LOOPX_PROGRESS=0 turns them off). */
+  progress?: boolean;
+  /** SIGINT/SIGTERM/SIGHUP/SIGQUIT to this process cancel the run (the CLI's; engine/signals.ts). */
+  signals?: boolean;
+  /** While the run goes, the host's SIGINT/SIGTERM/SIGHUP end its scripts (the API's; engine/host-signals.ts). */
+  hostSignals?: boolean;
+  /** Keep a long run's heap compact (the CLI's: a library must not retune its host). */
+  compactHeap?: boolean;
+  /** More parts for this run, after the built-in ones. */
+  parts?: RunPart[];
+}
+
+/** A run, checked: what the engine runs and what each part gets its slice of. */
+export interface RunPlan {
+  target: unknown;
+  projectRoot: string;
+  baseEnv: Record<string, string | undefined>;
+  options: RunOptionsChecked;
+  /** The run goes on where it ended, with the same id; `target` is still its starting target. */
+  resume?: ResumeRequest;
+  argv?: string[];
+  progress: boolean;
+  signals: boolean;
+  hostSignals: boolean;
+  compactHeap: boolean;
+  parts: RunPart[];
+}
+
+function checkProjectRoot(value: unknown): string {
+  if (typeof value !== "string") throw new LoopxError(`cwd must be a directory path, got ${value === null ? "null" : typeof value}`);
+  return resolve(value);
+}
+
+/**
+ * The request checked once, for the CLI and the API alike, before anything of the run exists: its
+ * options (RUN_OPTIONS), the project, and a resume — read from the run's record through control/,
+ * its recorded options given again unless given anew, its -n budget what is left. The first
+ * problem is thrown as one LoopxError line.
+ */
+export function planRun(request: RunRequest): RunPlan {
+  const given = request.options ?? {};
+  let target = request.target;
+  let projectRoot = checkProjectRoot(request.projectRoot);
+  let values: RunOptionValues = given;
+  let resume: ResumeRequest | undefined;
+  if (request.resume !== undefined) {
+    const id = request.resume.id;
+    if (typeof id !== "string") throw new LoopxError(`resume must be a run id, got ${typeof id}`);
+    const more = validateMaxIterations(given.maxIterations);
+    const prepared = prepareResume(request.baseEnv, id, {
+      ...(target !== undefined ? { target: String(target) } : {}),
+      ...(more !== undefined ? { maxIterations: more } : {}),
+      // Options given again replace what the run recorded (the API's envFile, timeout, maxTime).
+      overrides: recordedOptions(validateRunOptions(given, projectRoot)),
+    });
+    target = prepared.target;
+    projectRoot = prepared.projectRoot;
+    resume = prepared.resume;
+    // A resumed run is recorded: it goes on in its record.
+    values = { ...given, ...prepared.recorded, maxIterations: prepared.maxIterations, record: true };
+  }
+  return {
+    target,
+    projectRoot,
+    baseEnv: request.baseEnv,
+    options: validateRunOptions(values, projectRoot),
+    ...(resume ? { resume } : {}),
+    ...(request.argv ? { argv: request.argv } : {}),
+    progress: request.progress === true,
+    signals: request.signals === true,
+    hostSignals: request.hostSignals === true,
+    compactHeap: request.compactHeap === true,
+    parts: request.parts ?? [],
+  };
+}
