@@ -30,7 +30,7 @@ describe("claude", () => {
       {
         model: "claude-sonnet-4-5",
         cost: { usd: 0.033675, kind: "billed" },
-        tokens: { input: 1500, output: 600, cacheRead: 61000, cacheWrite: 500, reasoning: 120 },
+        tokens: { input: 1500, output: 480, cacheRead: 61000, cacheWrite: 500, reasoning: 120 }, // thinking apart from output
         window: { type: "five_hour", status: "allowed", resetsAt: iso(1764100800), utilization: 0.42 },
         ...CLAUDE,
       },

@@ -137,7 +137,10 @@ function claudeResultReceipts(result: Json, kind: CostKind, fallbackModel: strin
   const single = models.length === 1;
   const perModel = !single && models.every(([, m]) => count(m?.costUSD) !== undefined);
   const receipts: Receipt[] = models.map(([model, m]) => {
-    const receipt: Receipt = { model, tokens: tokens(m.inputTokens, m.outputTokens, m.cacheReadInputTokens, m.cacheCreationInputTokens, m.thinkingTokens) };
+    // Claude's output tokens include its thinking; loopx counts reasoning apart from output.
+    const thinking = count(m.thinkingTokens) ?? 0;
+    const output = count(m.outputTokens) !== undefined ? Math.max(0, m.outputTokens - thinking) : undefined;
+    const receipt: Receipt = { model, tokens: tokens(m.inputTokens, output, m.cacheReadInputTokens, m.cacheCreationInputTokens, thinking) };
     const usd = perModel ? (m.costUSD as number) : single ? (total ?? count(m.costUSD)) : undefined;
     if (usd !== undefined) receipt.cost = { usd, kind };
     return receipt;
