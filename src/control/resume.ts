@@ -2,12 +2,14 @@ import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { decideResume, type ResumePoint } from "./resume-point.js";
-import { parseRecord } from "../records/report.js";
-import { EVENT_VERSION, type RecordedOptions } from "../core/events.js";
+import { parseRecord, recordedByNewer } from "../records/report.js";
+import type { RecordedOptions } from "../core/events.js";
 import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
 import { readKeptInput } from "../records/input.js";
-import { closingPath, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
-import { resolveRunId } from "../records/runs.js";
+import { closingPath, listRecordIds, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
+import { resolveRunId } from "../records/run-id.js";
+import { recordPath } from "../records/paths.js";
+import { otherOwner } from "../os/own-user.js";
 
 /**
  * A resume, ready for the engine (loopx's own addition): the run's record read and judged
@@ -63,14 +65,13 @@ export function prepareResume(env: Record<string, string | undefined>, prefix: s
 
 function prepare(env: Record<string, string | undefined>, prefix: string, options: ResumeOptions): PreparedResume {
   const dir = recordsDir(env);
-  const id = resolveRunId(dir, prefix);
-  const path = join(dir, `${id}.jsonl`);
-  const uid = process.getuid?.();
-  const owner = lstatSync(path).uid;
-  if (uid !== undefined && owner !== uid) throw new LoopxError(`run ${id} belongs to another user (uid ${owner}): loopx resumes only your own runs`);
+  const id = resolveRunId(prefix, listRecordIds(dir), dir);
+  const path = recordPath(dir, id);
+  const owner = otherOwner(lstatSync(path));
+  if (owner !== undefined) throw new LoopxError(`run ${id} belongs to another user (uid ${owner}): loopx resumes only your own runs`);
   const record = parseRecord(readRecordText(dir, id));
   if (record.newerVersion !== undefined) {
-    throw new LoopxError(`run ${id} was recorded by a newer loopx (record format v${record.newerVersion}; this loopx reads v${EVENT_VERSION})`);
+    throw new LoopxError(`run ${id} was ${recordedByNewer(record.newerVersion)}`);
   }
   const decision = decideResume(id, record.events, runProcessAlive, options.maxIterations);
   if (!decision.ok) throw new LoopxError(decision.message);

@@ -1,9 +1,9 @@
 import { closeSync, fstatSync, openSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
-import { join } from "node:path";
-import type { IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunContinueEvent, RunEndEvent, RunPauseEvent, RunResumeEvent, RunStartEvent, RunStopEvent } from "../core/events.js";
+import { GOING_STATES, type IterationEndEvent, type IterationStartEvent, type NoteEvent, type RecordEvent, type RunContinueEvent, type RunEndEvent, type RunPauseEvent, type RunResumeEvent, type RunStartEvent, type RunStopEvent } from "../core/events.js";
 import { parseRecord, recordEvent, summarizeRun, type RunSummary } from "../records/report.js";
 import { listRecordIds, readRecordEnds, runProcessAlive } from "../records/store.js";
 import { RunIndex } from "./run-index.js";
+import { recordIdOf, recordPath } from "../records/paths.js";
 
 /**
  * The dashboard's view of the records directory, kept current without ever slowing a loop: it
@@ -190,7 +190,7 @@ export class RecordsWatch {
   private watchDir(): void {
     try {
       this.watcher = watch(this.dir, { persistent: false }, (_type, name) => {
-        const id = typeof name === "string" && name.endsWith(".jsonl") ? name.slice(0, -6) : undefined;
+        const id = typeof name === "string" ? recordIdOf(name) : undefined;
         if (id && this.tracked.has(id)) this.dirty.add(id);
         else this.rescan = true;
         this.schedule();
@@ -234,7 +234,7 @@ export class RecordsWatch {
     }
     for (const id of ids) {
       if (this.tracked.has(id)) continue;
-      const path = join(this.dir, `${id}.jsonl`);
+      const path = recordPath(this.dir, id);
       let size: number;
       let text: string;
       try {
@@ -310,7 +310,7 @@ export class RecordsWatch {
 
 /** A run whose loop is going (its duration grows, its control channel answers). */
 function isGoing(state: DashboardRun["state"]): boolean {
-  return state === "running" || state === "paused" || state === "stopping";
+  return (GOING_STATES as readonly string[]).includes(state);
 }
 
 function remember(tracked: Tracked, event: RecordEvent): void {

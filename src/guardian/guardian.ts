@@ -1,6 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { constants as os } from "node:os";
-import { join } from "node:path";
 import { EVENT_VERSION, SIGNAL_REASONS, type RunEndEvent, type RunEndReason } from "../core/events.js";
 import { parseRecord, startEvent } from "../records/report.js";
 import type { GuardedRun } from "./part.js";
@@ -10,6 +9,7 @@ import { groupAlive, signalGroup, waitForGroupExit } from "../os/process-group.j
 import { exitStatusFromStat, uptimeSeconds } from "../os/procfs.js";
 import { closingPath, readRecordEnds } from "../records/store.js";
 import { KILL_GRACE_MS } from "../runtime/supervisor.js";
+import { recordPath } from "../records/paths.js";
 
 /**
  * What a run's guardian does once loopx is gone without ending the run (guardian/part.ts starts
@@ -185,7 +185,7 @@ export async function guard(args: string[]): Promise<number> {
     message: [ending.message, ...problems].join("; "),
     ...(ending.signal !== undefined ? { signal: ending.signal } : {}),
   };
-  const files = [...(run.records !== undefined ? [join(run.records, `${run.run}.jsonl`)] : []), ...(run.log !== undefined ? [run.log] : [])];
+  const files = [...(run.records !== undefined ? [recordPath(run.records, run.run)] : []), ...(run.log !== undefined ? [run.log] : [])];
   for (const file of files) append(file, `${JSON.stringify(end)}\n`);
   if (closing !== undefined) rmSync(closing, { force: true });
   return 0;

@@ -7,9 +7,9 @@ import {
   type NoteEvent,
   type RecordEvent,
   type RunEndEvent,
-  type RunEndReason,
   type RunResumeEvent,
   type RunStartEvent,
+  type RunState,
 } from "../core/events.js";
 
 /**
@@ -80,11 +80,13 @@ export function describeRunEnd(end: RunEndEvent, maxIterations: number | null, l
   return `${describeEnding(end, maxIterations, last)} · ${end.iterations} iteration${end.iterations === 1 ? "" : "s"} · ${formatElapsed(end.durationMs)}`;
 }
 
-/**
- * The state `loopx runs` shows: how it ended, `running` (`paused` / `stopping` after `loopx runs
- * pause` / `stop`), or `crashed` (gone without `run.end`).
- */
-export type RunState = RunEndReason | "running" | "paused" | "stopping" | "crashed";
+/** Why a record is not read: its format is newer than this loopx's (`loopx runs`, show, tail, resume). */
+export function recordedByNewer(version: number): string {
+  return `recorded by a newer loopx (record format v${version}; this loopx reads v${EVENT_VERSION})`;
+}
+
+/** The state `loopx runs` shows (core/events.ts RUN_STATES). */
+export type { RunState };
 
 /** A record's events, as far as they can be read. */
 export interface ParsedRecord {

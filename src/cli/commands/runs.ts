@@ -1,10 +1,23 @@
 import { Command, Option } from "clipanion";
 import type { CommandGroup } from "../command-spec.js";
+import { RUN_STATES } from "../../core/events.js";
 import { parseCount, valueOption } from "../options.js";
 
 /** `loopx runs` (loopx's own extension): the run records under $XDG_STATE_HOME/loopx/runs/. */
 
 const out = (text: string) => void process.stdout.write(text);
+
+/** The help's list of run states, from the one declaration (core/events.ts RUN_STATES), wrapped at 100 columns. */
+function statesLine(): string {
+  const words = `States: ${RUN_STATES.join(", ")} (crashed: also a run whose process is gone without a run.end).`.split(" ");
+  const lines = [""];
+  for (const word of words) {
+    const line = lines.at(-1)!;
+    if (line !== "" && line.length + 1 + word.length > 100) lines.push(word);
+    else lines[lines.length - 1] = line === "" ? word : `${line} ${word}`;
+  }
+  return lines.join("\n");
+}
 
 /** `loopx runs [--all] [--limit N] [--state S] [--json]`: recent runs, newest first. */
 export class RunsListCommand extends Command {
@@ -139,8 +152,7 @@ export const RUNS_COMMANDS: CommandGroup = {
 to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx/runs/); the
 newest 200 are kept, each at most LOOPX_RECORD_MAX_BYTES (default 8 MiB: the first and the last
 iterations stay, a line counts what was dropped between them). LOOPX_RECORD=0 turns records off.
-States: running, paused, stopping, stopped, stopped-on-request, limit, failed, interrupted,
-timed-out, aborted, returned, or crashed (its process is gone without a run.end).
+${statesLine()}
 
 'loopx runs' lists this directory's runs (--all: every project's), at most --limit (default 20),
 only those in --state. An id's shortest unique prefix (at least 6 characters) is bold on a
