@@ -9,6 +9,7 @@ import type { RunRequest } from "../engine/index.js";
 import { readKeptInput } from "../runtime/parts/run-input.js";
 import { closingPath, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
 import { resolveRunId } from "../records/runs.js";
+import { recordTotals } from "../receipts/totals.js";
 
 /**
  * A resume, ready for the engine (loopx's own addition): the run's record read and judged
@@ -90,10 +91,13 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
       maxIterations: point.maxIterations,
       timeout: recorded.timeout,
       maxTime: recorded.maxTime,
+      maxCost: recorded.maxCost,
+      countEstimates: recorded.countEstimates,
+      maxTokens: recorded.maxTokens,
       envFile: recorded.envFile,
       projectRoot,
       baseEnv: env,
-      resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs },
+      resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs, totals: recordTotals(record.events).run },
     },
   };
 }

@@ -55,6 +55,10 @@ export interface RecordedOptions {
   maxTime?: number;
   /** Absolute path of the `--log` file. */
   log?: string;
+  /** `--max-cost` in USD, `--count-estimates`, `--max-tokens` (receipts/budget.ts). */
+  maxCost?: number;
+  countEstimates?: boolean;
+  maxTokens?: number;
 }
 
 /**
@@ -235,6 +239,8 @@ export interface GapEvent extends EventBase {
   iterations: number;
   /** Bytes of record dropped. */
   bytes: number;
+  /** What the dropped receipts added up to (so the run's totals stay whole), when there were any. */
+  receipts?: import("../receipts/totals.js").RunTotals;
 }
 
 /** What a run record holds: the run's events, its scripts' notes, and gaps of a capped record. */

@@ -1,7 +1,8 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import type { LoopEvent } from "./events.js";
+import type { LoopEvent, RecordEvent } from "./events.js";
+import { recordTotals } from "../receipts/totals.js";
 import type { RunPart } from "../core/run-session.js";
 import { RECORD_PATH_VAR } from "./note.js";
 import { pruneRecords } from "./store.js";
@@ -132,6 +133,8 @@ export function compactRecord(text: string, maxBytes: number, base: { v: 1; time
     const n = /"type":"iteration\.start".*?"n":(\d+)/.exec(line);
     if (n) after = Number(n[1]);
   }
+  // Receipts dropped (an earlier gap's included) are kept as their totals: a run's totals stay whole.
+  const receipts = recordTotals(lines.slice(headEnd, tailStart).flatMap((line) => (line.includes('"type":"receipt"') || line.includes('"type":"gap"') ? parsedLine(line) : []))).run;
   for (const line of lines.slice(headEnd, tailStart)) {
     if (!line.includes('"type":"gap"')) dropped += Buffer.byteLength(line) + 1;
     if (isStart(line)) iterations++;
@@ -145,8 +148,16 @@ export function compactRecord(text: string, maxBytes: number, base: { v: 1; time
       }
     }
   }
-  const gap = { ...base, type: "gap", after, iterations, bytes: dropped };
+  const gap = { ...base, type: "gap", after, iterations, bytes: dropped, ...(receipts.receipts > 0 ? { receipts } : {}) };
   return `${[...lines.slice(0, headEnd), JSON.stringify(gap), ...lines.slice(tailStart)].join("\n")}\n`;
+}
+
+function parsedLine(line: string): RecordEvent[] {
+  try {
+    return [JSON.parse(line) as RecordEvent];
+  } catch {
+    return []; // a torn line: nothing to add
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
 import type { CommandGroup } from "../command-spec.js";
-import { parseCount, valueOption } from "../options.js";
+import { budgetOptions, parseCount, valueOption } from "../options.js";
 
 /** `loopx runs` (loopx's own extension): the run records under $XDG_STATE_HOME/loopx/runs/. */
 
@@ -101,15 +101,18 @@ export class RunsContinueCommand extends Command {
 export class RunsResumeCommand extends Command {
   static override paths = [["runs", "resume"]];
   static override usage = Command.Usage({
-    description: "Resume a run that ended early or died, where it was\n(-n: <count> more iterations; default: what its -n left)",
+    description: "Resume a run that ended early or died, where it was\n(-n: <count> more iterations; default: what its -n left;\n--max-cost / --max-tokens: the whole run's new budget)",
   });
   maxIterations = valueOption("-n", "count");
+  maxCost = valueOption("--max-cost", "usd", "The whole run's new cost budget, in USD (loopx's own addition)");
+  countEstimates = Option.Boolean("--count-estimates", false, { description: "Estimated cost counts against --max-cost too" });
+  maxTokens = valueOption("--max-tokens", "count", "The whole run's new token budget");
   id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
     const count = this.maxIterations;
     const { resumeFromCli } = await import("../run-loop.js");
-    return resumeFromCli(this.id, count === undefined ? undefined : parseCount(count, "-n"), process.argv.slice(2));
+    return resumeFromCli(this.id, count === undefined ? undefined : parseCount(count, "-n"), process.argv.slice(2), budgetOptions(this, true));
   }
 }
 
