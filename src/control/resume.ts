@@ -3,13 +3,12 @@ import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { decideResume, type ResumePoint } from "./resume-point.js";
 import { parseRecord } from "../records/report.js";
-import { EVENT_VERSION, type RecordedOptions } from "../records/events.js";
+import { EVENT_VERSION, type RecordedOptions } from "../core/events.js";
 import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
-import type { RunRequest } from "../engine/index.js";
-import { readKeptInput } from "../runtime/parts/run-input.js";
+import { readKeptInput } from "../records/input.js";
 import { closingPath, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
 import { resolveRunId } from "../records/runs.js";
-import { recordTotals } from "../receipts/totals.js";
+import { recordTotals, type RunTotals } from "../core/receipts.js";
 
 /**
  * A resume, ready for the engine (loopx's own addition): the run's record read and judged
@@ -27,8 +26,39 @@ export interface ResumeOptions {
   overrides?: RecordedOptions;
 }
 
+/** What the engine needs to go on with a run that ended or died. */
+export interface ResumeRequest {
+  /** The run's id: LOOPX_RUN_ID stays, the record goes on. */
+  runId: string;
+  /** The script that runs first, "workflow:script". */
+  target: string;
+  /** Exactly what it gets on stdin (what it got when the run ended), if anything. */
+  stdin?: string;
+  /** Iterations done before: the first script is iteration `iterations + 1`. */
+  iterations: number;
+  /** How long the run was going before, for `run.end`'s duration. */
+  elapsedMs: number;
+  /** What the run's receipts added up to so far: its budget goes on from there (never reset). */
+  totals?: RunTotals;
+}
+
+/** The run as it started, with what is left of it: the engine's request for the resumed run. */
+export interface ResumedRequest {
+  target: string;
+  maxIterations: number | undefined;
+  timeout: number | undefined;
+  maxTime: number | undefined;
+  maxCost: number | undefined;
+  countEstimates: boolean | undefined;
+  maxTokens: number | undefined;
+  envFile: string | undefined;
+  projectRoot: string;
+  baseEnv: Record<string, string | undefined>;
+  resume: ResumeRequest;
+}
+
 export interface PreparedResume {
-  request: RunRequest;
+  request: ResumedRequest;
   point: ResumePoint;
   /** The recorded `--log` file (absolute), if the run had one. */
   log: string | undefined;

@@ -1,4 +1,4 @@
-import { addUsd, tokenSum, type RunTotals } from "./totals.js";
+import { addUsd, formatUsd, tokenSum, type RunTotals } from "../core/receipts.js";
 
 /**
  * Budgets (loopx's own addition, pure): `--max-cost <usd>` (billed cost; estimates too with
@@ -15,13 +15,6 @@ export interface Budget {
   countEstimates?: boolean;
   /** Tokens of every kind, added up. */
   maxTokens?: number;
-}
-
-/** Dollars as loopx shows them: cents from a dollar up, 4 decimals below (the exact amounts are in --json). */
-export function formatUsd(usd: number): string {
-  if (usd === 0) return "$0";
-  if (usd >= 1) return `$${usd.toFixed(2)}`;
-  return usd < 0.00005 ? "<$0.0001" : `$${usd.toFixed(4)}`;
 }
 
 /** The cost a budget counts. */

@@ -2,10 +2,10 @@ import { closeSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import type { RunControls, RunPart } from "../core/run-session.js";
 import { LoopxError } from "../core/errors.js";
-import type { RecordEvent } from "../records/events.js";
+import type { RecordEvent } from "../core/events.js";
 import { budgetReached, BUDGET_EXIT_CODE, type Budget } from "./budget.js";
 import { RECEIPTS_PATH_VAR, receiptsFileName } from "./send.js";
-import { addReceipt, addRunTotals, emptyRunTotals, recordedReceipt, type RunTotals } from "./totals.js";
+import { addReceipt, addRunTotals, emptyRunTotals, recordedReceipt, type RunTotals } from "../core/receipts.js";
 
 /**
  * Receipts read as they come, for the parts of a run that need the running totals while it goes

@@ -1,5 +1,4 @@
-import type { CostKind, Receipt, RecordEvent } from "../records/events.js";
-import { TOKEN_FIELDS } from "./receipt.js";
+import { TOKEN_FIELDS, type CostKind, type Receipt, type RecordEvent } from "./events.js";
 
 /**
  * Totals of receipts (pure): per iteration, per run, per model. Each receipt is a delta, added
@@ -116,4 +115,39 @@ export function recordTotals(events: Iterable<RecordEvent>): RecordTotals {
     }
   }
   return { run, iterations };
+}
+
+/** Dollars as loopx shows them: cents from a dollar up, 4 decimals below (the exact amounts are in --json). */
+export function formatUsd(usd: number): string {
+  if (usd === 0) return "$0";
+  if (usd >= 1) return `$${usd.toFixed(2)}`;
+  return usd < 0.00005 ? "<$0.0001" : `$${usd.toFixed(4)}`;
+}
+
+/**
+ * Totals in words, for terminals (progress, `runs`, `runs show`, `runs tail`): billed and
+ * estimated cost side by side, never added up — an estimate is labelled `est.` — and the tokens.
+ */
+
+/** "12.3k", "4.1M": a token count at a glance (the exact counts are in --json). */
+export function formatTokens(tokens: number): string {
+  if (tokens < 1000) return String(tokens);
+  if (tokens < 1_000_000) return `${(tokens / 1000).toFixed(tokens < 10_000 ? 2 : 1)}k`;
+  return `${(tokens / 1_000_000).toFixed(tokens < 10_000_000 ? 2 : 1)}M`;
+}
+
+/** The cost part alone: "$0.0369", "$0.50 est.", "$1.20 · $0.50 est.", "" without any cost. */
+export function describeCost(totals: Totals): string {
+  const { billed, estimate } = totals.costUsd;
+  const parts: string[] = [];
+  if (billed > 0) parts.push(formatUsd(billed));
+  if (estimate > 0) parts.push(`${formatUsd(estimate)} est.`);
+  return parts.join(" · ");
+}
+
+/** "$0.0369 · 12.3k tokens", "$0.50 est. · 900 tokens", "12.3k tokens". */
+export function describeTotals(totals: Totals): string {
+  const cost = describeCost(totals);
+  const tokens = tokenSum(totals);
+  return [cost, tokens > 0 || cost === "" ? `${formatTokens(tokens)} tokens` : ""].filter(Boolean).join(" · ");
 }

@@ -1,3 +1,5 @@
+import type { RunTotals } from "./receipts.js";
+
 /**
  * The events of one run, in order: `run.start`, then `iteration.start` / `iteration.end` per script
  * execution, then `run.end`. They are the one description of "what happened" that every observer
@@ -203,6 +205,9 @@ export interface ReceiptTokens {
   reasoning?: number;
 }
 
+/** The token fields of a receipt, in the order loopx shows them. */
+export const TOKEN_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "reasoning"] as const satisfies ReadonlyArray<keyof ReceiptTokens>;
+
 /** A usage window's state as the agent reported it (Claude's `rate_limit_event`, Codex's limits). */
 export interface UsageWindow {
   /** `five_hour`, `seven_day`, ... as the agent names it. */
@@ -240,7 +245,7 @@ export interface GapEvent extends EventBase {
   /** Bytes of record dropped. */
   bytes: number;
   /** What the dropped receipts added up to (so the run's totals stay whole), when there were any. */
-  receipts?: import("../receipts/totals.js").RunTotals;
+  receipts?: RunTotals;
 }
 
 /** What a run record holds: the run's events, its scripts' notes, and gaps of a capped record. */

@@ -1,13 +1,12 @@
-import { LoopxError } from "../../core/errors.js";
-import { shownText } from "../../core/untrusted-text.js";
-import { describeIterationStart, describeRunEnd, describeSteering } from "../../records/report.js";
-import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../../records/events.js";
-import type { RunPart } from "../../core/run-session.js";
-import { stderrKind, stderrLine } from "../stderr.js";
-import { describeTotals } from "../../receipts/show.js";
-import type { RunTotals } from "../../receipts/totals.js";
+import { LoopxError } from "../core/errors.js";
+import { shownText } from "../core/untrusted-text.js";
+import { describeIterationStart, describeRunEnd, describeSteering } from "../records/report.js";
+import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
+import type { RunPart } from "../core/run-session.js";
+import { stderrKind, stderrLine } from "../os/stderr.js";
+import { describeTotals, type RunTotals } from "../core/receipts.js";
 
-/** " · $0.0369 billed · 12.3k tokens" once the run has receipts; "" before. */
+/** " · $0.0369 · 12.3k tokens" once the run has receipts; "" before. */
 function runningTotal(totals: RunTotals | undefined): string {
   return totals && totals.receipts > 0 ? ` · ${describeTotals(totals)}` : "";
 }
