@@ -152,6 +152,11 @@ export interface RunEndEvent extends EventBase {
   reason: RunEndReason;
   /** The CLI's exit code for this ending (null for API-only endings: aborted, returned). */
   exitCode: number | null;
+  /**
+   * In records: what the run's receipts added up to, every sitting included, when it had any
+   * (`loopx runs` reads it instead of the whole record). Absent from a run.end its guardian wrote.
+   */
+  receipts?: RunTotals;
   /** Iterations of the whole run (those before a resume included). */
   iterations: number;
   /** Time the run was going, every sitting included (the time between a death and a resume left out). */

@@ -121,7 +121,8 @@ export function recordTotals(events: Iterable<RecordEvent>): RecordTotals {
 export function formatUsd(usd: number): string {
   if (usd === 0) return "$0";
   if (usd >= 1) return `$${usd.toFixed(2)}`;
-  return usd < 0.00005 ? "<$0.0001" : `$${usd.toFixed(4)}`;
+  // Four decimals, trailing zeros beyond the cents dropped: $0.0123, $0.40.
+  return usd < 0.00005 ? "<$0.0001" : `$${usd.toFixed(4).replace(/(\.\d\d\d?)0+$/, "$1").replace(/(\.\d\d)0$/, "$1")}`;
 }
 
 /**

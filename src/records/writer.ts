@@ -1,8 +1,9 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import type { LoopEvent, RecordEvent } from "../core/events.js";
-import { recordTotals } from "../core/receipts.js";
+import type { LoopEvent, RecordEvent, RunEndEvent } from "../core/events.js";
+import { recordTotals, type RunTotals } from "../core/receipts.js";
+import { parseRecord } from "./report.js";
 import type { RunPart } from "../core/run-session.js";
 import { RECORD_PATH_VAR } from "./note.js";
 import { pruneRecords } from "./store.js";
@@ -21,6 +22,8 @@ class EventFile {
   private path: string | undefined;
   /** Bytes in the file, as far as this writer knows (notes by scripts come on top). */
   private bytes = 0;
+  /** The file held events of earlier sittings (a resume): their receipts count in the totals too. */
+  private resumed = false;
 
   /** `maxBytes`: compact the file (compactRecord) whenever it grows past it. */
   constructor(
@@ -32,10 +35,26 @@ class EventFile {
     this.path = path;
     this.fd = openSync(path, "a", 0o600);
     this.bytes = fstatSync(this.fd).size;
+    this.resumed = this.bytes > 0;
   }
 
   isOpen(): boolean {
     return this.fd !== undefined;
+  }
+
+  /**
+   * What the receipts in the file add up to, when there are any: read (once, at the run's end)
+   * only when scripts appended to the file — a run whose scripts report nothing reads nothing.
+   */
+  receiptTotals(): RunTotals | undefined {
+    if (this.fd === undefined || this.path === undefined) return undefined;
+    try {
+      if (!this.resumed && fstatSync(this.fd).size <= this.bytes) return undefined;
+      const totals = recordTotals(parseRecord(readFileSync(this.path, "utf8")).events).run;
+      return totals.receipts > 0 ? totals : undefined;
+    } catch {
+      return undefined; // the run.end is written without them; readers add the record up themselves
+    }
   }
 
   write(event: LoopEvent): void {
@@ -183,7 +202,9 @@ export function recordPart(dir: string, maxBytes = RECORD_MAX_BYTES): RunPart {
           file.fail(error);
         }
       }
-      file?.write(event);
+      // The record's run.end carries the run's receipt totals (a copy: other parts see the event as emitted).
+      const receipts = event.type === "run.end" ? file?.receiptTotals() : undefined;
+      file?.write(receipts ? { ...(event as RunEndEvent), receipts } : event);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
 import type { CommandGroup } from "../command-spec.js";
-import { budgetOptions, parseCount, valueOption } from "../options.js";
+import { budgetOptions, parseCount, parseDurationOption, valueOption } from "../options.js";
 
 /** `loopx runs` (loopx's own extension): the run records under $XDG_STATE_HOME/loopx/runs/. */
 
@@ -14,11 +14,13 @@ export class RunsListCommand extends Command {
   all = Option.Boolean("--all", false);
   limit = valueOption("--limit", "count");
   state = valueOption("--state", "run-state");
+  since = valueOption("--since", "duration", "Runs started in the last <duration> (24h, 168h) only, and what their receipts add up to, per project and model (loopx's own addition)");
 
   async execute(): Promise<number> {
     const { listRuns } = await import("../../records/runs.js");
     const limit = this.limit === undefined ? undefined : parseCount(this.limit, "--limit");
-    listRuns(process.env, { json: this.json, all: this.all, limit, state: this.state, cwd: process.cwd(), highlight: highlightIds() }, out);
+    const since = this.since === undefined ? undefined : Date.now() - parseDurationOption(this.since, "--since");
+    listRuns(process.env, { json: this.json, all: this.all, limit, state: this.state, cwd: process.cwd(), highlight: highlightIds(), ...(since !== undefined ? { since } : {}) }, out);
     return 0;
   }
 }
