@@ -9,12 +9,15 @@ const out = (text: string) => void process.stdout.write(text);
 /** `loopx runs [--all] [--limit N] [--state S] [--json]`: recent runs, newest first. */
 export class RunsListCommand extends Command {
   static override paths = [["runs"]];
-  static override usage = Command.Usage({ description: "This project's recent runs, newest first: id (its shortest\nunique prefix highlighted), state, start, duration, iterations,\ntarget" });
+  static override usage = Command.Usage({
+    description:
+      "This project's recent runs, newest first: id (its shortest\nunique prefix highlighted), state, start, duration, iterations,\ncost and tokens (when its scripts sent receipts), target;\n--since 24h: those started since, and what their receipts\nadd up to, per project and model",
+  });
   json = Option.Boolean("--json", false);
   all = Option.Boolean("--all", false);
   limit = valueOption("--limit", "count");
   state = valueOption("--state", "run-state");
-  since = valueOption("--since", "duration", "Runs started in the last <duration> (24h, 168h) only, and what their receipts add up to, per project and model (loopx's own addition)");
+  since = valueOption("--since", "duration");
 
   async execute(): Promise<number> {
     const { listRuns } = await import("../../records/runs.js");
@@ -106,9 +109,9 @@ export class RunsResumeCommand extends Command {
     description: "Resume a run that ended early or died, where it was\n(-n: <count> more iterations; default: what its -n left;\n--max-cost / --max-tokens: the whole run's new budget)",
   });
   maxIterations = valueOption("-n", "count");
-  maxCost = valueOption("--max-cost", "usd", "The whole run's new cost budget, in USD (loopx's own addition)");
-  countEstimates = Option.Boolean("--count-estimates", false, { description: "Estimated cost counts against --max-cost too" });
-  maxTokens = valueOption("--max-tokens", "count", "The whole run's new token budget");
+  maxCost = valueOption("--max-cost", "usd");
+  countEstimates = Option.Boolean("--count-estimates", false);
+  maxTokens = valueOption("--max-tokens", "count");
   id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
