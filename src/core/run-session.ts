@@ -8,6 +8,7 @@ import {
   type RecordedOptions,
   type RunEndReason,
   type RunStartEvent,
+  type WarningEvent,
 } from "../records/events.js";
 
 /**
@@ -326,6 +327,11 @@ export class RunSession implements RunControls {
       ...(result.error !== undefined ? { error: result.error } : {}),
       ...(result.stderr ? { stderr: result.stderr } : {}),
     });
+  }
+
+  /** loopx's own warning about the latest iteration's script: a `warning` event (parts/warnings.ts shows it). */
+  iterationWarning(kind: WarningEvent["kind"], message: string): void {
+    this.emit({ ...this.base("warning"), kind, n: this.iterationCount, target: this.iterationTarget, message });
   }
 
   /**
