@@ -71,6 +71,8 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
       return "aborted";
     case "returned":
       return "left early by its caller";
+    case "budget":
+      return end.message ?? "budget reached";
   }
 }
 

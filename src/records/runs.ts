@@ -28,6 +28,7 @@ export const RUN_STATES = [
   "hangup",
   "quit",
   "timed-out",
+  "budget",
   "aborted",
   "returned",
   "killed",
