@@ -167,7 +167,10 @@ export function outputForEvent(output: Output): IterationOutput {
     const bytes = utf8Bytes(output.result);
     let excerpt = output.result;
     if (bytes > RESULT_EXCERPT_BYTES) {
-      excerpt = new TextDecoder().decode(new TextEncoder().encode(output.result).subarray(0, RESULT_EXCERPT_BYTES));
+      // Only the head is encoded (each UTF-16 unit is at least one UTF-8 byte): a 300 MB
+      // result must not be copied whole to keep its first 4 KiB.
+      const head = output.result.slice(0, RESULT_EXCERPT_BYTES);
+      excerpt = new TextDecoder().decode(new TextEncoder().encode(head).subarray(0, RESULT_EXCERPT_BYTES));
       if (excerpt.endsWith("\uFFFD")) excerpt = excerpt.slice(0, -1); // a cut multi-byte character
     }
     event.result = excerpt;

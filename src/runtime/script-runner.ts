@@ -37,9 +37,13 @@ export async function runScript(
   const invocation = scriptInvocation(script, env);
   const exit = await supervisor.run({ ...invocation, cwd, stdin });
   if (exit.spawnError) throw new ScriptFailedError(`script ${label} cannot be started: ${exit.spawnError.message}`);
-  const ended = { exitCode: exit.code, signal: exit.signal, stdoutBytes: exit.stdout.length, ...(exit.stderrTail ? { stderr: exit.stderrTail } : {}) };
+  const ended = { exitCode: exit.code, signal: exit.signal, stdoutBytes: exit.stdoutOverCap?.bytes ?? exit.stdout.length, ...(exit.stderrTail ? { stderr: exit.stderrTail } : {}) };
   if (exit.signal) throw new ScriptFailedError(`script ${label} was killed by ${exit.signal}`, ended, crlfHint(script));
   if (exit.code !== 0) throw new ScriptFailedError(`script ${label} exited with code ${exit.code}`, ended, crlfHint(script));
+  if (exit.stdoutOverCap) {
+    const { bytes, cap } = exit.stdoutOverCap;
+    throw new ScriptFailedError(`script ${label} wrote ${bytes} bytes to stdout, more than loopx's cap of ${cap} bytes (LOOPX_MAX_STDOUT; large output belongs in a file)`, ended);
+  }
   return { stdout: exit.stdout.toString("utf8"), stdoutBytes: exit.stdout.length };
 }
 
