@@ -26,4 +26,4 @@ export type {
   UsageWindow,
   CostKind,
   RecordEvent,
-} from "./records/events.js";
+} from "./core/events.js";

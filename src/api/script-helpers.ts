@@ -1,6 +1,6 @@
 import { serializeOutput, type Output } from "../core/output.js";
-import { lazyFs } from "../runtime/lazy-fs.js";
-import { writeAllSync } from "../runtime/write-all.js";
+import { lazyFs } from "../os/lazy-fs.js";
+import { writeAllSync } from "../os/write-all.js";
 
 // A note in the run's record (loopx's own addition), with output and input (script.ts).
 export { note } from "../records/note.js";

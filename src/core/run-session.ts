@@ -9,7 +9,7 @@ import {
   type RunEndReason,
   type RunStartEvent,
   type WarningEvent,
-} from "../records/events.js";
+} from "./events.js";
 
 /**
  * One run of a loop, from the moment it passes validation to its end, whoever drives it (the CLI or

@@ -1,4 +1,4 @@
-import type { CostKind, Receipt, ReceiptTokens, UsageWindow } from "../records/events.js";
+import type { CostKind, Receipt, ReceiptTokens, UsageWindow } from "../core/events.js";
 
 /**
  * A receipt as a script gives it, checked (pure; loaded by a script's `import "loopx"`, so no

@@ -1,4 +1,4 @@
-import { EVENT_VERSION, type ReceiptEvent } from "../records/events.js";
+import { EVENT_VERSION, type ReceiptEvent } from "../core/events.js";
 import { appendLine, ownRecordPath } from "../records/note.js";
 import { parseReceipt } from "./receipt.js";
 

@@ -1,6 +1,6 @@
-import { EVENT_VERSION, type NoteEvent } from "./events.js";
+import { EVENT_VERSION, type NoteEvent } from "../core/events.js";
 // Not node:fs / node:path imports: a script's `import "loopx"` loads this module (lazy-fs.ts).
-import { lazyFs as fs } from "../runtime/lazy-fs.js";
+import { lazyFs as fs } from "../os/lazy-fs.js";
 
 /**
  * Notes in a run's record (loopx's own addition): a script adds a line of its own to the record

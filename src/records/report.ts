@@ -11,7 +11,7 @@ import {
   type RunEndReason,
   type RunResumeEvent,
   type RunStartEvent,
-} from "./events.js";
+} from "../core/events.js";
 
 /**
  * Pure reading and wording of run events (loopx's own extension of the spec): what terminal

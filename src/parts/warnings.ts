@@ -1,8 +1,8 @@
-import type { RunPart } from "../../core/run-session.js";
+import type { RunPart } from "../core/run-session.js";
 
 /**
  * Shows loopx's own `warning` events (a near-miss output, a CRLF script, a held stdout: see
- * records/events.ts WarningEvent) as one `loopx: warning:` line each on stderr, never on stdout.
+ * core/events.ts WarningEvent) as one `loopx: warning:` line each on stderr, never on stdout.
  * The record part keeps the same event. Every run has it; it costs one type test per event.
  */
 export function warningsPart(): RunPart {
