@@ -4,6 +4,7 @@ import {
   type IterationEndEvent,
   type IterationStartEvent,
   type GapEvent,
+  type WarningEvent,
   type NoteEvent,
   type RecordEvent,
   type RunEndEvent,
@@ -354,6 +355,7 @@ export class RunDetail {
   readonly gaps: GapEvent[] = [];
   /** The run's receipts added up, every sitting and what a capped record dropped included. */
   readonly totals: RunTotals = emptyRunTotals();
+  readonly warnings: WarningEvent[] = [];
   /**
    * The run's own events (run.start, run.resume, pause/continue/stop, run.end), in record order:
    * with the last iteration.start/end, enough for summarizeRun.
@@ -401,6 +403,9 @@ export class RunDetail {
         if (row) addTotals((row.totals ??= emptyTotals()), receiptTotals(receipt));
         break;
       }
+      case "warning":
+        this.warnings.push(event);
+        break;
       default:
         this.runEvents.push(event);
     }
@@ -413,6 +418,7 @@ export class RunDetail {
     detail.notes.push(...this.notes.filter((note) => note.n === undefined || note.n > after));
     detail.gaps.push(...this.gaps.filter((gap) => gap.after >= after));
     addRunTotals(detail.totals, this.totals);
+    detail.warnings.push(...this.warnings.filter((warning) => warning.n > after));
     detail.lastTime = this.lastTime;
     return detail;
   }
@@ -479,6 +485,7 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
     else orphans.push(describeNote(event));
   }
   for (const row of iterations) for (const line of row.stderr ?? []) add(row.n, line);
+  for (const warning of detail.warnings) if (known.has(warning.n)) add(warning.n, describeWarning(warning));
   for (const gap of detail.gaps) add(gap.after, describeGap(gap));
   const table = formatTable(rows);
   if (under.size === 0 && orphans.length === 0) return `${header}${before.map((line) => `${line}\n`).join("")}${table}`;
@@ -525,6 +532,8 @@ function describeTailEvent(event: RecordEvent, start: RunStartEvent | undefined,
       return describeGap(event);
     case "receipt":
       return describeReceipt(event, formatLocalTime);
+    case "warning":
+      return describeWarning(event);
     case "run.resume":
       return `run ${event.run} resumed ${formatLocalTime(event.time)} at ${event.target} · iteration ${event.iterations + 1} · pid ${event.pid}`;
     default:
@@ -545,6 +554,11 @@ export function describeSteering(event: RecordEvent): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** "  warning · main:index: its output ..." (loopx's own words around a script's text, escaped). */
+function describeWarning(event: WarningEvent): string {
+  return `  warning · ${shownText(String(event.message))}`;
 }
 
 /** "  note 19:55:02 · ralph: waiting for the usage limit …" (a script's note, local time). */
