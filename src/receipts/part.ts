@@ -19,6 +19,8 @@ export class LiveReceipts implements RunPart {
   private fd: number | undefined;
   private offset = 0;
   private partial: Buffer = Buffer.alloc(0);
+  /** One read buffer for the run (a script's receipts are a few hundred bytes each). */
+  private readonly buffer = Buffer.allocUnsafe(16384);
   private run = "";
   readonly totals: RunTotals;
 
@@ -71,11 +73,11 @@ export class LiveReceipts implements RunPart {
     if (this.fd === undefined) return;
     const chunks = [this.partial];
     for (;;) {
-      const chunk = Buffer.allocUnsafe(65536);
-      const bytes = readSync(this.fd, chunk, 0, chunk.length, this.offset);
+      const bytes = readSync(this.fd, this.buffer, 0, this.buffer.length, this.offset);
       if (bytes <= 0) break;
       this.offset += bytes;
-      chunks.push(chunk.subarray(0, bytes));
+      chunks.push(Buffer.from(this.buffer.subarray(0, bytes)));
+      if (bytes < this.buffer.length) break; // the end of what is written now
     }
     if (chunks.length === 1) return;
     const data = Buffer.concat(chunks);
