@@ -27,6 +27,13 @@ export function parseCount(value: string, flag: string): number {
   return count;
 }
 
+/** Parses `--max-cost <usd>`: dollars in plain decimal (`5`, `0.50`, `$5`), or a usage error naming the option. */
+export function parseUsd(value: string, flag: string): number {
+  const usd = /^\$?[0-9]+(?:\.[0-9]+)?$/.test(value) ? Number(value.replace(/^\$/, "")) : Number.NaN;
+  if (!Number.isFinite(usd)) throw new UsageError(`${flag} needs an amount of US dollars (5, 0.50), got ${JSON.stringify(value)}`);
+  return usd;
+}
+
 /** Parses a time limit (`--timeout 20m`): milliseconds, or a usage error naming the option. */
 export function parseDurationOption(value: string, flag: string): number {
   const parsed = parseDuration(value);
@@ -36,7 +43,7 @@ export function parseDurationOption(value: string, flag: string): number {
 
 /**
  * The text of a run option (engine/options.ts RUN_OPTIONS) as the value its check takes, by the
- * kind of its value: a count, a duration in ms, a path; a usage error naming the option otherwise.
+ * kind of its value: a count, a duration in ms, dollars, a path; a usage error naming the option otherwise.
  */
 export function parseOptionText(kind: ValueKind, text: string, flag: string): unknown {
   switch (kind) {
@@ -44,6 +51,8 @@ export function parseOptionText(kind: ValueKind, text: string, flag: string): un
       return parseCount(text, flag);
     case "duration":
       return parseDurationOption(text, flag);
+    case "usd":
+      return parseUsd(text, flag);
     case "log-file":
       if (text === "") throw new UsageError(`${flag} needs a file path`);
       return text;

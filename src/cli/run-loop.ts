@@ -12,11 +12,11 @@ export async function runFromCli(request: { target: string; options: RunOptionVa
 }
 
 /**
- * `loopx runs resume <id> [-n <count>]`: the run goes on in this terminal, as `loopx run` would
+ * `loopx runs resume <id> [-n <count>] [budgets]`: the run goes on in this terminal, as `loopx run` would
  * have gone on (the engine asks control/resume.ts where, which refuses with one line).
  */
-export async function resumeFromCli(id: string, maxIterations: number | undefined, argv: string[]): Promise<number> {
-  return runToEnd({ options: maxIterations === undefined ? {} : { maxIterations }, resume: { id }, argv });
+export async function resumeFromCli(id: string, options: RunOptionValues, argv: string[]): Promise<number> {
+  return runToEnd({ options, resume: { id }, argv });
 }
 
 async function runToEnd(request: Pick<RunRequest, "target" | "options" | "resume" | "argv">): Promise<number> {

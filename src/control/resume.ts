@@ -10,6 +10,7 @@ import { closingPath, listRecordIds, readRecordText, recordsDir, runProcessAlive
 import { resolveRunId } from "../records/run-id.js";
 import { recordPath } from "../records/paths.js";
 import { otherOwner } from "../os/own-user.js";
+import { recordTotals, type RunTotals } from "../core/receipts.js";
 
 /**
  * A resume, ready for the engine (loopx's own addition): the run's record read and judged
@@ -39,6 +40,8 @@ export interface ResumeRequest {
   iterations: number;
   /** How long the run was going before, for `run.end`'s duration. */
   elapsedMs: number;
+  /** What the run's receipts added up to so far: its budget goes on from there (never reset). */
+  totals?: RunTotals;
 }
 
 /** The run as it started, with what is left of it: what the engine plans the resumed run from. */
@@ -107,7 +110,7 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
     projectRoot,
     maxIterations: point.maxIterations,
     recorded: { ...point.options, ...options.overrides },
-    resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs },
+    resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs, totals: recordTotals(record.events).run },
   };
 }
 

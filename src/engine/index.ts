@@ -80,6 +80,7 @@ function loopOptions(plan: RunPlan): LoopRequest {
     projectRoot: plan.projectRoot,
     baseEnv: plan.baseEnv,
     loopxBin: loopxBin(),
+    checkOutput: plan.baseEnv.LOOPX_WARN_OUTPUT !== "0",
     ...(plan.resume ? { resume: { target: plan.resume.target, stdin: plan.resume.stdin } } : {}),
   };
 }

@@ -27,11 +27,21 @@ export interface RunOptionDeclaration<Name extends string = string, T = unknown>
   /** RunOptions.<name> (API) and RunPlan.options.<name>. */
   name: Name;
   /** The `loopx run` option: its names, the kind of its value (none: a flag) and its help line. */
-  cli?: { names: string; kind?: ValueKind; description: string };
+  cli?: {
+    names: string;
+    kind?: ValueKind;
+    description: string;
+    /** `loopx runs resume` takes it too (shown inline there), for the resumed run. */
+    resume?: boolean;
+    /** What a valid value looks like, for the line when the target was taken as its value (`loopx run --timeout main`). */
+    example?: string;
+  };
   /** RunOptions has it: the API's callers may give it. */
   api?: boolean;
   /** The value as given (the API's as is, the CLI's as parsed), checked; relative paths resolve against `projectRoot`. */
   check(value: unknown, projectRoot: string): T;
+  /** Only with this other option (checked by the engine; by the CLI in its own words). */
+  requires?: string;
   /** Kept in `run.start` (RecordedOptions) so that a resumed run gets it again unless given anew. */
   recorded?: boolean;
   /** The part acting on the option, given only its checked value (never called when it is undefined). */
@@ -112,7 +122,7 @@ function checkAbortSignal(value: unknown): AbortSignal | undefined {
 export const RUN_OPTIONS = [
   declare({
     name: "maxIterations",
-    cli: { names: "-n", kind: "count", description: "Stop after <count> script executions (goto hops count); 0 only validates" },
+    cli: { names: "-n", kind: "count", description: "Stop after <count> script executions (goto hops count); 0 only validates", resume: true, example: "a count, e.g. -n 10" },
     api: true,
     check: validateMaxIterations,
   }),
@@ -131,7 +141,7 @@ export const RUN_OPTIONS = [
   }),
   declare({
     name: "timeout",
-    cli: { names: "--timeout", kind: "duration", description: "Limit for each script execution (loopx's own addition)" },
+    cli: { names: "--timeout", kind: "duration", description: "Limit for each script execution (loopx's own addition)", example: "a duration, e.g. --timeout 20m" },
     api: true,
     recorded: true,
     check: (value) => checkLimit(value, "timeout"),
@@ -139,11 +149,44 @@ export const RUN_OPTIONS = [
   }),
   declare({
     name: "maxTime",
-    cli: { names: "--max-time", kind: "duration", description: "Limit for the whole run; no script starts after it (loopx's own addition)" },
+    cli: { names: "--max-time", kind: "duration", description: "Limit for the whole run; no script starts after it (loopx's own addition)", example: "a duration, e.g. --max-time 8h" },
     api: true,
     recorded: true,
     check: (value) => checkLimit(value, "maxTime"),
     part: (ms) => timeLimits({ maxTime: ms }),
+  }),
+  // Budgets (receipts/budget.ts): the engine composes their part (receipts/part.ts) with the scratch
+  // directory and a resumed run's totals.
+  declare({
+    name: "maxCost",
+    cli: { names: "--max-cost", kind: "usd", description: "Budget: no script starts once the run's billed cost reaches <usd>; exit 3 (loopx's own addition)", resume: true },
+    api: true,
+    recorded: true,
+    check: (value) => {
+      if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < 0)) throw new LoopxError(`maxCost must be a non-negative number of US dollars, got ${describeValue(value)}`);
+      return value as number | undefined;
+    },
+  }),
+  declare({
+    name: "countEstimates",
+    cli: { names: "--count-estimates", description: "With --max-cost: estimated cost counts too (loopx's own addition)", resume: true },
+    api: true,
+    recorded: true,
+    requires: "maxCost",
+    check: (value) => {
+      if (value !== undefined && typeof value !== "boolean") throw new LoopxError(`countEstimates must be a boolean, got ${describeValue(value)}`);
+      return value === true ? true : undefined;
+    },
+  }),
+  declare({
+    name: "maxTokens",
+    cli: { names: "--max-tokens", kind: "count", description: "Budget: no script starts once the run's tokens reach <count>; exit 3 (loopx's own addition)", resume: true },
+    api: true,
+    recorded: true,
+    check: (value) => {
+      if (value !== undefined && (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0)) throw new LoopxError(`maxTokens must be a non-negative integer, got ${describeValue(value)}`);
+      return value as number | undefined;
+    },
   }),
   declare({
     name: "summary",
@@ -172,6 +215,12 @@ export type RunOptionValues = Partial<Record<Declarations["name"], unknown>>;
 export function validateRunOptions(values: RunOptionValues, projectRoot: string = process.cwd(), table: readonly RunOptionDeclaration[] = RUN_OPTIONS): RunOptionsChecked {
   const checked: Record<string, unknown> = {};
   for (const option of table) checked[option.name] = option.check((values as Record<string, unknown>)[option.name], projectRoot);
+  for (const option of table) {
+    if (option.requires !== undefined && checked[option.name] !== undefined && checked[option.requires] === undefined) {
+      const other = table.find((o) => o.name === option.requires);
+      throw new LoopxError(`${option.name} needs ${option.requires}${option.cli && other?.cli ? ` (${option.cli.names} needs ${other.cli.names})` : ""}`);
+    }
+  }
   return checked as RunOptionsChecked;
 }
 

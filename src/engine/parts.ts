@@ -1,7 +1,9 @@
 import type { RunPart } from "../core/run-session.js";
 import { strays } from "../parts/strays.js";
 import { recordsDir } from "../records/store.js";
-import { progressPart } from "../parts/progress.js";
+import { progressPart, progressShown } from "../parts/progress.js";
+import { LiveReceipts } from "../receipts/part.js";
+import { warningsPart } from "../parts/warnings.js";
 import { logPart, recordMaxBytes, recordPart } from "../records/writer.js";
 import { TmpdirPart } from "../parts/tmpdir.js";
 import { guardianPart } from "../guardian/part.js";
@@ -9,6 +11,7 @@ import { runInputPart } from "../records/input.js";
 import { controlPart } from "../control/part.js";
 import { optionParts } from "./options.js";
 import type { RunPlan } from "./plan.js";
+import type { Budget } from "../receipts/budget.js";
 
 /**
  * The parts for one run, in the order they begin (they end in reverse order). A feature nobody
@@ -40,10 +43,30 @@ export function runParts(plan: RunPlan): RunPart[] {
   // The parts of the run's options (time limits, ...; engine/options.ts), each given its own value.
   parts.push(...optionParts(plan.options));
   if (env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
+  // Receipts read as they come: only for a budget or a progress line that shows the running total
+  // (a run with neither has no receipts file and reads nothing). After the scratch directory (the
+  // file is in it, read a last time before it goes).
+  const budget = budgetOf(plan);
+  const showsProgress = plan.progress && progressShown(env);
+  const live = budget || showsProgress ? new LiveReceipts(() => tmpdir.scratch?.path, budget, plan.resume?.totals) : undefined;
+  if (live) parts.push(live);
   if (plan.progress) {
-    const progress = progressPart(env, { summary });
+    const progress = progressPart(env, { summary, ...(live ? { receipts: live } : {}) });
     if (progress) parts.push(progress);
   }
+  // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.
+  parts.push(warningsPart());
   if (onEvent) parts.push({ onEvent });
   return parts;
+}
+
+/** `--max-cost` / `--count-estimates` / `--max-tokens` (RunOptions the same) as the budget part's slice, when the run has one. */
+function budgetOf(plan: RunPlan): Budget | undefined {
+  const { maxCost, countEstimates, maxTokens } = plan.options;
+  if (maxCost === undefined && maxTokens === undefined) return undefined;
+  return {
+    ...(maxCost !== undefined ? { maxCost } : {}),
+    ...(countEstimates === true ? { countEstimates: true } : {}),
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
+  };
 }

@@ -1,8 +1,9 @@
 import { resolve } from "node:path";
 import { LoopxError } from "../core/errors.js";
+import type { RecordedOptions } from "../core/events.js";
 import type { RunPart } from "../core/run-session.js";
 import { prepareResume, type ResumeRequest } from "../control/resume.js";
-import { recordedOptions, validateMaxIterations, validateRunOptions, type RunOptionsChecked, type RunOptionValues } from "./options.js";
+import { RUN_OPTIONS, validateMaxIterations, validateRunOptions, type RunOptionsChecked, type RunOptionValues } from "./options.js";
 
 /**
  * What a driver asks the engine to run: plain values, nothing checked yet. The CLI (cli/run-loop.ts)
@@ -49,6 +50,16 @@ export interface RunPlan {
   parts: RunPart[];
 }
 
+/** The recorded options given again for a resume, each checked alone (what they need may be recorded). */
+function givenAgain(given: RunOptionValues, projectRoot: string): RecordedOptions {
+  const again: Record<string, unknown> = {};
+  for (const option of RUN_OPTIONS) {
+    const value = "recorded" in option && option.recorded ? option.check(given[option.name], projectRoot) : undefined;
+    if (value !== undefined) again[option.name] = value;
+  }
+  return again as RecordedOptions;
+}
+
 function checkProjectRoot(value: unknown): string {
   if (typeof value !== "string") throw new LoopxError(`cwd must be a directory path, got ${value === null ? "null" : typeof value}`);
   return resolve(value);
@@ -73,8 +84,8 @@ export function planRun(request: RunRequest): RunPlan {
     const prepared = prepareResume(request.baseEnv, id, {
       ...(target !== undefined ? { target: String(target) } : {}),
       ...(more !== undefined ? { maxIterations: more } : {}),
-      // Options given again replace what the run recorded (the API's envFile, timeout, maxTime).
-      overrides: recordedOptions(validateRunOptions(given, projectRoot)),
+      // Options given again replace what the run recorded (envFile, limits, budgets).
+      overrides: givenAgain(given, projectRoot),
     });
     target = prepared.target;
     projectRoot = prepared.projectRoot;

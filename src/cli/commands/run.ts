@@ -1,7 +1,6 @@
 import { Command, Option } from "clipanion";
 import { UsageError } from "../../core/errors.js";
-import { RUN_OPTIONS } from "../../engine/options.js";
-import { parseOptionText, valueOption } from "../options.js";
+import { declareRunOptions, givenRunOptions, missingTargetLine } from "../run-options.js";
 
 /**
  * `loopx run [options] <workflow>[:<script>]` (spec §4.1, §4.2). Its options are declared here
@@ -35,6 +34,12 @@ Each run's events are recorded in $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0: o
 'loopx runs -h'. From another terminal, 'loopx runs stop|pause|continue <id>' steer the run and
 'loopx runs resume <id>' goes on with one that was interrupted, timed out, failed or died.
 
+Budgets (loopx's own addition): scripts report what they used with 'loopx receipt' (see
+'loopx receipt -h'); with --max-cost <usd> (billed cost; estimates too with --count-estimates)
+or --max-tokens <count>, no script starts once the run's totals reach the budget, loopx prints
+one line naming the budget and the total, and exits 3. 'loopx runs resume <id> --max-cost <more>'
+raises it.
+
 No strays (loopx's own addition): processes that left the script's process group (setsid,
 detached children, daemons) but still carry the run's LOOPX_RUN_ID are ended (SIGTERM, the
 remaining grace, SIGKILL) when the run is interrupted, times out or fails; after a normal end
@@ -48,25 +53,16 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
 
   constructor() {
     super();
-    const fields = this as unknown as Record<string, unknown>;
-    for (const { name, cli } of RUN_OPTIONS) {
-      if (!cli) continue;
-      fields[name] = cli.kind ? valueOption(cli.names, cli.kind, cli.description) : Option.Boolean(cli.names, false, { description: cli.description });
-    }
+    declareRunOptions(this);
     this.targets = Option.Rest({ name: "target" });
   }
 
   async execute(): Promise<number> {
-    if (this.targets.length === 0) throw new UsageError("loopx run needs a target: loopx run <workflow>[:<script>]");
+    if (this.targets.length === 0) throw new UsageError(missingTargetLine(this));
     if (this.targets.length > 1) {
       throw new UsageError(`loopx run takes exactly one target, got ${this.targets.length}: ${this.targets.map((t) => JSON.stringify(t)).join(" ")}`);
     }
-    const fields = this as unknown as Record<string, string | boolean | undefined>;
-    const options: Record<string, unknown> = {};
-    for (const { name, cli } of RUN_OPTIONS) {
-      const given = cli ? fields[name] : undefined;
-      if (given !== undefined) options[name] = typeof given === "string" && cli?.kind ? parseOptionText(cli.kind, given, cli.names) : given;
-    }
+    const options = givenRunOptions(this);
     const { runFromCli } = await import("../run-loop.js");
     return runFromCli({ target: this.targets[0]!, options, argv: process.argv.slice(2) });
   }

@@ -1,7 +1,8 @@
 import { Command, Option } from "clipanion";
 import type { CommandGroup } from "../command-spec.js";
 import { RUN_STATES } from "../../core/events.js";
-import { parseCount, valueOption } from "../options.js";
+import { parseCount, parseDurationOption, valueOption } from "../options.js";
+import { declareRunOptions, givenRunOptions } from "../run-options.js";
 
 /** `loopx runs` (loopx's own extension): the run records under $XDG_STATE_HOME/loopx/runs/. */
 
@@ -22,16 +23,21 @@ function statesLine(): string {
 /** `loopx runs [--all] [--limit N] [--state S] [--json]`: recent runs, newest first. */
 export class RunsListCommand extends Command {
   static override paths = [["runs"]];
-  static override usage = Command.Usage({ description: "This project's recent runs, newest first: id (its shortest\nunique prefix highlighted), state, start, duration, iterations,\ntarget" });
+  static override usage = Command.Usage({
+    description:
+      "This project's recent runs, newest first: id (its shortest\nunique prefix highlighted), state, start, duration, iterations,\ncost and tokens (when its scripts sent receipts), target;\n--since 24h: those started since, and what their receipts\nadd up to, per project and model",
+  });
   json = Option.Boolean("--json", false);
   all = Option.Boolean("--all", false);
   limit = valueOption("--limit", "count");
   state = valueOption("--state", "run-state");
+  since = valueOption("--since", "duration");
 
   async execute(): Promise<number> {
     const { listRuns } = await import("../../records/runs.js");
     const limit = this.limit === undefined ? undefined : parseCount(this.limit, "--limit");
-    listRuns(process.env, { json: this.json, all: this.all, limit, state: this.state, cwd: process.cwd(), highlight: highlightIds() }, out);
+    const since = this.since === undefined ? undefined : Date.now() - parseDurationOption(this.since, "--since");
+    listRuns(process.env, { json: this.json, all: this.all, limit, state: this.state, cwd: process.cwd(), highlight: highlightIds(), ...(since !== undefined ? { since } : {}) }, out);
     return 0;
   }
 }
@@ -114,15 +120,20 @@ export class RunsContinueCommand extends Command {
 export class RunsResumeCommand extends Command {
   static override paths = [["runs", "resume"]];
   static override usage = Command.Usage({
-    description: "Resume a run that ended early or died, where it was\n(-n: <count> more iterations; default: what its -n left)",
+    description: "Resume a run that ended early or died, where it was\n(-n: <count> more iterations; default: what its -n left;\n--max-cost / --max-tokens: the whole run's new budget)",
   });
-  maxIterations = valueOption("-n", "count");
-  id = Option.String({ name: "run-id" });
+  // -n and the budgets: the run options marked `resume` in engine/options.ts RUN_OPTIONS.
+  declare id: string;
+
+  constructor() {
+    super();
+    declareRunOptions(this, true);
+    this.id = Option.String({ name: "run-id" });
+  }
 
   async execute(): Promise<number> {
-    const count = this.maxIterations;
     const { resumeFromCli } = await import("../run-loop.js");
-    return resumeFromCli(this.id, count === undefined ? undefined : parseCount(count, "-n"), process.argv.slice(2));
+    return resumeFromCli(this.id, givenRunOptions(this, true), process.argv.slice(2));
   }
 }
 
