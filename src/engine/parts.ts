@@ -9,7 +9,6 @@ import { TmpdirPart } from "../parts/tmpdir.js";
 import { guardianPart } from "../guardian/part.js";
 import { runInputPart } from "../records/input.js";
 import { controlPart } from "../control/part.js";
-import { optionParts } from "./options.js";
 import type { RunPlan } from "./plan.js";
 import type { Budget } from "../receipts/budget.js";
 
@@ -41,7 +40,7 @@ export function runParts(plan: RunPlan): RunPart[] {
   // directory, so that the run's strays are gone before it is removed.
   parts.push(strays());
   // The parts of the run's options (time limits, ...; engine/options.ts), each given its own value.
-  parts.push(...optionParts(plan.options));
+  parts.push(...plan.optionParts);
   if (env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
   // Receipts read as they come: only for a budget or a progress line that shows the running total
   // (a run with neither has no receipts file and reads nothing). After the scratch directory (the

@@ -3,10 +3,10 @@ import { LoopxError } from "../core/errors.js";
 import type { RecordedOptions } from "../core/events.js";
 import type { RunPart } from "../core/run-session.js";
 import { prepareResume, type ResumeRequest } from "../control/resume.js";
-import { RUN_OPTIONS, validateMaxIterations, validateRunOptions, type RunOptionsChecked, type RunOptionValues } from "./options.js";
+import { optionParts, RUN_OPTIONS, validateMaxIterations, validateRunOptions, type RunOptionsChecked, type RunOptionValues } from "./options.js";
 
 /**
- * What a driver asks the engine to run: plain values, nothing checked yet. The CLI (cli/run-loop.ts)
+ * What a driver asks the engine to run: plain values, nothing checked yet. The CLI (cli/commands/run.ts)
  * and the API (api/run.ts) build it the same way; the engine turns it into a RunPlan, once.
  */
 export interface RunRequest {
@@ -42,6 +42,8 @@ export interface RunPlan {
   options: RunOptionsChecked;
   /** The run goes on where it ended, with the same id; `target` is still its starting target. */
   resume?: ResumeRequest;
+  /** The parts the options ask for (engine/options.ts `part`), each made with its own value. */
+  optionParts: RunPart[];
   argv?: string[];
   progress: boolean;
   signals: boolean;
@@ -93,11 +95,13 @@ export function planRun(request: RunRequest): RunPlan {
     // A resumed run is recorded: it goes on in its record.
     values = { ...given, ...prepared.recorded, maxIterations: prepared.maxIterations, record: true };
   }
+  const options = validateRunOptions(values, projectRoot);
   return {
     target,
     projectRoot,
     baseEnv: request.baseEnv,
-    options: validateRunOptions(values, projectRoot),
+    options,
+    optionParts: optionParts(options),
     ...(resume ? { resume } : {}),
     ...(request.argv ? { argv: request.argv } : {}),
     progress: request.progress === true,

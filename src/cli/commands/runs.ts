@@ -2,7 +2,7 @@ import { Command, Option } from "clipanion";
 import type { CommandGroup } from "../command-spec.js";
 import { RUN_STATES } from "../../core/events.js";
 import { parseCount, parseDurationOption, valueOption } from "../options.js";
-import { declareRunOptions, givenRunOptions } from "../run-options.js";
+import { declareRunOptions, givenRunOptions } from "./run.js";
 
 /** `loopx runs` (loopx's own extension): the run records under $XDG_STATE_HOME/loopx/runs/. */
 
@@ -132,7 +132,7 @@ export class RunsResumeCommand extends Command {
   }
 
   async execute(): Promise<number> {
-    const { resumeFromCli } = await import("../run-loop.js");
+    const { resumeFromCli } = await import("./run.js");
     return resumeFromCli(this.id, givenRunOptions(this, true), process.argv.slice(2));
   }
 }

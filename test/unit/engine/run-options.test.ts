@@ -3,7 +3,7 @@
  * fixture entry appended to it, and nothing else, is a `loopx run` option (help, grammar), a field
  * `run()` takes, checked by the engine, and its part gets the value — here as a variable of the
  * run's scripts, which a script prints. The CLI runs in process from src/ (as grammar.test.ts does)
- * up to the request it hands the engine; the engine and the API run from dist/.
+ * up to the request it hands the engine (mocked there); the engine and the API run from dist/.
  */
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -15,10 +15,10 @@ import { main } from "../../../src/cli/main.js";
 import { isolatedEnv, makeProject, ROOT } from "../../helpers.js";
 
 const captured = vi.hoisted(() => [] as Array<{ target: string; options: Record<string, unknown> }>);
-vi.mock("../../../src/cli/run-loop.js", () => ({
-  runFromCli: async (request: { target: string; options: Record<string, unknown> }) => {
+vi.mock("../../../src/engine/index.js", () => ({
+  startRun: (request: { target: string; options: Record<string, unknown> }) => {
     captured.push(request);
-    return 0;
+    return { complete: async () => ({ reason: "stopped", exitCode: 0 }) };
   },
 }));
 
