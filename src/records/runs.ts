@@ -4,6 +4,7 @@ import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
 import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "./events.js";
 import { RunDetail, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, startEvent, summarizeRun, type RunState, type RunSummary } from "./report.js";
+import { formatRunMarkdown } from "./markdown.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
 
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */
@@ -175,9 +176,10 @@ function runIdFor(dir: string, prefix: string | undefined, cwd: string): string 
  * `loopx runs show [<id>]`: one row per iteration; `--last N`: the last N only; `--json`: the
  * record's events (with `--last`, those of the last N iterations, with the run's start and end).
  */
-export function showRun(env: Env, prefix: string | undefined, cwd: string, options: { json: boolean; last?: number }, write: Write): void {
+export function showRun(env: Env, prefix: string | undefined, cwd: string, options: { json: boolean; last?: number; markdown?: boolean; outcome?: boolean }, write: Write): void {
   const dir = recordsDir(env);
   const id = runIdFor(dir, prefix, cwd);
+  if (options.markdown || options.outcome) return showRunAs(dir, id, options.outcome ? "outcome" : "markdown", write);
   const last = options.last;
   // --last N: only as much of the record's end as holds N iterations (and one more, for the count
   // of those not shown).
@@ -305,4 +307,15 @@ export async function tailRun(env: Env, prefix: string | undefined, cwd: string,
     }
   }
   return exitCode;
+}
+
+/** `runs show --markdown` (the job summary's receipt) and `--outcome` (one JSON object: how the run ended). */
+function showRunAs(dir: string, id: string, format: "markdown" | "outcome", write: Write): void {
+  const detail = new RunDetail();
+  const record = parseRecord(readRecordText(dir, id), (event) => detail.add(event));
+  if (record.newerVersion !== undefined) throw newer(id, record.newerVersion);
+  const summary = summarizeRun(id, detail.forSummary(), runProcessAlive, Date.now());
+  if (!summary) throw new LoopxError(`run ${id} has no run.start in ${join(dir, `${id}.jsonl`)}`);
+  if (format === "markdown") return write(formatRunMarkdown(summary, detail));
+  write(`${jsonLine({ ...summary, end: detail.lastTime, record: join(dir, `${id}.jsonl`) })}\n`);
 }

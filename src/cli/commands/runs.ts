@@ -29,12 +29,14 @@ export class RunsShowCommand extends Command {
   static override usage = Command.Usage({ description: "One run's iterations (a unique prefix of the id is enough;\nno id or latest: this project's newest run)" });
   json = Option.Boolean("--json", false);
   last = valueOption("--last", "count");
+  markdown = Option.Boolean("--markdown", false);
+  outcome = Option.Boolean("--outcome", false);
   id = Option.String({ name: "run-id", required: false });
 
   async execute(): Promise<number> {
     const { showRun } = await import("../../records/runs.js");
     const last = this.last === undefined ? undefined : parseCount(this.last, "--last");
-    showRun(process.env, this.id, process.cwd(), { json: this.json, last }, out);
+    showRun(process.env, this.id, process.cwd(), { json: this.json, last, markdown: this.markdown, outcome: this.outcome }, out);
     return 0;
   }
 }
