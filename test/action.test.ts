@@ -159,7 +159,10 @@ linuxOnly("the loopx GitHub Action's entry", () => {
 
   it("hostile record text stays text in the summary", async () => {
     const hostile = "| x | <img src=x onerror=alert(1)> **bold** [a](javascript:alert(1)) `code` &amp;";
-    const project = makeProject({ ".loopx/work/index.sh": sh(`$LOOPX_BIN note ${JSON.stringify(hostile)}; $LOOPX_BIN output --result ${JSON.stringify(hostile)} --stop`) });
+    const project = makeProject({
+      "hostile.txt": hostile,
+      ".loopx/work/index.sh": sh(`h=$(cat "$LOOPX_PROJECT_ROOT/hostile.txt"); $LOOPX_BIN note "$h"; $LOOPX_BIN output --result "$h" --stop`),
+    });
     const run = await runAction(runnerEnv(project, { target: "work" }));
     expect(run.code).toBe(0);
     const html = marked.parse(run.summary) as string;
