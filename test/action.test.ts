@@ -173,7 +173,7 @@ linuxOnly("the loopx GitHub Action's entry", () => {
     expect(table!.rows[0]![5]).toBe(hostile.replace(/\s+/g, " ").slice(0, 39) + "…");
     expect(table!.rows[0]![6]).toBe(hostile.replace(/\s+/g, " "));
     const facts = allTables(run.summary)[0]!;
-    expect(facts.rows.find((row) => row[0] === "**state**")?.[1]).toBe("stopped");
+    expect(facts.rows.find((row) => row[0] === "state")?.[1]).toBe("stopped");
   });
 
   it("a binary whose SHA-256 is not the release's is not run: one error line, nothing cached", async () => {
