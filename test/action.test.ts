@@ -4,7 +4,7 @@
  * set to temp files and directories, the release binary served by a local stand-in for GitHub's
  * release downloads (GITHUB_SERVER_URL on 127.0.0.1), against real loops.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { marked, type Token, type Tokens } from "marked";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { BINARY, carriersOf, isolatedEnv, linuxOnly, makeProject, NODE, ROOT, sh, sleep, tempDir, VERSION, waitFor } from "./helpers.js";
 
 const ENTRY = join(ROOT, "action", "main.mjs");
@@ -217,5 +218,46 @@ linuxOnly("the loopx GitHub Action's entry", () => {
     expect(run.code).toBe(130);
     expect(run.summary).toMatch(/interrupted/);
     expect(await waitFor(() => carriersOf("HARDENING_TAG", tag).length === 0, 10_000)).toBe(true);
+  });
+});
+
+describe("action.yml", () => {
+  const VALIDATOR = join(ROOT, "node_modules", "@action-validator", "cli", "cli.mjs");
+  const text = readFileSync(join(ROOT, "action.yml"), "utf8");
+  const validate = (content: string) => {
+    const path = join(tempDir("loopx-action-yml-"), "action.yml");
+    writeFileSync(path, content);
+    return spawnSync(NODE, [VALIDATOR, path], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", FORCE_COLOR: "0" } });
+  };
+
+  it("validates against GitHub's action schema (action-validator); a broken copy does not", () => {
+    const good = validate(text);
+    expect(good.stderr).toBe("");
+    expect(good.status).toBe(0);
+    expect(validate(text.replace("using: composite", "using: compost")).status).toBe(1);
+    expect(validate(text.replace("    required: true", "    required: yes please")).status).toBe(1);
+  });
+
+  it("passes every input to the entry as INPUT_<NAME>, and every output the entry writes is declared", () => {
+    const action = parse(text) as { inputs: Record<string, unknown>; outputs: Record<string, { value: string }>; runs: { steps: Array<{ env: Record<string, string> }> } };
+    const env = action.runs.steps[0]!.env;
+    for (const name of Object.keys(action.inputs)) expect(env[`INPUT_${name.toUpperCase()}`]).toBe(`\${{ inputs.${name} }}`);
+    const entry = readFileSync(ENTRY, "utf8");
+    const written = [...entry.matchAll(/(?:outputs\["([a-z-]+)"\]|"([a-z-]+)": (?:summary|code|totals))/g)].map((m) => m[1] ?? m[2]);
+    const plain = [...entry.matchAll(/^\s{4}(state|iterations|record): summary/gm)].map((m) => m[1]);
+    const declared = Object.keys(action.outputs).sort();
+    expect([...new Set([...written, ...plain])].sort()).toEqual(declared);
+    for (const [name, output] of Object.entries(action.outputs)) expect(output.value).toBe(`\${{ steps.loop.outputs.${name} }}`);
+  });
+});
+
+describe("the release moves the action's major tag", () => {
+  it("for a stable v1.x.y only, after the GitHub release exists", () => {
+    const release = parse(readFileSync(join(ROOT, ".github", "workflows", "release.yml"), "utf8")) as { jobs: { publish: { steps: Array<{ name?: string; if?: string; run?: string }> } } };
+    const steps = release.jobs.publish.steps;
+    const move = steps.findIndex((step) => /major tag/.test(step.name ?? ""));
+    expect(move).toBeGreaterThan(steps.findIndex((step) => /gh release create/.test(step.run ?? "")));
+    expect(steps[move]!.if).toBe("needs.build.outputs.prerelease != 'true'");
+    expect(steps[move]!.run).toContain('major="${GITHUB_REF_NAME%%.*}"');
   });
 });
