@@ -158,6 +158,22 @@ linuxOnly("the loopx GitHub Action's entry", () => {
     expect(run.code).not.toBe(0);
   });
 
+  it("a budget stop: the run's exit code fails the job; totals in the outputs and the summary", async () => {
+    const project = makeProject({
+      ".loopx/work/index.sh": sh(`$LOOPX_BIN receipt --cost 0.4 --kind billed --input 1000 --output 250 --model claude-sonnet-4-5 && $LOOPX_BIN output --result "spent"`),
+    });
+    const run = await runAction(runnerEnv(project, { target: "work", args: "--max-cost 1 -n 10" }));
+    expect(run.outputs).toMatchObject({ state: "budget", iterations: "3", "cost-billed-usd": "1.2", "cost-estimate-usd": "0", "tokens-input": "3000", "tokens-output": "750" });
+    expect(run.code).toBe(Number(run.outputs["exit-code"]));
+    expect(run.code).not.toBe(0);
+    const facts = allTables(run.summary)[0]!;
+    expect(facts.rows.find((row) => row[0] === "cost")?.[1]).toBe("$1.20");
+    expect(facts.rows.find((row) => row[0] === "model claude-sonnet-4-5")?.[1]).toMatch(/^\$1\.20/);
+    const [table] = tables(run.summary);
+    expect(table!.header[5]).toBe("used");
+    expect(table!.rows.map((row) => row[5])).toEqual(Array(3).fill("$0.40 · 1.25k tokens"));
+  });
+
   it("hostile record text stays text in the summary", async () => {
     const hostile = "| x | <img src=x onerror=alert(1)> **bold** [a](javascript:alert(1)) `code` &amp;";
     const project = makeProject({
