@@ -7,7 +7,7 @@ import { startRun, type RunRequest } from "../engine/index.js";
  * CLI run is recorded (LOOPX_RECORD=0 turns it off), shows progress on a terminal and is cancelled
  * by SIGINT/SIGTERM (spec §7.3). The outcome's error is the one stderr line; its exit code is ours.
  */
-export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; log?: string; summary?: boolean; argv?: string[]; features?: { timeout?: number; maxTime?: number } }): Promise<number> {
+export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; log?: string; summary?: boolean; argv?: string[]; onEnd?: string; features?: { timeout?: number; maxTime?: number } }): Promise<number> {
   const projectRoot = process.cwd();
   return runToEnd(
     {
@@ -15,6 +15,7 @@ export async function runFromCli(options: { target: string; maxIterations?: numb
       maxIterations: options.maxIterations,
       timeout: options.features?.timeout,
       maxTime: options.features?.maxTime,
+      ...(options.onEnd !== undefined ? { onEnd: options.onEnd } : {}),
       envFile: options.envFile === undefined ? undefined : resolve(projectRoot, options.envFile),
       projectRoot,
       baseEnv: process.env,
@@ -43,6 +44,7 @@ async function runToEnd(request: RunRequest, argv: string[] | undefined, log: st
     summary,
     signals: true,
     compactHeap: true,
+    onEndFromEnv: true,
     ...(log !== undefined ? { log } : {}),
   }).complete();
   const error = outcome.error;

@@ -90,6 +90,7 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
       maxIterations: point.maxIterations,
       timeout: recorded.timeout,
       maxTime: recorded.maxTime,
+      ...(recorded.onEnd !== undefined ? { onEnd: recorded.onEnd } : {}),
       envFile: recorded.envFile,
       projectRoot,
       baseEnv: env,

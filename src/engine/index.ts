@@ -76,6 +76,8 @@ export interface RunFeatures {
   compactHeap?: boolean;
   /** More parts for this run (a control channel, a guardian, ...), after the built-in ones. */
   parts?: RunPart[];
+  /** The CLI's: LOOPX_ON_END (environment, env files) is the end-of-run hook when no `onEnd` is given. */
+  onEndFromEnv?: boolean;
 }
 
 /**
@@ -117,8 +119,9 @@ export function createRunId(now: number = Date.now()): string {
 const DONE: IteratorResult<Output, void> = { done: true, value: undefined };
 
 /** The options `run.start` keeps for a resume; only those given. */
-function recordedOptions(envFile: string | undefined, timeout: number | undefined, maxTime: number | undefined, log: string | undefined): RecordedOptions {
+function recordedOptions(envFile: string | undefined, timeout: number | undefined, maxTime: number | undefined, log: string | undefined, onEnd: string | undefined): RecordedOptions {
   return {
+    ...(onEnd !== undefined ? { onEnd } : {}),
     ...(envFile !== undefined ? { envFile } : {}),
     ...(timeout !== undefined ? { timeout } : {}),
     ...(maxTime !== undefined ? { maxTime } : {}),
@@ -170,6 +173,8 @@ class EngineRun implements RunHandle {
         maxTime: options.maxTime,
         onEvent: options.onEvent,
         control: true,
+        ...(options.onEnd !== undefined ? { onEnd: options.onEnd } : {}),
+        ...(features.onEndFromEnv ? { onEndFromEnv: true } : {}),
       });
       if (features.compactHeap) {
         const keepHeapCompact = createHeapKeeper();
@@ -188,7 +193,7 @@ class EngineRun implements RunHandle {
         version: VERSION,
         parts,
         ...(features.argv ? { argv: features.argv } : {}),
-        options: recordedOptions(request.envFile, options.timeout, options.maxTime, features.log),
+        options: recordedOptions(request.envFile, options.timeout, options.maxTime, features.log, options.onEnd),
         ...(resume
           ? { resume: { iterations: resume.iterations, elapsedMs: resume.elapsedMs, ...(resume.stdin !== undefined ? { stdinBytes: Buffer.byteLength(resume.stdin) } : {}) } }
           : {}),

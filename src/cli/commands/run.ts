@@ -47,6 +47,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
   log = valueOption("--log", "log-file", "Append the run's events (JSON lines) to <file> too (loopx's own addition)");
   timeout = valueOption("--timeout", "duration", "Limit for each script execution (loopx's own addition)");
   maxTime = valueOption("--max-time", "duration", "Limit for the whole run; no script starts after it (loopx's own addition)");
+  onEnd = valueOption("--on-end", "command", "Run <command> (sh -c) once when the run ends, however it ends (loopx's own addition)");
   summary = Option.Boolean("--summary", false, { description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" });
   targets = Option.Rest({ name: "target" });
 
@@ -57,6 +58,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
     const maxTime = this.maxTime;
     const log = this.log;
     if (log === "") throw new UsageError("--log needs a file path");
+    if (this.onEnd !== undefined && this.onEnd.trim() === "") throw new UsageError("--on-end needs a command");
     if (this.targets.length === 0) throw new UsageError("loopx run needs a target: loopx run <workflow>[:<script>]");
     if (this.targets.length > 1) {
       throw new UsageError(`loopx run takes exactly one target, got ${this.targets.length}: ${this.targets.map((t) => JSON.stringify(t)).join(" ")}`);
@@ -73,6 +75,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
       envFile,
       log,
       summary: this.summary,
+      ...(this.onEnd !== undefined ? { onEnd: this.onEnd } : {}),
       argv: process.argv.slice(2),
       features,
     });
