@@ -1,7 +1,6 @@
 import { join } from "node:path";
-import { EVENT_VERSION, type RecordEvent, type RunEndEvent, type RunHookEvent } from "../records/events.js";
+import { EVENT_VERSION, type RecordEvent, type RunEndEvent, type RunHookEvent } from "../core/events.js";
 import { describeEnding, lastIterationEnd, startEvent } from "../records/report.js";
-import type { GuardedRun } from "../runtime/parts/guardian.js";
 import { hookBaseEnv, onEndTimeout, type EndOutcome } from "./outcome.js";
 import { hookEvent, runHook } from "./run-hook.js";
 
@@ -12,7 +11,14 @@ import { hookEvent, runHook } from "./run-hook.js";
  * (`hooked`): a hook runs once per ending. The command and its environment are the guardian's own
  * environment (LOOPX_ON_END, set by parts/guardian.ts); its output goes to the record only.
  */
-export async function hookAfterDeath(run: GuardedRun, events: RecordEvent[], end: RunEndEvent, hooked: boolean): Promise<RunHookEvent | undefined> {
+/** What the guardian knows of the run besides its record (see guardian/part.ts GuardedRun). */
+export interface DeadRun {
+  run: string;
+  records?: string;
+  onEnd?: { project: string; target: string; startedAt: string; maxIterations: number | null };
+}
+
+export async function hookAfterDeath(run: DeadRun, events: RecordEvent[], end: RunEndEvent, hooked: boolean): Promise<RunHookEvent | undefined> {
   const command = process.env.LOOPX_ON_END;
   if (run.onEnd === undefined || hooked || command === undefined || command === "") return undefined;
   const start = startEvent(events);

@@ -1,5 +1,5 @@
 import { parseDuration } from "../core/duration.js";
-import type { RunEndReason } from "../records/events.js";
+import type { RunEndReason } from "../core/events.js";
 
 /**
  * What an end-of-run hook (`--on-end`, loopx's own addition) is told of the run: one JSON object

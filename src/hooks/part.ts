@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import type { RunControls, RunPart } from "../core/run-session.js";
-import type { IterationEndEvent } from "../records/events.js";
+import type { IterationEndEvent } from "../core/events.js";
 import { describeEnding, parseRecord, startEvent } from "../records/report.js";
 import { readRecordEnds } from "../records/store.js";
 import { loopxBin } from "../runtime/platform/index.js";
-import { noteScriptStderr, stderrKind, writeStderr } from "../runtime/stderr.js";
+import { noteScriptStderr, stderrKind, writeStderr } from "../os/stderr.js";
 import { hookBaseEnv, onEndTimeout, type EndOutcome } from "./outcome.js";
 import { hookEvent, hookProblem, runHook } from "./run-hook.js";
 

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { formatDuration } from "../core/duration.js";
-import type { PartEvent, RunHookEvent } from "../records/events.js";
-import { signalGroup } from "../runtime/process-group.js";
+import type { PartEvent, RunHookEvent } from "../core/events.js";
+import { signalGroup } from "../os/process-group.js";
 import { endVariables, type EndOutcome } from "./outcome.js";
 
 /**

@@ -1,11 +1,10 @@
-import { LoopxError } from "../../core/errors.js";
-import { shownText } from "../../core/untrusted-text.js";
-import { describeIterationStart, describeRunEnd, describeSteering } from "../../records/report.js";
-import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../../records/events.js";
-import type { RunPart } from "../../core/run-session.js";
-import { stderrKind, stderrLine } from "../stderr.js";
-import { knownRunIds } from "../../control/paths.js";
-import { uniquePrefixLengths } from "../../records/runs.js";
+import { LoopxError } from "../core/errors.js";
+import { shownText } from "../core/untrusted-text.js";
+import { describeIterationStart, describeRunEnd, describeSteering } from "../records/report.js";
+import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
+import type { RunPart } from "../core/run-session.js";
+import { stderrKind, stderrLine } from "../os/stderr.js";
+import { uniquePrefixLengths } from "../records/runs.js";
 
 /**
  * Progress (loopx's own extension): one line before each script starts (iteration, target,
@@ -34,15 +33,18 @@ const SHOWN_ID = 8;
  * The run's id as the lines show it: at least its first 8 characters, as many as name it alone
  * among the runs known now (recorded, or with a control channel); `unique` of them name it today.
  */
-export function shownRunId(id: string, env: Record<string, string | undefined>): { text: string; unique: number } {
-  const ids = knownRunIds(env);
+export function shownRunId(id: string, known: () => Set<string>): { text: string; unique: number } {
+  const ids = known();
   ids.add(id);
   const unique = uniquePrefixLengths([...ids]).get(id) ?? id.length;
   return { text: id.slice(0, Math.max(SHOWN_ID, unique)), unique };
 }
 
-/** The part, or undefined when neither progress nor the summary line is asked for here. */
-export function progressPart(env: Record<string, string | undefined>, options: { summary?: boolean } = {}): RunPart | undefined {
+/**
+ * The part, or undefined when neither progress nor the summary line is asked for here. `knownIds`:
+ * the ids a run id prefix can name now (recorded runs, runs with a control channel).
+ */
+export function progressPart(env: Record<string, string | undefined>, options: { summary?: boolean; knownIds?: () => Set<string> } = {}): RunPart | undefined {
   const terminal = stderrKind() === "terminal";
   const iterations = env.LOOPX_PROGRESS === "1" || (terminal && env.LOOPX_PROGRESS !== "0");
   if (!iterations && !options.summary) return undefined;
@@ -57,7 +59,7 @@ export function progressPart(env: Record<string, string | undefined>, options: {
   const write = (text: string, colour: readonly [string, string], run?: { id: string; at: "start" | "end" }) => {
     let line = shownText(text);
     if (run) {
-      id ??= shownRunId(run.id, env);
+      id ??= shownRunId(run.id, options.knownIds ?? (() => new Set()));
       const named = styled ? `run ${BOLD[0]}${id.text.slice(0, id.unique)}${BOLD[1]}${colour[0]}${id.text.slice(id.unique)}` : `run ${id.text}`;
       line = run.at === "start" ? `${named} · ${line}` : `${line} · ${named}`;
     }

@@ -1,15 +1,16 @@
-import type { LoopEvent } from "../../records/events.js";
-import type { RunPart } from "../../core/run-session.js";
-import { strays } from "./strays.js";
-import { timeLimits } from "./time-limits.js";
-import { recordsDir } from "../../records/store.js";
-import { progressPart } from "./progress.js";
-import { logPart, recordMaxBytes, recordPart } from "../../records/writer.js";
-import { TmpdirPart } from "./tmpdir.js";
-import { guardianPart } from "./guardian.js";
-import { runInputPart } from "./run-input.js";
-import { controlPart } from "../../control/part.js";
-import { onEndPart } from "../../hooks/part.js";
+import type { LoopEvent } from "../core/events.js";
+import type { RunPart } from "../core/run-session.js";
+import { strays } from "../parts/strays.js";
+import { timeLimits } from "../parts/time-limits.js";
+import { recordsDir } from "../records/store.js";
+import { progressPart } from "../parts/progress.js";
+import { logPart, recordMaxBytes, recordPart } from "../records/writer.js";
+import { TmpdirPart } from "../parts/tmpdir.js";
+import { guardianPart } from "../guardian/part.js";
+import { runInputPart } from "../records/input.js";
+import { controlPart } from "../control/part.js";
+import { onEndPart } from "../hooks/part.js";
+import { knownRunIds } from "../control/paths.js";
 
 /**
  * What the built-in parts need to know of a run: the engine (src/engine) fills it in from the
@@ -86,7 +87,7 @@ export function runParts(features: PartFeatures): RunPart[] {
   }
   if (features.control && env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
   if (features.progress) {
-    const progress = progressPart(env, { summary: features.summary });
+    const progress = progressPart(env, { summary: features.summary, knownIds: () => knownRunIds(env) });
     if (progress) parts.push(progress);
   }
   if (features.onEvent) parts.push({ onEvent: features.onEvent });
