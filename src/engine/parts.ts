@@ -11,6 +11,7 @@ import { runInputPart } from "../records/input.js";
 import { controlPart } from "../control/part.js";
 import { onEndPart } from "../hooks/part.js";
 import { knownRunIds } from "../control/paths.js";
+import { warningsPart } from "../parts/warnings.js";
 
 /**
  * What the built-in parts need to know of a run: the engine (src/engine) fills it in from the
@@ -90,6 +91,8 @@ export function runParts(features: PartFeatures): RunPart[] {
     const progress = progressPart(env, { summary: features.summary, knownIds: () => knownRunIds(env) });
     if (progress) parts.push(progress);
   }
+  // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.
+  parts.push(warningsPart());
   if (features.onEvent) parts.push({ onEvent: features.onEvent });
   return parts;
 }
