@@ -2,6 +2,7 @@ import { describeValue } from "../core/describe.js";
 import { checkLimit } from "../core/duration.js";
 import { LoopxError } from "../core/errors.js";
 import type { LoopEvent } from "../core/events.js";
+import type { Budget } from "../receipts/budget.js";
 
 /**
  * A run's options as the CLI or the API hand them over, not yet checked. The CLI has already
@@ -20,6 +21,10 @@ export interface RunOptionValues {
   onEvent?: unknown;
   /** `--on-end` / RunOptions.onEnd: a shell command run once when the run ends (src/hooks). */
   onEnd?: unknown;
+  /** Budgets (`--max-cost`, `--count-estimates`, `--max-tokens`; RunOptions the same): receipts/budget.ts. */
+  maxCost?: unknown;
+  countEstimates?: unknown;
+  maxTokens?: unknown;
 }
 
 /** The same options, checked: what the engine and the run's parts work with. */
@@ -30,6 +35,8 @@ export interface RunOptionsChecked {
   maxTime: number | undefined;
   onEvent: ((event: LoopEvent) => void) | undefined;
   onEnd: string | undefined;
+  /** The run's budget, when it has one. */
+  budget: Budget | undefined;
 }
 
 export function validateMaxIterations(value: unknown): number | undefined {
@@ -94,5 +101,25 @@ export function validateRunOptions(options: RunOptionValues): RunOptionsChecked 
     maxTime,
     onEvent: onEvent as RunOptionsChecked["onEvent"],
     onEnd,
+    budget: validateBudget(options),
+  };
+}
+
+/** maxCost (USD, a finite number ≥ 0), countEstimates (a boolean, with maxCost), maxTokens (an integer ≥ 0). */
+function validateBudget(options: RunOptionValues): Budget | undefined {
+  const { maxCost, countEstimates, maxTokens } = options;
+  if (maxCost !== undefined && (typeof maxCost !== "number" || !Number.isFinite(maxCost) || maxCost < 0)) {
+    throw new LoopxError(`maxCost must be a non-negative number of US dollars, got ${describeValue(maxCost)}`);
+  }
+  if (countEstimates !== undefined && typeof countEstimates !== "boolean") throw new LoopxError(`countEstimates must be a boolean, got ${describeValue(countEstimates)}`);
+  if (countEstimates === true && maxCost === undefined) throw new LoopxError("countEstimates needs maxCost (--count-estimates needs --max-cost)");
+  if (maxTokens !== undefined && (typeof maxTokens !== "number" || !Number.isSafeInteger(maxTokens) || maxTokens < 0)) {
+    throw new LoopxError(`maxTokens must be a non-negative integer, got ${describeValue(maxTokens)}`);
+  }
+  if (maxCost === undefined && maxTokens === undefined) return undefined;
+  return {
+    ...(maxCost !== undefined ? { maxCost: maxCost as number } : {}),
+    ...(countEstimates === true ? { countEstimates: true } : {}),
+    ...(maxTokens !== undefined ? { maxTokens: maxTokens as number } : {}),
   };
 }

@@ -5,6 +5,12 @@ import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../core/e
 import type { RunPart } from "../core/run-session.js";
 import { stderrKind, stderrLine } from "../os/stderr.js";
 import { uniquePrefixLengths } from "../records/runs.js";
+import { describeTotals, type RunTotals } from "../core/receipts.js";
+
+/** " · $0.0369 · 12.3k tokens" once the run has receipts; "" before. */
+function runningTotal(totals: RunTotals | undefined): string {
+  return totals && totals.receipts > 0 ? ` · ${describeTotals(totals)}` : "";
+}
 
 /**
  * Progress (loopx's own extension): one line before each script starts (iteration, target,
@@ -40,13 +46,22 @@ export function shownRunId(id: string, known: () => Set<string>): { text: string
   return { text: id.slice(0, Math.max(SHOWN_ID, unique)), unique };
 }
 
+/** True when progress lines show before each script here (stderr a terminal, or LOOPX_PROGRESS=1). */
+export function progressShown(env: Record<string, string | undefined>): boolean {
+  return env.LOOPX_PROGRESS === "1" || (stderrKind() === "terminal" && env.LOOPX_PROGRESS !== "0");
+}
+
 /**
- * The part, or undefined when neither progress nor the summary line is asked for here. `knownIds`:
- * the ids a run id prefix can name now (recorded runs, runs with a control channel).
+ * The part, or undefined when neither progress nor the summary line is asked for here. With
+ * `receipts` (the run's live totals), each line shows the running total once there is one.
+ * `knownIds`: the ids a run id prefix can name now (recorded runs, runs with a control channel).
  */
-export function progressPart(env: Record<string, string | undefined>, options: { summary?: boolean; knownIds?: () => Set<string> } = {}): RunPart | undefined {
+export function progressPart(
+  env: Record<string, string | undefined>,
+  options: { summary?: boolean; receipts?: { readonly totals: RunTotals }; knownIds?: () => Set<string> } = {},
+): RunPart | undefined {
   const terminal = stderrKind() === "terminal";
-  const iterations = env.LOOPX_PROGRESS === "1" || (terminal && env.LOOPX_PROGRESS !== "0");
+  const iterations = progressShown(env);
   if (!iterations && !options.summary) return undefined;
   const styled = terminal && !env.NO_COLOR && env.TERM !== "dumb";
   const paint = (text: string, [on, off]: readonly [string, string]) => (styled ? `${on}${text}${off}` : text);
@@ -94,17 +109,16 @@ export function progressPart(env: Record<string, string | undefined>, options: {
           break;
         case "iteration.start": {
           if (!iterations) break;
-          const line = describeIterationStart(event, start?.maxIterations ?? null, Date.now() - startedAt);
+          const line = `${describeIterationStart(event, start?.maxIterations ?? null, Date.now() - startedAt)}${runningTotal(options.receipts?.totals)}`;
           // The first line of the run names it.
           write(line, DIM, id === undefined ? { id: event.run, at: "start" } : undefined);
           break;
         }
-          break;
         case "iteration.end":
           last = event;
           break;
         case "run.end":
-          write(describeRunEnd(event, start?.maxIterations ?? null, last), COLOURS[event.reason] ?? YELLOW, { id: event.run, at: "end" });
+          write(`${describeRunEnd(event, start?.maxIterations ?? null, last)}${runningTotal(options.receipts?.totals)}`, COLOURS[event.reason] ?? YELLOW, { id: event.run, at: "end" });
           if (ending instanceof LoopxError) ending.reported = true;
           break;
       }
