@@ -63,6 +63,14 @@ export interface RunOptions {
    * cannot be resumed makes the first `next()` throw, saying why.
    */
   resume?: string;
+  /**
+   * loopx's own extension: a shell command (`sh -c`) run once when the run ends, however it ends,
+   * as `loopx run --on-end` runs it (README "When a run ends"): the outcome as JSON on its stdin and
+   * LOOPX_END_* variables, in the project root; its failure is one warning and never changes how
+   * the run ends. The run's guardian runs it if the process running the loop dies. API runs do not
+   * read LOOPX_ON_END. A resumed run keeps the recorded one unless this replaces it.
+   */
+  onEnd?: string;
 }
 
 // Every API option of the run options table (engine/options.ts) is a documented field of RunOptions:

@@ -56,6 +56,9 @@ export function parseOptionText(kind: ValueKind, text: string, flag: string): un
     case "log-file":
       if (text === "") throw new UsageError(`${flag} needs a file path`);
       return text;
+    case "command":
+      if (text.trim() === "") throw new UsageError(`${flag} needs a command`);
+      return text;
     default:
       return text;
   }

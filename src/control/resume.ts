@@ -2,7 +2,7 @@ import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { decideResume, type ResumePoint } from "./resume-point.js";
-import { parseRecord, recordedByNewer } from "../records/report.js";
+import { newerRecordError, parseRecord } from "../records/report.js";
 import type { RecordedOptions } from "../core/events.js";
 import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
 import { readKeptInput } from "../records/input.js";
@@ -74,7 +74,7 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
   if (owner !== undefined) throw new LoopxError(`run ${id} belongs to another user (uid ${owner}): loopx resumes only your own runs`);
   const record = parseRecord(readRecordText(dir, id));
   if (record.newerVersion !== undefined) {
-    throw new LoopxError(`run ${id} was ${recordedByNewer(record.newerVersion)}`);
+    throw newerRecordError(id, record.newerVersion);
   }
   const decision = decideResume(id, record.events, runProcessAlive, options.maxIterations);
   if (!decision.ok) throw new LoopxError(decision.message);

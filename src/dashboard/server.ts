@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { FINISHED_REASONS } from "../control/resume-point.js";
 import { GOING_STATES, RUN_STATES } from "../core/events.js";
 import { formatElapsed, formatLocalTime } from "../records/report.js";
+import { addUsd, formatTokens, formatUsd } from "../core/receipts.js";
 import { ASSETS } from "./assets.generated.js";
 import { applyControl, isControlAction, type ControlChannel } from "./controls.js";
 import { RecordsWatch, type Change } from "./records-watch.js";
@@ -45,6 +46,7 @@ const TABLE_TEXT = 300;
 /** The browser's copies of core's wording, the run states and the resume rule: the same functions and lists, shipped as their source. */
 const SHARED_JS =
   `const formatElapsed = (${formatElapsed.toString()});\nconst formatLocalTime = (${formatLocalTime.toString()});\n` +
+  `const formatUsd = (${formatUsd.toString()});\nconst formatTokens = (${formatTokens.toString()});\nconst addUsd = (${addUsd.toString()});\n` +
   `const FINISHED = ${JSON.stringify(FINISHED_REASONS)};\nconst STATES = ${JSON.stringify(RUN_STATES)};\nconst GOING = ${JSON.stringify(GOING_STATES)};\n`;
 
 export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {

@@ -53,9 +53,9 @@ export interface RunHandle extends AsyncIterableIterator<Output, void, undefined
   readonly outcome: Promise<RunOutcome>;
 }
 
-/** A run id: start time, then 6 random base-36 digits (core/run-session.ts newRunId). */
+/** A run id: start time, then 7 random base-36 digits (core/run-session.ts newRunId). */
 export function createRunId(now: number = Date.now()): string {
-  return newRunId(now, crypto.getRandomValues(new Uint8Array(6)));
+  return newRunId(now, crypto.getRandomValues(new Uint8Array(7)));
 }
 
 const DONE: IteratorResult<Output, void> = { done: true, value: undefined };

@@ -155,6 +155,20 @@ export const RUN_OPTIONS = [
     check: (value) => checkLimit(value, "maxTime"),
     part: (ms) => timeLimits({ maxTime: ms }),
   }),
+  // The end-of-run hook (hooks/part.ts): composed by the engine before the scratch directory and
+  // with the guardian, which runs it if loopx dies; the CLI's LOOPX_ON_END is RunRequest.onEndFromEnv.
+  declare({
+    name: "onEnd",
+    cli: { names: "--on-end", kind: "command", description: "Run <command> (sh -c) once when the run ends, however it ends (loopx's own addition)" },
+    api: true,
+    recorded: true,
+    check: (value) => {
+      if (value !== undefined && (typeof value !== "string" || value.trim() === "" || value.includes("\0"))) {
+        throw new LoopxError(`onEnd must be a shell command (a non-empty string without NUL), got ${shapeOf(value)}`);
+      }
+      return value as string | undefined;
+    },
+  }),
   // Budgets (receipts/budget.ts): the engine composes their part (receipts/part.ts) with the scratch
   // directory and a resumed run's totals.
   declare({

@@ -9,6 +9,8 @@ import { TmpdirPart } from "../parts/tmpdir.js";
 import { guardianPart } from "../guardian/part.js";
 import { runInputPart } from "../records/input.js";
 import { controlPart } from "../control/part.js";
+import { onEndPart } from "../hooks/part.js";
+import { knownRunIds } from "../control/paths.js";
 import type { RunPlan } from "./plan.js";
 import type { Budget } from "../receipts/budget.js";
 
@@ -30,12 +32,21 @@ export function runParts(plan: RunPlan): RunPart[] {
   // Always on: every run that starts a script has its own LOOPX_TMPDIR. After the records (a run
   // that cannot create it is still recorded); a part that must be done with the run's processes
   // before the directory goes belongs after it (parts end in reverse order).
+  // The end-of-run hook: before the parts that end processes and the scratch directory, so that
+  // it ends after them (parts end in reverse order), once nothing of the run is left but its record.
+  const onEnd =
+    plan.options.onEnd !== undefined || plan.onEndFromEnv
+      ? onEndPart({ ...(plan.options.onEnd !== undefined ? { command: plan.options.onEnd } : { fromEnv: true }), ...(records !== undefined ? { recordsDir: records } : {}) })
+      : undefined;
+  if (onEnd) parts.push(onEnd);
   const tmpdir = new TmpdirPart();
   parts.push(tmpdir);
   // Every run: one process started once, that closes the run if loopx dies without doing so.
-  // After the scratch directory (it needs its identity) and after the records (it is told "done"
-  // once run.end is written).
-  parts.push(guardianPart({ tmpdir, ...(records !== undefined ? { recordsDir: records } : {}), ...(log !== undefined ? { log } : {}) }));
+  // After the scratch directory (it needs its identity), the hook (its command) and the records
+  // (it is told "done" once run.end is written).
+  const guardian = guardianPart({ tmpdir, ...(records !== undefined ? { recordsDir: records } : {}), ...(log !== undefined ? { log } : {}), ...(onEnd ? { onEnd } : {}) });
+  if (onEnd) onEnd.starting = () => guardian.hooked();
+  parts.push(guardian);
   // Every run: it scans once, when the run ends, and never per iteration. After the scratch
   // directory, so that the run's strays are gone before it is removed.
   parts.push(strays());
@@ -50,7 +61,7 @@ export function runParts(plan: RunPlan): RunPart[] {
   const live = budget || showsProgress ? new LiveReceipts(() => tmpdir.scratch?.path, budget, plan.resume?.totals) : undefined;
   if (live) parts.push(live);
   if (plan.progress) {
-    const progress = progressPart(env, { summary, ...(live ? { receipts: live } : {}) });
+    const progress = progressPart(env, { summary, knownIds: () => knownRunIds(env), ...(live ? { receipts: live } : {}) });
     if (progress) parts.push(progress);
   }
   // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.

@@ -30,6 +30,8 @@ export interface RunRequest {
   hostSignals?: boolean;
   /** Keep a long run's heap compact (the CLI's: a library must not retune its host). */
   compactHeap?: boolean;
+  /** The CLI's: LOOPX_ON_END (environment, env files) is the end-of-run hook when no `onEnd` is given. */
+  onEndFromEnv?: boolean;
   /** More parts for this run, after the built-in ones. */
   parts?: RunPart[];
 }
@@ -49,6 +51,7 @@ export interface RunPlan {
   signals: boolean;
   hostSignals: boolean;
   compactHeap: boolean;
+  onEndFromEnv: boolean;
   parts: RunPart[];
 }
 
@@ -108,6 +111,7 @@ export function planRun(request: RunRequest): RunPlan {
     signals: request.signals === true,
     hostSignals: request.hostSignals === true,
     compactHeap: request.compactHeap === true,
+    onEndFromEnv: request.onEndFromEnv === true,
     parts: request.parts ?? [],
   };
 }

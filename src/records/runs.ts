@@ -2,7 +2,8 @@ import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
 import { RUN_STATES, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "../core/events.js";
-import { RunDetail, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, recordedByNewer, startEvent, summarizeRun, type RunSummary } from "./report.js";
+import { RunDetail, newerRecordError, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, recordedByNewer, startEvent, summarizeRun, type RunSummary } from "./report.js";
+import { showRunAs } from "./run-formats.js";
 import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
 import { recordPath } from "./paths.js";
@@ -13,9 +14,7 @@ import { resolveRunId } from "./run-id.js";
 type Env = Record<string, string | undefined>;
 type Write = (text: string) => void;
 
-function newer(id: string, version: number): LoopxError {
-  return new LoopxError(`run ${id} was ${recordedByNewer(version)}`);
-}
+const newer = newerRecordError;
 
 /** How a run can be: what `--state` accepts (declared in core/events.ts). */
 export { RUN_STATES };
@@ -155,9 +154,10 @@ function runIdFor(dir: string, prefix: string | undefined, cwd: string): string 
  * `loopx runs show [<id>]`: one row per iteration; `--last N`: the last N only; `--json`: the
  * record's events (with `--last`, those of the last N iterations, with the run's start and end).
  */
-export function showRun(env: Env, prefix: string | undefined, cwd: string, options: { json: boolean; last?: number }, write: Write): void {
+export function showRun(env: Env, prefix: string | undefined, cwd: string, options: { json: boolean; last?: number; markdown?: boolean; outcome?: boolean }, write: Write): void {
   const dir = recordsDir(env);
   const id = runIdFor(dir, prefix, cwd);
+  if (options.markdown || options.outcome) return showRunAs(dir, id, options.outcome ? "outcome" : "markdown", write);
   const last = options.last;
   // --last N: only as much of the record's end as holds N iterations (and one more, for the count
   // of those not shown).
