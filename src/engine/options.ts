@@ -1,7 +1,7 @@
 import { describeValue } from "../core/describe.js";
 import { checkLimit } from "../core/duration.js";
 import { LoopxError } from "../core/errors.js";
-import type { LoopEvent } from "../records/events.js";
+import type { LoopEvent } from "../core/events.js";
 
 /**
  * A run's options as the CLI or the API hand them over, not yet checked. The CLI has already

@@ -10,7 +10,7 @@ import {
   type RunEndReason,
   type RunResumeEvent,
   type RunStartEvent,
-} from "./events.js";
+} from "../core/events.js";
 
 /**
  * Pure reading and wording of run events (loopx's own extension of the spec): what terminal
@@ -70,6 +70,8 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
       return "aborted";
     case "returned":
       return "left early by its caller";
+    case "budget":
+      return end.message ?? "budget reached";
   }
 }
 
