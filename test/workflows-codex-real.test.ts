@@ -8,10 +8,10 @@
  * node, bun and the standalone binary.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
-import { BINARY, RUNTIMES, runCommand, runLoopx, taggedSurvivors, waitFor, type RunOptions, type RunResult } from "./helpers.js";
+import { BINARY, ROOT, RUNTIMES, runCommand, runLoopx, taggedSurvivors, waitFor, type RunOptions, type RunResult } from "./helpers.js";
 import { FakeAgents, lastWorkflowLine, sessionLog, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
 import { realCodexBin, realCodexEnv, startResponsesApi, type Reply, type ResponsesApi } from "./fixtures/agents/responses-api.js";
 
@@ -46,8 +46,29 @@ function codexRunEnv(api: ResponsesApi, extra: Record<string, string> = {}, stre
   };
 }
 
+/** Every ralph session log of the project. */
+const sessionLogs = (project: string): string[] => readdirSync(join(project, ".ralph", "logs")).map((name) => readFileSync(join(project, ".ralph", "logs", name), "utf8"));
+
 /** What codex's tool sent back to the model: the function_call_output items of a request. */
 const toolOutputs = (body: Record<string, any>): string[] => (body.input ?? []).filter((i: any) => i?.type === "function_call_output").map((i: any) => String(i.output));
+
+/** The receipt events of every run recorded under this environment, oldest run first. */
+function receipts(env: Record<string, string>): Array<Record<string, any>> {
+  const dir = join(env.XDG_STATE_HOME!, "loopx", "runs");
+  const files = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".jsonl")) : [];
+  const events = files.flatMap((name) => readFileSync(join(dir, name), "utf8").trim().split("\n").filter(Boolean).map((line) => JSON.parse(line)));
+  return events.filter((event) => event.type === "receipt").sort((a, b) => a.time.localeCompare(b.time));
+}
+
+/** One codex call's receipt: `requests` stand-in responses (each USAGE), in buckets that do not overlap. */
+const codexReceipt = (requests: number) => ({
+  agent: "codex",
+  agentVersion: CODEX_VERSION,
+  provider: "openai",
+  model: "gpt-5-codex",
+  tokens: { input: 600 * requests, cacheRead: 400 * requests, cacheWrite: 0, output: 40 * requests, reasoning: 10 * requests },
+});
+const CODEX_VERSION = JSON.parse(readFileSync(join(ROOT, "node_modules", "@openai", "codex", "package.json"), "utf8")).version;
 
 const git = (cwd: string, ...args: string[]): string => spawnSync("git", args, { cwd, encoding: "utf8" }).stdout;
 
@@ -73,6 +94,21 @@ describe.concurrent("the workflows on the real Codex CLI, against a local Respon
     expect(readFileSync(join(project, ".ralph", "implementation_plan.md"), "utf8")).toBe("- [x] say hello\n");
     expect(api.requests).toHaveLength(4);
     expect(toolOutputs(api.requests[3]!.body).join("\n")).toMatch(/Process exited with code 0|exit code: 0|Exit code: 0/);
+    // Each codex call (two responses each) is one receipt in its run's record.
+    expect(receipts(env)).toEqual([expect.objectContaining(codexReceipt(2)), expect.objectContaining(codexReceipt(2))]);
+  });
+
+  it("node: a resumed codex thread reports its cumulative usage; the receipt is the new turn's share only", async (context) => {
+    const api = await standIn(context, () => ({ text: `Planned.\n${COMPLETE}` }));
+    const project = workflowProject(["ralph"]);
+    const env = codexRunEnv(api);
+    const first = await NODE.loopx(["run", "ralph:plan"], { cwd: project, env, timeoutMs: 60_000 });
+    expect(first.code, first.stderr).toBe(0);
+    const resume = { ...env, AGENT_ARGS: "exec resume --last --json --dangerously-bypass-approvals-and-sandbox -" };
+    const second = await NODE.loopx(["run", "ralph:plan"], { cwd: project, env: resume, timeoutMs: 60_000 });
+    expect(second.code, second.stderr).toBe(0);
+    expect(sessionLogs(project).join("").match(/"input_tokens":2000/g)).toHaveLength(1); // codex's own count: both turns
+    expect(receipts(env)).toEqual([expect.objectContaining(codexReceipt(1)), expect.objectContaining(codexReceipt(1))]);
   });
 
   it("node: converge over two rounds — a real failing `npm test` gate, then the read-only judge approves", async (context) => {
@@ -136,12 +172,14 @@ describe.concurrent("the workflows on the real Codex CLI, against a local Respon
   it.concurrent.for(CHANNELS)("$name: a dropped stream codex recovers from is no failure", async ({ loopx }, context) => {
     const api = await standIn(context, (n) => (n === 1 ? { drop: true } : { text: `Recovered.\n${COMPLETE}` }));
     const project = workflowProject(["ralph"]);
-    const result = await loopx(["run", "ralph:plan"], { cwd: project, env: codexRunEnv(api), timeoutMs: 90_000 });
+    const env = codexRunEnv(api);
+    const result = await loopx(["run", "ralph:plan"], { cwd: project, env, timeoutMs: 90_000 });
     expect(result.code, result.stderr).toBe(0);
     expect(api.requests).toHaveLength(2);
     expect(result.stderr).toContain("· Reconnecting... 1/2 (stream disconnected before completion");
     expect(result.stderr).not.toContain("attempt 1 failed");
     expect(sessionLog(join(project, ".ralph"))).toMatch(/Status: complete\nRetries: 0\n/);
+    expect(receipts(env)).toEqual([expect.objectContaining({ type: "receipt", n: 1, workflow: "ralph", ...codexReceipt(1) })]);
   });
 
   const stops = CHANNELS.flatMap((channel) => [

@@ -112,8 +112,23 @@ const FIELDS: Array<[keyof Usage, string]> = [
 function usageOf(raw: Json | undefined): Usage | undefined {
   if (!raw || typeof raw !== "object") return undefined;
   const usage = {} as Usage;
-  for (const [key, field] of FIELDS) usage[key] = typeof raw[field] === "number" && raw[field] >= 0 ? raw[field] : 0;
+  for (const [key, field] of FIELDS) usage[key] = Number.isSafeInteger(raw[field]) && raw[field] >= 0 ? raw[field] : 0;
   return usage;
+}
+
+/**
+ * The receipt's tokens, in buckets that do not overlap: OpenAI counts the cached input inside
+ * input_tokens and the reasoning inside output_tokens; a receipt's `input` is the input not read
+ * from the cache, and its `reasoning` is not inside `output`.
+ */
+export function receiptTokens(usage: Usage): Usage {
+  return {
+    input: Math.max(0, usage.input - usage.cacheRead - usage.cacheWrite),
+    cacheRead: usage.cacheRead,
+    cacheWrite: usage.cacheWrite,
+    output: Math.max(0, usage.output - usage.reasoning),
+    reasoning: usage.reasoning,
+  };
 }
 
 /**
@@ -208,7 +223,7 @@ export function reportCodexUsage(cli: string, args: string[], events: Json[], en
     if (event.type !== "turn.completed") continue;
     const usage = usageOf(event.usage);
     if (!usage) continue;
-    const tokens = thread ? usageDelta(usage, updateThreads(env, thread, usage)) : usage;
+    const tokens = receiptTokens(thread ? usageDelta(usage, updateThreads(env, thread, usage)) : usage);
     const model = codexModel(args, env);
     const agentVersion = codexVersion(cli);
     try {

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { PRESETS, displayEvent, streamFailure } from "../../../../../examples/workflows/shared/agent.ts";
-import { codexLimit, codexModel, codexProgress, codexResetTime, usageDelta } from "../../../../../examples/workflows/shared/codex.ts";
+import { codexLimit, codexModel, codexProgress, codexResetTime, receiptTokens, usageDelta } from "../../../../../examples/workflows/shared/codex.ts";
 import { usageLimit } from "../../../../../examples/workflows/shared/limits.ts";
 import { splitArgs } from "../../../../../examples/workflows/shared/util.ts";
 import { tempDir } from "../../../../helpers.js";
@@ -85,6 +85,10 @@ describe("codex: usage for receipts", () => {
     expect(usageDelta(u(2000, 100), u(1000, 50))).toEqual({ input: 1000, cacheRead: 500, cacheWrite: 0, output: 50, reasoning: 0 });
     expect(usageDelta(u(1000, 50), undefined)).toEqual(u(1000, 50));
     expect(usageDelta(u(1000, 50), u(2000, 10))).toEqual(u(1000, 50));
+  });
+
+  it("a receipt's buckets do not overlap: cached input out of input, reasoning out of output", () => {
+    expect(receiptTokens({ input: 1000, cacheRead: 400, cacheWrite: 0, output: 50, reasoning: 10 })).toEqual({ input: 600, cacheRead: 400, cacheWrite: 0, output: 40, reasoning: 10 });
   });
 
   it("the model: -m / --model / -c model=, else config.toml's top-level model", () => {
