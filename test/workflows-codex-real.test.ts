@@ -155,7 +155,7 @@ describe.concurrent("the workflows on the real Codex CLI, against a local Respon
     // The live view says the limit once (codex prints it as `error` and again as `turn.failed`).
     expect(result.stderr.split("\n").filter((line) => line.startsWith("✗ You’ve hit your usage limit"))).toHaveLength(1);
     expect(sessionLog(join(project, ".ralph"))).toMatch(/Status: complete\nRetries: 0\n/);
-  });
+  }, 120_000); // the wait runs to the end of a minute: up to ~62 s
 
   it("node: AGENT_IDLE_TIMEOUT counts no progress — codex's Reconnecting… events do not keep a dead API's call alive", async (context) => {
     const api = await standIn(context, () => ({ drop: true }));
@@ -166,6 +166,17 @@ describe.concurrent("the workflows on the real Codex CLI, against a local Respon
     expect(result.stderr).toContain("ralph: attempt 1 failed: no completed item or turn for 3s (AGENT_IDLE_TIMEOUT): ended codex and its processes\n");
     // codex's backoff puts its 7th request ~6 s after the turn started; every event re-arming the timer lets it get there.
     expect(api.requests.length).toBeLessThan(7);
+    expect(await waitFor(() => taggedSurvivors(env.HARDENING_TAG!).length === 0, 10_000)).toBe(true);
+  });
+
+  it("node: an API that hangs mid-stream: AGENT_IDLE_TIMEOUT ends codex and everything it started", async (context) => {
+    const api = await standIn(context, () => ({ hang: true }));
+    const project = workflowProject(["ralph"]);
+    const env = codexRunEnv(api, { AGENT_IDLE_TIMEOUT: "5s", MAX_RETRIES: "1" });
+    const result = await NODE.loopx(["run", "ralph:plan"], { cwd: project, env, timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain("ralph: attempt 1 failed: no completed item or turn for 5s (AGENT_IDLE_TIMEOUT): ended codex and its processes\n");
+    expect(api.requests).toHaveLength(1);
     expect(await waitFor(() => taggedSurvivors(env.HARDENING_TAG!).length === 0, 10_000)).toBe(true);
   });
 
@@ -184,7 +195,7 @@ describe.concurrent("the workflows on the real Codex CLI, against a local Respon
 
   const stops = CHANNELS.flatMap((channel) => [
     { ...channel, how: "Ctrl-C", options: [] as string[], code: 130 },
-    { ...channel, how: "--timeout", options: ["--timeout", "4s"], code: 124 },
+    { ...channel, how: "--timeout", options: ["--timeout", "10s"], code: 124 },
   ]);
   it.concurrent.for(stops)("$name: $how while codex's tool blocks leaves no process behind", async ({ loopx, options, code, how }, context) => {
     // The command proves it carries the run's tag (so the survivor check sees it), then blocks.
