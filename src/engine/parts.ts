@@ -9,6 +9,7 @@ import { TmpdirPart } from "../parts/tmpdir.js";
 import { guardianPart } from "../guardian/part.js";
 import { runInputPart } from "../records/input.js";
 import { controlPart } from "../control/part.js";
+import { warningsPart } from "../parts/warnings.js";
 
 /**
  * What the built-in parts need to know of a run: the engine (src/engine) fills it in from the
@@ -75,6 +76,8 @@ export function runParts(features: PartFeatures): RunPart[] {
     const progress = progressPart(env, { summary: features.summary });
     if (progress) parts.push(progress);
   }
+  // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.
+  parts.push(warningsPart());
   if (features.onEvent) parts.push({ onEvent: features.onEvent });
   return parts;
 }

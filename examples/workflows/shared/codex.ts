@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFil
 import { spawnSync } from "node:child_process";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import * as loopx from "loopx";
+import type { Receipt } from "./usage.ts";
 import { which, type Vars } from "./util.ts";
 
 type Json = Record<string, any>;
@@ -207,30 +207,21 @@ function codexVersion(cli: string): string | undefined {
   return version;
 }
 
-type ReceiptFn = (receipt: Record<string, unknown>) => boolean;
-
 /**
- * Reports each `turn.completed` of a codex call as a loopx receipt (tokens, no cost; a resumed
- * thread's cumulative usage diffed). Nothing when this loopx has no `receipt` or outside a run.
+ * A codex call's receipts: one per `turn.completed` (tokens, no cost; a resumed thread's
+ * cumulative usage diffed against what it reported before). Sent by report.ts.
  */
-export function reportCodexUsage(cli: string, args: string[], events: Json[], env: Vars = process.env): number {
-  const receipt = (loopx as { receipt?: ReceiptFn }).receipt;
-  if (typeof receipt !== "function") return 0;
+export function codexReceipts(spec: { cli: string; args: string[] }, events: Json[], env: Vars = process.env): Receipt[] {
   let thread: string | undefined;
-  let sent = 0;
+  const receipts: Receipt[] = [];
   for (const event of events) {
     if (event.type === "thread.started" && typeof event.thread_id === "string") thread = event.thread_id;
-    if (event.type !== "turn.completed") continue;
-    const usage = usageOf(event.usage);
+    const usage = event.type === "turn.completed" ? usageOf(event.usage) : undefined;
     if (!usage) continue;
     const tokens = receiptTokens(thread ? usageDelta(usage, updateThreads(env, thread, usage)) : usage);
-    const model = codexModel(args, env);
-    const agentVersion = codexVersion(cli);
-    try {
-      if (receipt({ tokens, agent: "codex", provider: "openai", ...(model ? { model } : {}), ...(agentVersion ? { agentVersion } : {}) })) sent += 1;
-    } catch {
-      // a receipt is for watching the run; it never stops it
-    }
+    const model = codexModel(spec.args, env);
+    const agentVersion = codexVersion(spec.cli);
+    receipts.push({ tokens, agent: "codex", provider: "openai", ...(model ? { model } : {}), ...(agentVersion ? { agentVersion } : {}) });
   }
-  return sent;
+  return receipts;
 }
