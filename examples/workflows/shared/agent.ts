@@ -33,8 +33,7 @@ interface Preset {
   usageCmd?: string;
 }
 
-const CLAUDE_STREAM = "-p --output-format stream-json --verbose";
-const CODEX_STREAM = "exec --json";
+const [CLAUDE_STREAM, CODEX_STREAM] = ["-p --output-format stream-json --verbose", "exec --json"];
 
 /** Each CLI's non-interactive, JSON-streaming invocation; the prompt goes to stdin. */
 export const PRESETS: Record<AgentType, Preset> = {
@@ -45,8 +44,7 @@ export const PRESETS: Record<AgentType, Preset> = {
     // dontAsk: every tool not listed is refused, nobody is asked; reading and git inspection only.
     readOnlyArgs: `${CLAUDE_STREAM} --permission-mode dontAsk --allowedTools "Read,Grep,Glob,Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*)"`,
   },
-  // Unattended and committing: codex's sandbox keeps .git read-only (no commit) and `exec` never
-  // approves an escalation, so the worker runs unsandboxed, as claude's preset skips permissions.
+  // Unsandboxed like claude's: the loop commits, and codex's sandbox keeps .git read-only (README).
   codex: { cli: "codex", args: `${CODEX_STREAM} --dangerously-bypass-approvals-and-sandbox -`, streamArgs: CODEX_STREAM, readOnlyArgs: `${CODEX_STREAM} --sandbox read-only -` },
   amp: { cli: "amp", args: "-x --stream-json --dangerously-allow-all", streamArgs: "-x --stream-json", readOnlyArgs: "-x --stream-json", usageCmd: "amp usage" },
   cline: { cli: "cline", args: "--json -y", streamArgs: "--json", readOnlyArgs: "--json -y" },

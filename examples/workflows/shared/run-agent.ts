@@ -3,7 +3,7 @@
 import { spawn } from "node:child_process";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { PRESETS, displayEvent, queryBalance, responseText, streamFailure, type AgentSpec } from "./agent.ts";
-import { codexProgress } from "./codex.ts";
+import { codexProgress } from "./codex.ts"; // codex: progress is a completed item or turn, not any event
 import { parkForLimit, sharedLimitUntil, usageLimit, type LimitPolicy } from "./limits.ts";
 import { CallUsage, PARTIAL_REPORT_MS } from "./report.ts";
 import { addCost, receiptsCost, type Cost, type Receipt } from "./usage.ts";
@@ -195,8 +195,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
   if (error) {
     failure = (error as NodeJS.ErrnoException).code === "ENOENT" ? `agent CLI not found on PATH: ${spec.cli} (set ${spec.prefix}CLI to another command)` : `cannot start ${spec.cli}: ${error.message}`;
   } else if (idle) {
-    const what = spec.type === "codex" ? "no completed item or turn" : "no stream event";
-    failure = `${what} for ${duration(options.idleMs!)} (${options.idleVar ?? "AGENT_IDLE_TIMEOUT"}): ended ${spec.cli} and its processes`;
+    failure = `${spec.type === "codex" ? "no completed item or turn" : "no stream event"} for ${duration(options.idleMs!)} (${options.idleVar ?? "AGENT_IDLE_TIMEOUT"}): ended ${spec.cli} and its processes`;
   } else if (signal) failure = `${spec.cli} was killed by ${signal}`;
   else if (code !== 0) failure = `${spec.cli} exited with code ${code}`;
   else if (events.length === 0) {
