@@ -111,6 +111,17 @@ describe.concurrent("the workflows on the real Codex CLI, against a local Respon
     expect(receipts(env)).toEqual([expect.objectContaining(codexReceipt(1)), expect.objectContaining(codexReceipt(1))]);
   });
 
+  it("node: loopx run --max-tokens stops a codex loop once its receipts reach the budget (exit 3); BUDGET_USD is said not to apply", async (context) => {
+    const api = await standIn(context, () => ({ text: "Planned a little; more to do." })); // never complete
+    const project = workflowProject(["ralph"]);
+    const env = codexRunEnv(api, { BUDGET_USD: "5" });
+    const result = await NODE.loopx(["run", "--max-tokens", "1500", "ralph:plan"], { cwd: project, env, timeoutMs: 90_000 });
+    expect(result.code, result.stderr).toBe(3);
+    expect(api.requests).toHaveLength(2); // 1,050 tokens a call: the budget is reached after the second
+    expect(receipts(env)).toEqual([expect.objectContaining({ n: 1, ...codexReceipt(1) }), expect.objectContaining({ n: 2, ...codexReceipt(1) })]);
+    expect(result.stderr.split("\n").filter((line) => line.includes("BUDGET_USD=5 does not apply: codex reports tokens, not cost"))).toHaveLength(1);
+  });
+
   it("node: converge over two rounds — a real failing `npm test` gate, then the read-only judge approves", async (context) => {
     const script: Reply[] = [
       { exec: "echo 41 > answer.txt" }, // round 1: wrong
