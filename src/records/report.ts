@@ -1,3 +1,4 @@
+import { LoopxError } from "../core/errors.js";
 import { shownText } from "../core/untrusted-text.js";
 import {
   EVENT_VERSION,
@@ -14,6 +15,12 @@ import {
 } from "../core/events.js";
 import { addReceipt, addRunTotals, addTotals, describeCost, emptyRunTotals, emptyTotals, formatTokens, receiptTotals, recordedReceipt, tokenSum, type RunTotals, type Totals } from "../core/receipts.js";
 import { describeReceipt, totalsLines } from "./receipts-report.js";
+
+
+/** The one wording for a record this loopx cannot read: written by a newer loopx. */
+export function newerRecordError(id: string, version: number): LoopxError {
+  return new LoopxError(`run ${id} was recorded by a newer loopx (record format v${version}; this loopx reads v${EVENT_VERSION})`);
+}
 
 /**
  * Pure reading and wording of run events (loopx's own extension of the spec): what terminal
