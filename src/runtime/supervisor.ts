@@ -1,5 +1,6 @@
 import { LoopxError } from "../core/errors.js";
 import { groupAlive, signalGroup, waitForGroupExit } from "../os/process-group.js";
+import { hasProcfs, processRunning } from "../os/procfs.js";
 import { spawnScript } from "./platform/index.js";
 import type { ScriptExit, ScriptProcess, SpawnSpec } from "./spawn.js";
 
@@ -33,6 +34,16 @@ export class ScriptSupervisor {
    */
   get graceEndsAt(): number | undefined {
     return this.killAt;
+  }
+
+  /**
+   * True when no script runs, or the running script's own process has exited (a zombie not yet
+   * reaped, or gone) while loopx still reads its stdout. False where /proc cannot tell.
+   */
+  get scriptExited(): boolean {
+    const pid = this.active?.pid;
+    if (pid === undefined) return true;
+    return hasProcfs() && !processRunning(pid);
   }
 
   /** True while a script's process group is running (or being terminated). */
