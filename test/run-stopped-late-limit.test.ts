@@ -11,8 +11,8 @@ import { describe, expect, it } from "vitest";
 import { CHANNELS, isolatedEnv, makeProject, sleep, waitFor } from "./helpers.js";
 import { events, recordIds, startLoopx } from "./fixtures/control/support.js";
 
-describe.each(CHANNELS)("run: loopx stopped past --max-time ($name)", (channel) => {
-  it.concurrent("a script that finished while loopx was stopped keeps its result; the run ends after it", async () => {
+describe("run: loopx stopped past --max-time", () => {
+  it.concurrent.each(CHANNELS)("$name: a script that finished while loopx was stopped keeps its result; the run ends after it", async (channel) => {
     const cwd = makeProject({
       ".loopx/main/index.sh": `#!/bin/bash\ntouch "$LOOPX_PROJECT_ROOT/started"\nsleep 1\n"$LOOPX_BIN" output --result ok --goto next\ntouch "$LOOPX_PROJECT_ROOT/finished"\n`,
       ".loopx/main/next.sh": `#!/bin/bash\ntouch "$LOOPX_PROJECT_ROOT/next-ran"\n`,

@@ -72,6 +72,9 @@ export class ScriptSupervisor {
 
   async run(spec: SpawnSpec): Promise<ScriptExit> {
     if (this.termination) throw new SupervisorStoppedError();
+    // Who holds a script's stdout is worth a word only while nobody is ending the script.
+    const onHeld = spec.onStdoutHeld;
+    if (onHeld) spec = { ...spec, onStdoutHeld: (holders) => this.termination === undefined && onHeld(holders) };
     const proc = spawnScript(spec);
     this.active = proc;
     try {
