@@ -66,15 +66,19 @@ export function timeLimits(limits: { timeout?: number; maxTime?: number }): RunP
     if (message) expireNow(message); // the run's limit: after this script; a script's own limit: it finished in time
   };
 
-  return {
+  let deadline: number | undefined;
+  const runExpired = () => {
+    const limit = formatDuration(limits.maxTime!);
+    expire(() => (running ? `script ${target} timed out: the run's time limit of ${limit} was reached` : `the run's time limit of ${limit} was reached${target === undefined ? "" : ` after script ${target}`}`), true);
+  };
+
+  const part: RunPart = {
     begin(runControls) {
       controls = runControls;
       const maxTime = limits.maxTime;
       if (maxTime !== undefined) {
-        runTimer = startTimer(maxTime, () => {
-          const limit = formatDuration(maxTime);
-          expire(() => (running ? `script ${target} timed out: the run's time limit of ${limit} was reached` : `the run's time limit of ${limit} was reached${target === undefined ? "" : ` after script ${target}`}`), true);
-        });
+        deadline = Date.now() + maxTime;
+        runTimer = startTimer(maxTime, runExpired);
       }
       // The limits, for scripts: a SIGTERM that comes when one is reached is the time limit.
       const vars: Record<string, string> = {};
@@ -104,4 +108,8 @@ export function timeLimits(limits: { timeout?: number; maxTime?: number }): RunP
       runTimer?.clear();
     },
   };
+  // With --max-time, before each script: a deadline already past whose timer has not fired yet
+  // (loopx was stopped; the runtime ran the ended script's I/O first) starts no further script.
+  if (limits.maxTime !== undefined) part.beforeScript = () => void (deadline !== undefined && Date.now() >= deadline && runExpired());
+  return part;
 }
