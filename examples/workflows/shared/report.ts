@@ -26,7 +26,7 @@ export function sendReceipts(receipts: Receipt[], who: string): void {
     try {
       receipt(r);
     } catch (error) {
-      process.stderr.write(`${who}: usage not recorded (${(error as Error).message}): ${JSON.stringify(r)}\n`);
+      process.stderr.write(`${who}: usage not recorded: ${(error as Error).message}\n`);
     }
   }
 }
