@@ -145,6 +145,7 @@ describe("the catalog of loopx's own commands", () => {
       ["--log", "log-file"],
       ["--timeout", "duration"],
       ["--max-time", "duration"],
+      ["--on-end", "command"],
       ["--max-cost", "usd"],
       ["--count-estimates", undefined],
       ["--max-tokens", "count"],
