@@ -392,7 +392,7 @@ function readLines(
   try {
     const limit = Math.min(until, fstatSync(fd).size);
     let position = from;
-    let pending = rest && rest.length ? rest : Buffer.alloc(0);
+    let pending = rest?.length ? rest : Buffer.alloc(0);
     let pendingAt = position - pending.length;
     const chunk = Buffer.alloc(Math.min(CHUNK, Math.max(1, limit - position)));
     while (position < limit) {

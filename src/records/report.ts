@@ -244,7 +244,9 @@ export function formatTable(cells: string[][]): string {
   // Characters, not UTF-16 units; spread only what holds a surrogate pair (100,000 rows, `runs show`).
   const width = (cell: string) => (/[\ud800-\udbff]/.test(cell) ? [...cell].length : cell.length);
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, width(cell))));
+  for (const row of rows) row.forEach((cell, i) => {
+    widths[i] = Math.max(widths[i] ?? 0, width(cell));
+  });
   const pads = widths.map((most) => Array.from({ length: most + 1 }, (_, n) => " ".repeat(n)));
   let out = "";
   for (const row of rows) {
@@ -456,7 +458,9 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
   if (under.size === 0 && orphans.length === 0) return `${header}${before.map((line) => `${line}\n`).join("")}${table}`;
   const lines = table.split("\n");
   const out = [...before, lines[0]!];
-  iterations.forEach((row, i) => out.push(lines[i + 1]!, ...(under.get(row.n) ?? [])));
+  iterations.forEach((row, i) => {
+    out.push(lines[i + 1]!, ...(under.get(row.n) ?? []));
+  });
   out.push(...orphans);
   return `${header}${out.join("\n")}\n`;
 }

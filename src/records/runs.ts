@@ -216,7 +216,6 @@ function latestRunOf(dir: string, cwd: string): string {
       const start = startEvent(parseRecord(readRecordEnds(dir, id)).events);
       if (start && sameProject(start.projectRoot, cwd)) return id;
     } catch {
-      continue;
     }
   }
   throw new LoopxError(`no runs of ${cwd} in ${dir}`);

@@ -8,9 +8,8 @@
  *
  * Run as part of `npm run bench` (`--only control`).
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { median, run } from "../harness.js";
 import { BUN, DIST_BIN, ROOT, noopBashProject } from "../setup.js";
