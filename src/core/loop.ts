@@ -37,7 +37,7 @@ export interface LoopRequest {
 }
 
 /** What a successful script wrote to stdout, decoded, and its size in bytes. */
-export interface ScriptStdout {
+interface ScriptStdout {
   stdout: string;
   stdoutBytes: number;
 }
@@ -70,7 +70,7 @@ function shellWord(text: string): string {
  * Discovery with run-mode validation (spec §5, §7.1 step 1): every issue is fatal. `target` (as
  * given) only words the message of a run started below a project's root.
  */
-export function discoverForRun(directories: DirectoryReader, projectRoot: string, target?: unknown): Discovery {
+function discoverForRun(directories: DirectoryReader, projectRoot: string, target?: unknown): Discovery {
   const discovery = discover(directories, projectRoot);
   if (!discovery.exists) {
     const unreadable = directories.unreadable?.(discovery.loopxDir);

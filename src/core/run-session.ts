@@ -8,7 +8,7 @@ import {
   type RecordedOptions,
   type RunEndReason,
   type RunStartEvent,
-} from "../records/events.js";
+} from "./events.js";
 
 /**
  * One run of a loop, from the moment it passes validation to its end, whoever drives it (the CLI or

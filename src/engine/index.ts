@@ -1,14 +1,15 @@
 import { abortReason } from "../core/errors.js";
 import { runLoop } from "../core/loop.js";
 import type { Output } from "../core/output.js";
-import type { RecordedOptions } from "../records/events.js";
+import type { RecordedOptions } from "../core/events.js";
 import { newRunId, RunSession, type RunCancel, type RunEnd, type RunPart } from "../core/run-session.js";
 import { createHeapKeeper, loopxBin, runtimeName } from "../runtime/platform/index.js";
-import { runParts } from "../runtime/parts/index.js";
-import { warnToStderr } from "../runtime/stderr.js";
+import { runParts } from "./parts.js";
+import { warnToStderr } from "../os/stderr.js";
 import { KILL_GRACE_MS, ScriptSupervisor } from "../runtime/supervisor.js";
 import { VERSION } from "../version.js";
 import { createLoopHost } from "./host.js";
+import type { ResumeRequest } from "../control/resume.js";
 import { validateRunOptions, type RunOptionValues } from "./options.js";
 import { cancelOnHostSignals } from "./host-signals.js";
 import { cancelOnSignals } from "./signals.js";
@@ -35,20 +36,6 @@ export interface RunRequest extends RunOptionValues {
    * above is still the run's starting target and `maxIterations` its whole budget.
    */
   resume?: ResumeRequest;
-}
-
-/** What the engine needs to go on with a run that ended or died. */
-export interface ResumeRequest {
-  /** The run's id: LOOPX_RUN_ID stays, the record goes on. */
-  runId: string;
-  /** The script that runs first, "workflow:script". */
-  target: string;
-  /** Exactly what it gets on stdin (what it got when the run ended), if anything. */
-  stdin?: string;
-  /** Iterations done before: the first script is iteration `iterations + 1`. */
-  iterations: number;
-  /** How long the run was going before, for `run.end`'s duration. */
-  elapsedMs: number;
 }
 
 /** The features a run asks for besides its options; each one nobody asks for costs nothing. */

@@ -1,7 +1,7 @@
 import { describeValue } from "../core/describe.js";
 import { checkLimit } from "../core/duration.js";
 import { LoopxError } from "../core/errors.js";
-import type { LoopEvent } from "../records/events.js";
+import type { LoopEvent } from "../core/events.js";
 
 /**
  * A run's options as the CLI or the API hand them over, not yet checked. The CLI has already
@@ -51,7 +51,7 @@ function shapeOf(value: unknown): string {
  * RunOptions.env: undefined, or a plain object whose every value is a string; names may hold
  * neither "=" nor NUL (nor be empty), values no NUL — what an environment can carry.
  */
-export function validateRunEnv(value: unknown): Record<string, string> {
+function validateRunEnv(value: unknown): Record<string, string> {
   if (value === undefined) return {};
   const proto = value !== null && typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
   if (value === null || typeof value !== "object" || Array.isArray(value) || (proto !== Object.prototype && proto !== null)) {

@@ -1,10 +1,10 @@
 import { constants } from "node:os";
-import { SIGNAL_REASONS } from "../records/events.js";
+import { SIGNAL_REASONS } from "../core/events.js";
 import type { RunCancel } from "../core/run-session.js";
 
 /** The signals that end a run: SIGINT/SIGTERM (spec §7.3), and SIGHUP/SIGQUIT handled the same way. */
 export type CancellingSignal = keyof typeof SIGNAL_REASONS;
-export const CANCELLING = Object.keys(SIGNAL_REASONS) as CancellingSignal[];
+const CANCELLING = Object.keys(SIGNAL_REASONS) as CancellingSignal[];
 
 /** The cancellation a signal asks for: forwarded to the script's group as is, exit 128+N. */
 export function cancelFor(signal: CancellingSignal, error?: unknown): RunCancel {

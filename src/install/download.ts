@@ -5,7 +5,7 @@ import { MAX_ARCHIVE_BYTES, TOO_LARGE_DOWNLOAD } from "./limits.js";
 import { displayUrl } from "./source.js";
 
 /** A download fails when the server sends nothing (no headers, no body bytes) for this long. */
-export const STALL_TIMEOUT_MS = 15_000;
+const STALL_TIMEOUT_MS = 15_000;
 
 class Stalled extends Error {}
 

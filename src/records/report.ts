@@ -10,7 +10,7 @@ import {
   type RunEndReason,
   type RunResumeEvent,
   type RunStartEvent,
-} from "./events.js";
+} from "../core/events.js";
 
 /**
  * Pure reading and wording of run events (loopx's own extension of the spec): what terminal
@@ -70,6 +70,8 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
       return "aborted";
     case "returned":
       return "left early by its caller";
+    case "budget":
+      return end.message ?? "budget reached";
   }
 }
 
@@ -239,7 +241,7 @@ export function formatLocalTime(iso: string): string {
  * Left-aligned columns separated by two spaces; the last column is not padded. Cells come from
  * records (untrusted): their control characters are shown escaped.
  */
-export function formatTable(cells: string[][]): string {
+function formatTable(cells: string[][]): string {
   const rows = cells.map((row) => row.map(shownText));
   // Characters, not UTF-16 units; spread only what holds a surrogate pair (100,000 rows, `runs show`).
   const width = (cell: string) => (/[\ud800-\udbff]/.test(cell) ? [...cell].length : cell.length);
@@ -307,7 +309,7 @@ export function resultExcerpt(result: string | undefined, max = 40): string {
 }
 
 /** "goto ralph:two", "stop", "goto x, stop" or "". */
-export function describeNext(output: IterationEndEvent["output"]): string {
+function describeNext(output: IterationEndEvent["output"]): string {
   const parts: string[] = [];
   if (output?.goto !== undefined) parts.push(`goto ${output.goto}`);
   if (output?.stop === true) parts.push("stop");
@@ -472,7 +474,7 @@ function stderrLines(end: IterationEndEvent | undefined): string[] {
 }
 
 /** "  … 4,210 iterations (1.2 MB) dropped here: the record's size cap" */
-export function describeGap(gap: GapEvent): string {
+function describeGap(gap: GapEvent): string {
   return `  … ${gap.iterations} iteration${gap.iterations === 1 ? "" : "s"} (${gap.bytes} bytes of record) dropped here: the record's size cap (LOOPX_RECORD_MAX_BYTES)`;
 }
 
@@ -522,6 +524,6 @@ export function describeSteering(event: RecordEvent): string | undefined {
 }
 
 /** "  note 19:55:02 · ralph: waiting for the usage limit …" (a script's note, local time). */
-export function describeNote(event: NoteEvent): string {
+function describeNote(event: NoteEvent): string {
   return `  note ${formatLocalTime(event.time).slice(11)} · ${shownText(String(event.text))}`;
 }

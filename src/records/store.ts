@@ -1,8 +1,8 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { processRunning } from "../runtime/procfs.js";
-import { loopxDir } from "../runtime/xdg.js";
-import type { RunStartEvent } from "./events.js";
+import { processRunning } from "../os/procfs.js";
+import { loopxDir } from "../os/xdg.js";
+import type { RunStartEvent } from "../core/events.js";
 import { parseRecord, startEvent } from "./report.js";
 
 /**
@@ -11,7 +11,7 @@ import { parseRecord, startEvent } from "./report.js";
  */
 
 /** Records kept: older ones are removed when a run starts. */
-export const KEEP_RECORDS = 200;
+const KEEP_RECORDS = 200;
 
 const RECORD_FILE = /^([0-9a-z]+)\.jsonl$/;
 

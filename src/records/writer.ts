@@ -1,11 +1,11 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import type { LoopEvent } from "./events.js";
+import type { LoopEvent } from "../core/events.js";
 import type { RunPart } from "../core/run-session.js";
 import { RECORD_PATH_VAR } from "./note.js";
 import { pruneRecords } from "./store.js";
-import { warnToStderr } from "../runtime/stderr.js";
+import { warnToStderr } from "../os/stderr.js";
 
 /**
  * Run records and `--log` (loopx's own extension): every event of the run, one JSON object per
@@ -84,7 +84,7 @@ class EventFile {
 }
 
 /** Default of LOOPX_RECORD_MAX_BYTES: what one record may grow to before it is compacted. */
-export const RECORD_MAX_BYTES = 8 * 1024 * 1024;
+const RECORD_MAX_BYTES = 8 * 1024 * 1024;
 /** The smallest cap LOOPX_RECORD_MAX_BYTES may set. */
 const RECORD_MIN_BYTES = 16 * 1024;
 
@@ -101,7 +101,7 @@ export function recordMaxBytes(env: Record<string, string | undefined>): number 
  * `gap` line between them counting the iterations and bytes dropped (an earlier gap included).
  * `base`: the fields of the gap event (v, time, run).
  */
-export function compactRecord(text: string, maxBytes: number, base: { v: 1; time: string; run: string }): string {
+function compactRecord(text: string, maxBytes: number, base: { v: 1; time: string; run: string }): string {
   const lines = text.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
   const quarter = maxBytes / 4;

@@ -1,5 +1,5 @@
 import { closeSync } from "node:fs";
-import { groupAlive } from "./process-group.js";
+import { groupAlive } from "../os/process-group.js";
 import type { StdoutPipe } from "./stdout-pipe.js";
 
 /**

@@ -1,7 +1,7 @@
-import { STDERR_TAIL_BYTES, STDERR_TAIL_LINES } from "../records/events.js";
-import { fs } from "./builtins.js";
+import { STDERR_TAIL_BYTES, STDERR_TAIL_LINES } from "../core/events.js";
+import { fs } from "../os/builtins.js";
 import { stopReadingOnceGroupGone } from "./spawn.js";
-import { noteScriptStderr, stderrKind, writeStderr } from "./stderr.js";
+import { noteScriptStderr, readStderrFile, stderrKind, writeStderr } from "../os/stderr.js";
 import { openStdoutPipe } from "./stdout-pipe.js";
 
 /**
@@ -36,7 +36,7 @@ export interface ScriptStderr {
 export type DescriptorReader = (fd: number, onData: (chunk: Uint8Array) => void, onClose: (sawEnd: boolean) => void) => { detach(): void; destroy(): void };
 
 /** The last STDERR_TAIL_LINES lines of `bytes`, within STDERR_TAIL_BYTES (a cut first line dropped). */
-export function lastLines(bytes: Buffer): string | undefined {
+function lastLines(bytes: Buffer): string | undefined {
   let text = bytes.subarray(Math.max(0, bytes.length - STDERR_TAIL_BYTES)).toString("utf8");
   if (bytes.length > STDERR_TAIL_BYTES) text = text.slice(text.indexOf("\n") + 1);
   const lines = text.replace(/\n$/, "").split("\n").slice(-STDERR_TAIL_LINES);
@@ -74,19 +74,8 @@ function fileStderr(): ScriptStderr {
       const to = size();
       if (from === undefined || to === undefined || to <= from) return undefined;
       const length = Math.min(to - from, STDERR_TAIL_BYTES + 1);
-      try {
-        // Through a new descriptor: fd 2 is usually write-only (Linux; elsewhere: nothing kept).
-        const fd = fs.openSync("/proc/self/fd/2", "r");
-        try {
-          const buffer = Buffer.alloc(length);
-          const read = fs.readSync(fd, buffer, 0, length, to - length);
-          return lastLines(buffer.subarray(0, read));
-        } finally {
-          fs.closeSync(fd);
-        }
-      } catch {
-        return undefined;
-      }
+      const bytes = readStderrFile(to - length, length);
+      return bytes === undefined ? undefined : lastLines(bytes);
     },
   };
 }

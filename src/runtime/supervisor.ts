@@ -1,5 +1,5 @@
 import { LoopxError } from "../core/errors.js";
-import { groupAlive, signalGroup, waitForGroupExit } from "./process-group.js";
+import { groupAlive, signalGroup, waitForGroupExit } from "../os/process-group.js";
 import { spawnScript } from "./platform/index.js";
 import type { ScriptExit, ScriptProcess, SpawnSpec } from "./spawn.js";
 
@@ -10,7 +10,7 @@ export const KILL_GRACE_MS = 5000;
  * Thrown by `run` once termination has begun: no new script may start after that. The run's
  * cancellation decides how it ends; this only ends the iteration that could not start.
  */
-export class SupervisorStoppedError extends LoopxError {
+class SupervisorStoppedError extends LoopxError {
   constructor() {
     super("loop terminated");
     this.name = "SupervisorStoppedError";

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
-import { nodeModule } from "../builtins.js";
+import { nodeModule } from "../../os/builtins.js";
 import { hooklessFlags } from "../hookless-script.js";
 import { boundedWait, failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
 import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";

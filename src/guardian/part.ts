@@ -1,15 +1,15 @@
-import type { RunPart } from "../../core/run-session.js";
-import { spawnWatcher } from "../platform/index.js";
-import { guardianCommand } from "../platform/runtime.js";
-import { SHELL_READ_DEAD_PARENT } from "../procfs.js";
-import type { Watcher } from "../spawn.js";
-import type { TmpdirPart } from "./tmpdir.js";
+import type { RunPart } from "../core/run-session.js";
+import { spawnWatcher } from "../runtime/platform/index.js";
+import { guardianCommand } from "../runtime/platform/runtime.js";
+import { SHELL_READ_DEAD_PARENT } from "../os/procfs.js";
+import type { Watcher } from "../runtime/spawn.js";
+import type { TmpdirPart } from "../parts/tmpdir.js";
 
 /**
  * The run's guardian (loopx's own addition): a small process, started once per run, that closes
  * the run when loopx itself dies without doing so — SIGKILL, an out-of-memory kill, a crash, a
  * host process of `run()` that exits. It then ends what is left of the run's processes, removes
- * LOOPX_TMPDIR and appends `run.end` to the run's record (src/runtime/guardian.ts does that work).
+ * LOOPX_TMPDIR and appends `run.end` to the run's record (src/guardian/guardian.ts does that work).
  *
  * It is a `/bin/sh` that blocks reading a pipe whose write end only loopx holds (close-on-exec,
  * so no script inherits it): no polling, no per-iteration cost, ~1 MB while it waits. A normal
