@@ -7,7 +7,8 @@ import fc from "fast-check";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { agentSpec, reportedCost, responseText, streamFailure } from "../../../../../examples/workflows/shared/agent.ts";
+import { agentSpec, responseText, streamFailure } from "../../../../../examples/workflows/shared/agent.ts";
+import { agentReceipts, receiptsCost } from "../../../../../examples/workflows/shared/usage.ts";
 import { readKeyValueFile, splitArgs, substitute } from "../../../../../examples/workflows/shared/util.ts";
 import { ampStream, claudeStream, clineStream, codexStream } from "../../../../fixtures/agents/support.js";
 import { tempDir } from "../../../../helpers.js";
@@ -58,6 +59,11 @@ describe("agent streams", () => {
   });
 
   it("reportedCost: Claude's total_cost_usd, Cline's summed request costs, none for codex/amp", () => {
+    // The stream's cost is now read into receipts (usage.ts); billed and estimate are kept apart.
+    const reportedCost = (type: Parameters<typeof agentReceipts>[0], stream: ReturnType<typeof events>) => {
+      const cost = receiptsCost(agentReceipts(type, stream, { env: {} }));
+      return cost && (cost.billed ?? 0) + (cost.estimate ?? 0);
+    };
     expect(reportedCost("claude", events(claudeStream("x", { cost: 0.5 })))).toBe(0.5);
     expect(reportedCost("cline", events(clineStream(prompt, "x", 0.25)))).toBe(0.25);
     expect(reportedCost("codex", events(codexStream("x")))).toBeUndefined();
