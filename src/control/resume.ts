@@ -2,7 +2,7 @@ import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { decideResume, type ResumePoint } from "./resume-point.js";
-import { parseRecord } from "../records/report.js";
+import { parseRecord } from "../records/parse.js";
 import { EVENT_VERSION, type RecordedOptions } from "../core/events.js";
 import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
 import { readKeptInput } from "../records/input.js";

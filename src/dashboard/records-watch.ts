@@ -1,7 +1,8 @@
 import { closeSync, fstatSync, openSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
 import type { IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunContinueEvent, RunEndEvent, RunPauseEvent, RunResumeEvent, RunStartEvent, RunStopEvent } from "../core/events.js";
-import { parseRecord, recordEvent, summarizeRun, type RunSummary } from "../records/report.js";
+import { parseRecord, recordEvent } from "../records/parse.js";
+import { summarizeRun, type RunSummary } from "../records/run-state.js";
 import { listRecordIds, readRecordEnds, runProcessAlive } from "../records/store.js";
 import { RunIndex } from "./run-index.js";
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { FINISHED_REASONS } from "../control/resume-point.js";
-import { formatElapsed, formatLocalTime } from "../records/report.js";
+import { formatElapsed, formatLocalTime } from "../records/wording.js";
 import { ASSETS } from "./assets.generated.js";
 import { applyControl, isControlAction, type ControlChannel } from "./controls.js";
 import { RecordsWatch, type Change } from "./records-watch.js";

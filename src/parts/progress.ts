@@ -1,6 +1,6 @@
 import { LoopxError } from "../core/errors.js";
 import { shownText } from "../core/untrusted-text.js";
-import { describeIterationStart, describeRunEnd, describeSteering } from "../records/report.js";
+import { describeIterationStart, describeRunEnd, describeSteering } from "../records/wording.js";
 import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
 import type { RunPart } from "../core/run-session.js";
 import { stderrKind, stderrLine } from "../os/stderr.js";

@@ -3,7 +3,10 @@ import { join } from "node:path";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
 import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "../core/events.js";
-import { RunDetail, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, startEvent, summarizeRun, type RunState, type RunSummary } from "./report.js";
+import { RunDetail, formatRunDetail, formatRunList } from "./tables.js";
+import { formatTailEvent } from "./wording.js";
+import { lastSitting, startEvent, summarizeRun, type RunState, type RunSummary } from "./run-state.js";
+import { parseRecord } from "./parse.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
 
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */

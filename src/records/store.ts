@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { processRunning } from "../os/procfs.js";
 import { loopxDir } from "../os/xdg.js";
 import type { RunStartEvent } from "../core/events.js";
-import { parseRecord, startEvent } from "./report.js";
+import { parseRecord } from "./parse.js";
+import { startEvent } from "./run-state.js";
 
 /**
  * Where run records live and what the machine says about their processes (loopx's own extension):
