@@ -8,6 +8,7 @@ import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
 import { readKeptInput } from "../records/input.js";
 import { closingPath, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
 import { resolveRunId } from "../records/runs.js";
+import { recordTotals, type RunTotals } from "../core/receipts.js";
 
 /**
  * A resume, ready for the engine (loopx's own addition): the run's record read and judged
@@ -37,6 +38,8 @@ export interface ResumeRequest {
   iterations: number;
   /** How long the run was going before, for `run.end`'s duration. */
   elapsedMs: number;
+  /** What the run's receipts added up to so far: its budget goes on from there (never reset). */
+  totals?: RunTotals;
 }
 
 /** The run as it started, with what is left of it: the engine's request for the resumed run. */
@@ -45,6 +48,9 @@ interface ResumedRequest {
   maxIterations: number | undefined;
   timeout: number | undefined;
   maxTime: number | undefined;
+  maxCost: number | undefined;
+  countEstimates: boolean | undefined;
+  maxTokens: number | undefined;
   envFile: string | undefined;
   projectRoot: string;
   baseEnv: Record<string, string | undefined>;
@@ -115,10 +121,13 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
       maxIterations: point.maxIterations,
       timeout: recorded.timeout,
       maxTime: recorded.maxTime,
+      maxCost: recorded.maxCost,
+      countEstimates: recorded.countEstimates,
+      maxTokens: recorded.maxTokens,
       envFile: recorded.envFile,
       projectRoot,
       baseEnv: env,
-      resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs },
+      resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs, totals: recordTotals(record.events).run },
     },
   };
 }

@@ -3,12 +3,16 @@ import type { RunPart } from "../core/run-session.js";
 import { strays } from "../parts/strays.js";
 import { timeLimits } from "../parts/time-limits.js";
 import { recordsDir } from "../records/store.js";
-import { progressPart } from "../parts/progress.js";
+import { progressPart, progressShown } from "../parts/progress.js";
+import { LiveReceipts } from "../receipts/part.js";
+import type { Budget } from "../receipts/budget.js";
+import type { RunTotals } from "../core/receipts.js";
 import { logPart, recordMaxBytes, recordPart } from "../records/writer.js";
 import { TmpdirPart } from "../parts/tmpdir.js";
 import { guardianPart } from "../guardian/part.js";
 import { runInputPart } from "../records/input.js";
 import { controlPart } from "../control/part.js";
+import { warningsPart } from "../parts/warnings.js";
 
 /**
  * What the built-in parts need to know of a run: the engine (src/engine) fills it in from the
@@ -39,6 +43,10 @@ export interface PartFeatures {
   onEvent?: (event: LoopEvent) => void;
   /** A control channel, so that the run can be stopped and paused from elsewhere (LOOPX_CONTROL=0 turns it off). */
   control?: boolean;
+  /** `--max-cost` / `--max-tokens` (RunOptions the same): the run stops once its receipts reach it. */
+  budget?: Budget;
+  /** A resumed run's receipts so far (its record's): the running totals go on from them. */
+  totals?: RunTotals;
 }
 
 /**
@@ -71,10 +79,18 @@ export function runParts(features: PartFeatures): RunPart[] {
     parts.push(timeLimits({ timeout: features.timeout, maxTime: features.maxTime }));
   }
   if (features.control && env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
+  // Receipts read as they come: only for a budget or a progress line that shows the running total
+  // (a run with neither has no receipts file and reads nothing). After the scratch directory (the
+  // file is in it, read a last time before it goes).
+  const showsProgress = features.progress === true && progressShown(env);
+  const live = features.budget || showsProgress ? new LiveReceipts(() => tmpdir.scratch?.path, features.budget, features.totals) : undefined;
+  if (live) parts.push(live);
   if (features.progress) {
-    const progress = progressPart(env, { summary: features.summary });
+    const progress = progressPart(env, { summary: features.summary, ...(live ? { receipts: live } : {}) });
     if (progress) parts.push(progress);
   }
+  // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.
+  parts.push(warningsPart());
   if (features.onEvent) parts.push({ onEvent: features.onEvent });
   return parts;
 }

@@ -12,10 +12,10 @@ import { parseReceipt } from "./receipt.js";
  */
 
 /** The variable a run gives its scripts when one of its parts reads receipts as they come. */
-const RECEIPTS_PATH_VAR = "LOOPX_RUN_RECEIPTS";
+export const RECEIPTS_PATH_VAR = "LOOPX_RUN_RECEIPTS";
 
 /** The receipts file's name in the run's LOOPX_TMPDIR: tells the run it belongs to. */
-function receiptsFileName(run: string): string {
+export function receiptsFileName(run: string): string {
   return `.receipts-${run}.jsonl`;
 }
 

@@ -1,4 +1,5 @@
 import type { IterationEndEvent, RecordEvent, RunEndEvent, RunEndReason, RunResumeEvent, RunStartEvent } from "../core/events.js";
+import type { RunTotals } from "../core/receipts.js";
 import { describeEnding } from "./wording.js";
 
 /**
@@ -31,6 +32,8 @@ export interface RunSummary {
   /** The ending in words ("stopped by ralph:check"), once ended. */
   ending?: string;
   message?: string;
+  /** What its receipts added up to (when it had any): from run.end, or the whole record (runs.ts). */
+  totals?: RunTotals;
 }
 
 export function startEvent(events: RecordEvent[]): RunStartEvent | undefined {
@@ -97,6 +100,7 @@ export function summarizeRun(id: string, events: RecordEvent[], alive: (sitting:
     summary.exitCode = end.exitCode;
     summary.ending = describeEnding(end, start.maxIterations, lastIterationEnd(events));
     if (end.message !== undefined) summary.message = end.message;
+    if (end.receipts) summary.totals = end.receipts;
   } else if (alive(sitting)) {
     summary.state = steering(events) ?? "running";
     summary.durationMs = Math.max(0, now - startMs);

@@ -7,6 +7,7 @@ import { RunDetail, formatRunDetail, formatRunList } from "./tables.js";
 import { formatTailEvent } from "./wording.js";
 import { lastSitting, startEvent, summarizeRun, type RunState, type RunSummary } from "./run-state.js";
 import { parseRecord } from "./parse.js";
+import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
 
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */
@@ -51,6 +52,8 @@ export interface ListOptions {
   cwd: string;
   /** Bold the shortest unique prefix of each id (a terminal). */
   highlight: boolean;
+  /** `--since`: runs started at or after this time (ms since 1970) only, and their receipt totals. */
+  since?: number;
 }
 
 /**
@@ -96,6 +99,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
   const newerRecords: Array<{ id: string; v: number }> = [];
   const lines: string[] = [];
   let matching = 0;
+  const period: RunSummary[] = [];
   for (const id of allIds) {
     let text: string;
     try {
@@ -126,12 +130,17 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
     if (!start || (!options.all && !sameProject(start.projectRoot, options.cwd))) continue;
     const summary = summarizeRun(id, record.events, runProcessAlive, now);
     if (!summary || (options.state !== undefined && summary.state !== options.state)) continue;
+    if (options.since !== undefined && Date.parse(summary.start) < options.since) continue;
+    addRecordTotals(summary, () => readRecordText(dir, id));
     matching++;
+    // The period's totals count every run of it, listed or past --limit.
+    if (options.since !== undefined) period.push(summary);
     if (matching > limit) continue;
     summaries.push(summary);
     lines.push(jsonLine(summary));
   }
   if (options.json) {
+    if (options.since !== undefined) lines.push(jsonLine(periodTotals(period, options.since)));
     if (lines.length) write(`${lines.join("\n")}\n`);
     return;
   }
@@ -146,6 +155,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
     text += `${id}  recorded by a newer loopx (record format v${v}; this loopx reads v${EVENT_VERSION})\n`;
   }
   if (matching > limit) text += `… ${matching - limit} more (--limit ${matching} shows all ${matching})\n`;
+  if (options.since !== undefined) text += formatPeriodTotals(periodTotals(period, options.since));
   write(text);
 }
 
@@ -195,7 +205,9 @@ export function showRun(env: Env, prefix: string | undefined, cwd: string, optio
     const from = last === undefined ? 0 : summary.iterations - last;
     // run.start and run.end (no n) stay; a note of no known iteration stays too.
     const shown = events.filter((event) => !("n" in event) || event.n === undefined || event.n > from);
-    write(shown.map((event) => `${jsonLine(event)}\n`).join(""));
+    // Then the run's receipt totals, when it had receipts: one `totals` line (README: stable fields).
+    const totals = runTotalsLine(id, last === undefined ? events : parseChecked(id, readRecordText(dir, id)));
+    write(shown.map((event) => `${jsonLine(event)}\n`).join("") + (totals ? `${jsonLine(totals)}\n` : ""));
     return;
   }
   // The table: gathered event by event, none of them kept (100,000 iterations in well under 1 s).

@@ -1,7 +1,9 @@
 import { shownText } from "../core/untrusted-text.js";
-import type { GapEvent, NoteEvent, RecordEvent } from "../core/events.js";
+import type { GapEvent, NoteEvent, RecordEvent, WarningEvent } from "../core/events.js";
+import { addReceipt, addRunTotals, addTotals, describeCost, emptyRunTotals, emptyTotals, formatTokens, receiptTotals, recordedReceipt, tokenSum, type RunTotals, type Totals } from "../core/receipts.js";
+import { totalsLines } from "./receipts-report.js";
 import type { RunSummary } from "./run-state.js";
-import { describeGap, describeNext, describeNote, exitOf, formatElapsed, formatLocalTime, resultExcerpt, stderrLines } from "./wording.js";
+import { describeGap, describeNext, describeNote, describeWarning, exitOf, formatElapsed, formatLocalTime, resultExcerpt, stderrLines } from "./wording.js";
 
 /**
  * The tables of `loopx runs` (one row per run) and `loopx runs show` (one row per iteration, with
@@ -38,9 +40,12 @@ function formatTable(cells: string[][]): string {
  * `idPrefix`: the length of each id's shortest unique prefix, shown in bold.
  */
 export function formatRunList(summaries: RunSummary[], options: { project?: boolean; idPrefix?: Map<string, number> } = {}): string {
-  const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", "TARGET", ...(options.project === false ? [] : ["PROJECT"])]];
+  // COST and TOKENS only when a listed run had receipts: a user of none sees the table as before.
+  const costs = summaries.some((run) => run.totals);
+  const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", ...(costs ? ["COST", "TOKENS"] : []), "TARGET", ...(options.project === false ? [] : ["PROJECT"])]];
   for (const run of summaries) {
-    rows.push([run.id, run.state, formatLocalTime(run.start), formatElapsed(run.durationMs), String(run.iterations), run.target, ...(options.project === false ? [] : [run.project])]);
+    const used = costs ? [run.totals ? describeCost(run.totals) || "-" : "", run.totals ? formatTokens(tokenSum(run.totals)) : ""] : [];
+    rows.push([run.id, run.state, formatLocalTime(run.start), formatElapsed(run.durationMs), String(run.iterations), ...used, run.target, ...(options.project === false ? [] : [run.project])]);
   }
   const table = formatTable(rows);
   const prefixes = options.idPrefix;
@@ -78,6 +83,8 @@ interface DetailRow {
   next?: string;
   result?: string;
   stderr?: string[];
+  /** What its script's receipts added up to, when it sent any. */
+  totals?: Totals;
 }
 
 /**
@@ -89,6 +96,9 @@ export class RunDetail {
   private readonly byN = new Map<number, DetailRow>();
   readonly notes: NoteEvent[] = [];
   readonly gaps: GapEvent[] = [];
+  /** The run's receipts added up, every sitting and what a capped record dropped included. */
+  readonly totals: RunTotals = emptyRunTotals();
+  readonly warnings: WarningEvent[] = [];
   /**
    * The run's own events (run.start, run.resume, pause/continue/stop, run.end), in record order:
    * with the last iteration.start/end, enough for summarizeRun.
@@ -126,6 +136,18 @@ export class RunDetail {
         break;
       case "gap":
         this.gaps.push(event);
+        if (event.receipts) addRunTotals(this.totals, event.receipts);
+        break;
+      case "receipt": {
+        const receipt = recordedReceipt(event);
+        if (!receipt) break;
+        addReceipt(this.totals, receipt);
+        const row = event.n === undefined ? undefined : this.byN.get(event.n);
+        if (row) addTotals((row.totals ??= emptyTotals()), receiptTotals(receipt));
+        break;
+      }
+      case "warning":
+        this.warnings.push(event);
         break;
       default:
         this.runEvents.push(event);
@@ -138,6 +160,8 @@ export class RunDetail {
     detail.rows.push(...this.rows.filter((row) => row.n > after));
     detail.notes.push(...this.notes.filter((note) => note.n === undefined || note.n > after));
     detail.gaps.push(...this.gaps.filter((gap) => gap.after >= after));
+    addRunTotals(detail.totals, this.totals);
+    detail.warnings.push(...this.warnings.filter((warning) => warning.n > after));
     detail.lastTime = this.lastTime;
     return detail;
   }
@@ -167,6 +191,7 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
       `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatElapsed(summary.durationMs)}`,
     `started ${formatLocalTime(summary.start)} · ${summary.target} · ${summary.project} · pid ${summary.pid} · loopx ${summary.version} (${summary.runtime})`,
     ...(summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? [summary.message] : []),
+    ...(detail.totals.receipts > 0 ? totalsLines(detail.totals) : []),
   ];
   const header = headerLines.map((line) => `${shownText(line)}\n`).join("");
   const until = summary.state === "running" ? now : Date.parse(detail.lastTime);
@@ -175,7 +200,9 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
   if (iterations.length === 0) return header + [...before, ...detail.notes.map(describeNote)].map((line) => `${line}\n`).join("");
   const msOf = (row: DetailRow) => row.ms ?? Math.max(0, until - row.startMs);
   const max = iterations.reduce((most, row) => Math.max(most, msOf(row)), 0);
-  const rows = [["N", "TARGET", "DURATION", "", "EXIT", "NEXT", "RESULT"]];
+  // COST and TOKENS only for a run whose scripts sent receipts.
+  const costs = detail.totals.receipts > 0;
+  const rows = [["N", "TARGET", "DURATION", "", "EXIT", "NEXT", ...(costs ? ["COST", "TOKENS"] : []), "RESULT"]];
   for (const row of iterations) {
     const open = row.exit === undefined;
     const ms = msOf(row);
@@ -186,6 +213,7 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
       durationBar(ms, max),
       open ? (summary.state === "running" ? "running" : "-") : row.exit!,
       open ? "" : row.next!,
+      ...(costs ? [row.totals ? describeCost(row.totals) : "", row.totals ? formatTokens(tokenSum(row.totals)) : ""] : []),
       open ? "" : row.result!,
     ]);
   }
@@ -200,6 +228,7 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
     else orphans.push(describeNote(event));
   }
   for (const row of iterations) for (const line of row.stderr ?? []) add(row.n, line);
+  for (const warning of detail.warnings) if (known.has(warning.n)) add(warning.n, describeWarning(warning));
   for (const gap of detail.gaps) add(gap.after, describeGap(gap));
   const table = formatTable(rows);
   if (under.size === 0 && orphans.length === 0) return `${header}${before.map((line) => `${line}\n`).join("")}${table}`;

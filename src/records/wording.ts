@@ -1,5 +1,6 @@
 import { shownText } from "../core/untrusted-text.js";
-import type { GapEvent, IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunEndEvent, RunStartEvent } from "../core/events.js";
+import type { GapEvent, IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunEndEvent, RunStartEvent, WarningEvent } from "../core/events.js";
+import { describeReceipt } from "./receipts-report.js";
 
 /**
  * Run events in words (pure; loopx's own extension of the spec): what terminal progress prints,
@@ -119,6 +120,11 @@ export function describeNote(event: NoteEvent): string {
   return `  note ${formatLocalTime(event.time).slice(11)} · ${shownText(String(event.text))}`;
 }
 
+/** "  warning · main:index: its output ..." (loopx's own words around a script's text, escaped). */
+export function describeWarning(event: WarningEvent): string {
+  return `  warning · ${shownText(String(event.message))}`;
+}
+
 /** A pause, continuation or stop request in words (progress lines, `runs tail`); undefined for other events. */
 export function describeSteering(event: RecordEvent): string | undefined {
   const at = formatLocalTime(event.time).slice(11);
@@ -157,6 +163,10 @@ function describeTailEvent(event: RecordEvent, start: RunStartEvent | undefined,
       return describeNote(event);
     case "gap":
       return describeGap(event);
+    case "receipt":
+      return describeReceipt(event, formatLocalTime);
+    case "warning":
+      return describeWarning(event);
     case "run.resume":
       return `run ${event.run} resumed ${formatLocalTime(event.time)} at ${event.target} · iteration ${event.iterations + 1} · pid ${event.pid}`;
     default:

@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
 import type { CommandGroup } from "../command-spec.js";
-import { parseCount, valueOption } from "../options.js";
+import { budgetOptions, parseCount, parseDurationOption, valueOption } from "../options.js";
 
 /** `loopx runs` (loopx's own extension): the run records under $XDG_STATE_HOME/loopx/runs/. */
 
@@ -9,16 +9,21 @@ const out = (text: string) => void process.stdout.write(text);
 /** `loopx runs [--all] [--limit N] [--state S] [--json]`: recent runs, newest first. */
 export class RunsListCommand extends Command {
   static override paths = [["runs"]];
-  static override usage = Command.Usage({ description: "This project's recent runs, newest first: id (its shortest\nunique prefix highlighted), state, start, duration, iterations,\ntarget" });
+  static override usage = Command.Usage({
+    description:
+      "This project's recent runs, newest first: id (its shortest\nunique prefix highlighted), state, start, duration, iterations,\ncost and tokens (when its scripts sent receipts), target;\n--since 24h: those started since, and what their receipts\nadd up to, per project and model",
+  });
   json = Option.Boolean("--json", false);
   all = Option.Boolean("--all", false);
   limit = valueOption("--limit", "count");
   state = valueOption("--state", "run-state");
+  since = valueOption("--since", "duration");
 
   async execute(): Promise<number> {
     const { listRuns } = await import("../../records/runs.js");
     const limit = this.limit === undefined ? undefined : parseCount(this.limit, "--limit");
-    listRuns(process.env, { json: this.json, all: this.all, limit, state: this.state, cwd: process.cwd(), highlight: highlightIds() }, out);
+    const since = this.since === undefined ? undefined : Date.now() - parseDurationOption(this.since, "--since");
+    listRuns(process.env, { json: this.json, all: this.all, limit, state: this.state, cwd: process.cwd(), highlight: highlightIds(), ...(since !== undefined ? { since } : {}) }, out);
     return 0;
   }
 }
@@ -101,15 +106,18 @@ export class RunsContinueCommand extends Command {
 export class RunsResumeCommand extends Command {
   static override paths = [["runs", "resume"]];
   static override usage = Command.Usage({
-    description: "Resume a run that ended early or died, where it was\n(-n: <count> more iterations; default: what its -n left)",
+    description: "Resume a run that ended early or died, where it was\n(-n: <count> more iterations; default: what its -n left;\n--max-cost / --max-tokens: the whole run's new budget)",
   });
   maxIterations = valueOption("-n", "count");
+  maxCost = valueOption("--max-cost", "usd");
+  countEstimates = Option.Boolean("--count-estimates", false);
+  maxTokens = valueOption("--max-tokens", "count");
   id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
     const count = this.maxIterations;
     const { resumeFromCli } = await import("../run-loop.js");
-    return resumeFromCli(this.id, count === undefined ? undefined : parseCount(count, "-n"), process.argv.slice(2));
+    return resumeFromCli(this.id, count === undefined ? undefined : parseCount(count, "-n"), process.argv.slice(2), budgetOptions(this, true));
   }
 }
 
