@@ -2,8 +2,8 @@ import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { decideResume, type ResumePoint } from "./resume-point.js";
-import { parseRecord } from "../records/parse.js";
-import { EVENT_VERSION, type RecordedOptions } from "../core/events.js";
+import { newerRecordError, parseRecord } from "../records/parse.js";
+import type { RecordedOptions } from "../core/events.js";
 import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
 import { readKeptInput } from "../records/input.js";
 import { closingPath, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
@@ -82,7 +82,7 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
   if (uid !== undefined && owner !== uid) throw new LoopxError(`run ${id} belongs to another user (uid ${owner}): loopx resumes only your own runs`);
   const record = parseRecord(readRecordText(dir, id));
   if (record.newerVersion !== undefined) {
-    throw new LoopxError(`run ${id} was recorded by a newer loopx (record format v${record.newerVersion}; this loopx reads v${EVENT_VERSION})`);
+    throw newerRecordError(id, record.newerVersion);
   }
   const decision = decideResume(id, record.events, runProcessAlive, options.maxIterations);
   if (!decision.ok) throw new LoopxError(decision.message);
@@ -121,6 +121,7 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
       maxIterations: point.maxIterations,
       timeout: recorded.timeout,
       maxTime: recorded.maxTime,
+      ...(recorded.onEnd !== undefined ? { onEnd: recorded.onEnd } : {}),
       maxCost: recorded.maxCost,
       countEstimates: recorded.countEstimates,
       maxTokens: recorded.maxTokens,

@@ -1,9 +1,15 @@
+import { LoopxError } from "../core/errors.js";
 import { EVENT_VERSION, type RecordEvent } from "../core/events.js";
 
 /**
  * Reading a run record (pure): its JSON lines into events, a line of a newer format recognised and
  * never misread. The text comes from src/records/store.ts; what the events mean is run-state.ts.
  */
+
+/** The one wording for a record this loopx cannot read: written by a newer loopx. */
+export function newerRecordError(id: string, version: number): LoopxError {
+  return new LoopxError(`run ${id} was recorded by a newer loopx (record format v${version}; this loopx reads v${EVENT_VERSION})`);
+}
 
 /** A record's events, as far as they can be read. */
 export interface ParsedRecord {

@@ -2,11 +2,12 @@ import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
-import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "../core/events.js";
+import type { IterationEndEvent, RecordEvent, RunStartEvent } from "../core/events.js";
 import { RunDetail, formatRunDetail, formatRunList } from "./tables.js";
 import { formatTailEvent } from "./wording.js";
 import { lastSitting, startEvent, summarizeRun, type RunState, type RunSummary } from "./run-state.js";
-import { parseRecord } from "./parse.js";
+import { newerRecordError, parseRecord } from "./parse.js";
+import { showRunAs } from "./run-formats.js";
 import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
 
@@ -15,9 +16,7 @@ import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsD
 type Env = Record<string, string | undefined>;
 type Write = (text: string) => void;
 
-function newer(id: string, version: number): LoopxError {
-  return new LoopxError(`run ${id} was recorded by a newer loopx (record format v${version}; this loopx reads v${EVENT_VERSION})`);
-}
+const newer = newerRecordError;
 
 /** How a run can be: what `--state` accepts. */
 export const RUN_STATES = [
@@ -152,7 +151,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
   const prefixes = uniquePrefixLengths(allIds);
   let text = summaries.length ? formatRunList(summaries, { project: options.all, idPrefix: options.highlight ? prefixes : undefined }) : "";
   for (const { id, v } of newerRecords) {
-    text += `${id}  recorded by a newer loopx (record format v${v}; this loopx reads v${EVENT_VERSION})\n`;
+    text += `${id}  ${newerRecordError(id, v).message.slice(`run ${id} was `.length)}\n`;
   }
   if (matching > limit) text += `… ${matching - limit} more (--limit ${matching} shows all ${matching})\n`;
   if (options.since !== undefined) text += formatPeriodTotals(periodTotals(period, options.since));
@@ -189,9 +188,10 @@ function runIdFor(dir: string, prefix: string | undefined, cwd: string): string 
  * `loopx runs show [<id>]`: one row per iteration; `--last N`: the last N only; `--json`: the
  * record's events (with `--last`, those of the last N iterations, with the run's start and end).
  */
-export function showRun(env: Env, prefix: string | undefined, cwd: string, options: { json: boolean; last?: number }, write: Write): void {
+export function showRun(env: Env, prefix: string | undefined, cwd: string, options: { json: boolean; last?: number; markdown?: boolean; outcome?: boolean }, write: Write): void {
   const dir = recordsDir(env);
   const id = runIdFor(dir, prefix, cwd);
+  if (options.markdown || options.outcome) return showRunAs(dir, id, options.outcome ? "outcome" : "markdown", write);
   const last = options.last;
   // --last N: only as much of the record's end as holds N iterations (and one more, for the count
   // of those not shown).

@@ -1,4 +1,5 @@
 import { Command, Option } from "clipanion";
+import { UsageError } from "../../core/errors.js";
 import type { CommandGroup } from "../command-spec.js";
 import { budgetOptions, parseCount, parseDurationOption, valueOption } from "../options.js";
 
@@ -34,12 +35,16 @@ export class RunsShowCommand extends Command {
   static override usage = Command.Usage({ description: "One run's iterations (a unique prefix of the id is enough;\nno id or latest: this project's newest run)" });
   json = Option.Boolean("--json", false);
   last = valueOption("--last", "count");
+  markdown = Option.Boolean("--markdown", false);
+  outcome = Option.Boolean("--outcome", false);
   id = Option.String({ name: "run-id", required: false });
 
   async execute(): Promise<number> {
     const { showRun } = await import("../../records/runs.js");
     const last = this.last === undefined ? undefined : parseCount(this.last, "--last");
-    showRun(process.env, this.id, process.cwd(), { json: this.json, last }, out);
+    const formats = [this.json && "--json", this.markdown && "--markdown", this.outcome && "--outcome", last !== undefined && (this.markdown || this.outcome) && "--last"].filter(Boolean);
+    if (formats.length > 1) throw new UsageError(`runs show takes one of --json, --markdown and --outcome (--last only with the table or --json), got ${formats.join(" and ")}`);
+    showRun(process.env, this.id, process.cwd(), { json: this.json, last, markdown: this.markdown, outcome: this.outcome }, out);
     return 0;
   }
 }
@@ -153,8 +158,9 @@ timed-out, aborted, returned, or crashed (its process is gone without a run.end)
 'loopx runs' lists this directory's runs (--all: every project's), at most --limit (default 20),
 only those in --state. An id's shortest unique prefix (at least 6 characters) is bold on a
 terminal; 'latest' (or no id, for show and tail) is this project's newest run. 'runs show --last
-<n>': its last <n> iterations only. 'runs tail' exits with the run's exit code (crashed: 1). What
-scripts wrote (results, errors, notes, a failed script's last stderr lines) is shown with its
+<n>': its last <n> iterations only; --markdown: the run as a Markdown summary (the GitHub
+Action's job summary), --outcome: how it ended as one JSON object. 'runs tail' exits with the
+run's exit code (crashed: 1). What scripts wrote (results, errors, notes, a failed script's last stderr lines) is shown with its
 control characters escaped.
 
 Every run (CLI and API) can be steered from another terminal by its id or a unique prefix of it,
