@@ -32,7 +32,7 @@ type ControlModule = typeof import("../../../src/control/part.js");
 
 async function partCosts(stateHome: string, iterations: number): Promise<{ perIteration: number; openClose: number }> {
   const { controlPart } = (await import(pathToFileURL(join(ROOT, "dist", "control", "part.js")).href)) as ControlModule;
-  const controls = { id: "0000benchcontro", cancel: async () => {}, warn: () => {}, emit: () => {}, runEnv: {}, progress: () => ({ iterations: 0, durationMs: 0 }) };
+  const controls = { id: "0000benchcontro", cancel: async () => {}, warn: () => {}, emit: () => {}, runEnv: {}, progress: () => ({ iterations: 0, durationMs: 0 }), scriptExited: () => false };
   const env = { XDG_STATE_HOME: stateHome, HOME: stateHome };
   const opens: number[] = [];
   for (let i = 0; i < 5; i++) {
