@@ -218,7 +218,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
       const n = session.iterationStart(label);
       let ran: ScriptStdout;
       try {
-        ran = await host.runScript({ script, workflow, label, env: { ...envFor(workflow.name), LOOPX_ITERATION: String(n) }, stdin });
+        ran = await host.runScript({ script, workflow, label, env: session.scriptEnv({ ...envFor(workflow.name), LOOPX_ITERATION: String(n) }, n), stdin });
       } catch (error) {
         const exit = error instanceof ScriptFailedError ? error.script : { exitCode: null, signal: null, stdoutBytes: 0 };
         session.iterationEnd({ ...exit, error: error instanceof Error ? error.message : String(error) });
