@@ -132,7 +132,7 @@ describe("small things", () => {
       void waitFor(() => fake.calls() === 2, 30_000).then(() => setTimeout(() => child.kill("SIGINT"), 500));
     });
     expect(result.code, result.stderr).toBe(130);
-    expect(sessionLog(join(project, ".ralph"))).toMatch(/Iteration Cost: \$0\.250000\nStatus: interrupted\n[\s\S]*Total Cost: \$0\.250000\nExit Reason: Interrupted by SIGINT\n/);
+    expect(sessionLog(join(project, ".ralph"))).toMatch(/Iteration Cost: \$0\.250000 billed\nStatus: interrupted\n[\s\S]*Total Cost: \$0\.250000 billed\nExit Reason: Interrupted by SIGINT\n/);
   });
 
   it.concurrent("loopx --timeout during ralph: the session log says timed out, 124, as loopx exits", async () => {

@@ -2,8 +2,10 @@
 // attempt instead of counting as a failure). Shared by the ralph and converge workflows.
 import { spawn } from "node:child_process";
 import { appendFileSync, writeFileSync } from "node:fs";
-import { PRESETS, displayEvent, queryBalance, reportedCost, responseText, streamFailure, type AgentSpec } from "./agent.ts";
+import { PRESETS, displayEvent, queryBalance, responseText, streamFailure, type AgentSpec } from "./agent.ts";
 import { parkForLimit, sharedLimitUntil, usageLimit, type LimitPolicy } from "./limits.ts";
+import { CallUsage, PARTIAL_REPORT_MS } from "./report.ts";
+import { addCost, receiptsCost, type Cost, type Receipt } from "./usage.ts";
 import { duration } from "./util.ts";
 
 type Json = Record<string, any>;
@@ -15,8 +17,10 @@ export interface AgentResult {
   events: Json[];
   /** The assistant's response text (see responseText). */
   response: string;
-  /** Cost of this invocation in USD, when the agent reports it or a usage command measures it. */
-  cost?: number;
+  /** What this invocation used, as reported to loopx (usage.ts). */
+  receipts: Receipt[];
+  /** Its cost in USD by kind, when the agent reports one or a usage command measures it. */
+  cost?: Cost;
   balance?: number;
   /** Why this invocation failed; undefined when it succeeded. */
   failure?: string;
@@ -114,8 +118,17 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
     }
   };
   // The agent runs in its own process group, so that it can be ended with everything it started
-  // (idle limit); a signal this script gets is passed on to that group.
-  const forward = (signal: NodeJS.Signals) => endGroup(signal);
+  // (idle limit); a signal this script gets is passed on to that group. An agent still running
+  // PARTIAL_REPORT_MS later has what it used so far reported, and is ended (report.ts).
+  const usage = new CallUsage(spec, events);
+  let partialTimer: NodeJS.Timeout | undefined;
+  const forward = (signal: NodeJS.Signals): void => {
+    endGroup(signal);
+    partialTimer ??= setTimeout(() => {
+      usage.report();
+      endGroup("SIGKILL");
+    }, PARTIAL_REPORT_MS);
+  };
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolveExit) => {
     let child;
     try {
@@ -170,6 +183,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
   const { code, signal, error } = await exit;
   activeAgent = undefined;
   clearTimeout(idleTimer);
+  clearTimeout(partialTimer);
   for (const name of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.off(name, forward);
   if (pending !== "") handleLine(pending);
   keepStderr(stderrPending);
@@ -192,20 +206,17 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
     if (cause) failure += ` — ${cause}`;
   }
 
-  let cost = reportedCost(spec.type, events);
-  let balance: number | undefined;
-  if (before !== undefined) {
-    balance = queryBalance(spec, options.cwd);
-    if (balance !== undefined && cost === undefined) cost = Math.max(0, before - balance);
-  }
-  return { code, signal, events, response: responseText(spec.type, events), cost, balance, failure, stderrTail };
+  // An interrupted call is not measured again (the script is about to end).
+  const balance = before !== undefined && !usage.done ? queryBalance(spec, options.cwd) : undefined;
+  const receipts = usage.report(balance !== undefined ? Math.max(0, before! - balance) : undefined);
+  return { code, signal, events, response: responseText(spec.type, events), receipts, cost: receiptsCost(receipts), balance, failure, stderrTail };
 }
 
 export interface RetriedResult extends AgentResult {
   /** Attempts after the first (this result may itself be a failure); waits for a usage limit do not count. */
   retries: number;
-  /** Cost summed over every attempt. */
-  totalCost?: number;
+  /** Cost summed over every attempt, by kind. */
+  totalCost?: Cost;
   failures: string[];
   /** Set when the run must end because of a usage limit (MAX_LIMIT_WAIT exceeded): the reason. */
   limitExceeded?: string;
@@ -231,7 +242,7 @@ export interface RetryOptions {
 export async function runAgentWithRetries(spec: AgentSpec, prompt: string, options: RunAgentOptions, retry: RetryOptions): Promise<RetriedResult> {
   const stopping = retry.stopping ?? (() => false);
   const failures: string[] = [];
-  let totalCost: number | undefined;
+  let totalCost: Cost | undefined;
   let limitsInARow = 0;
   for (;;) {
     if (retry.limits) {
@@ -242,7 +253,7 @@ export async function runAgentWithRetries(spec: AgentSpec, prompt: string, optio
       }
     }
     const result = await runAgent(spec, prompt, options);
-    if (result.cost !== undefined) totalCost = (totalCost ?? 0) + result.cost;
+    totalCost = addCost(totalCost, result.cost);
     if (!result.failure) return { ...result, retries: failures.length, totalCost, failures };
     const limit = retry.limits && !stopping() ? usageLimit(spec.type, result.events) : undefined;
     if (limit && retry.limits) {
@@ -259,5 +270,5 @@ export async function runAgentWithRetries(spec: AgentSpec, prompt: string, optio
 }
 
 function interruptedResult(): AgentResult {
-  return { code: null, signal: null, events: [], response: "", failure: "interrupted while waiting for a usage limit", stderrTail: [] };
+  return { code: null, signal: null, events: [], response: "", receipts: [], failure: "interrupted while waiting for a usage limit", stderrTail: [] };
 }

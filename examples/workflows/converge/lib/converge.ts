@@ -10,7 +10,8 @@ import { input, output } from "loopx";
 import { agentSpec, type AgentSpec } from "./shared/agent.ts";
 import { limitPolicy } from "./shared/limits.ts";
 import { activeAgent, runAgentWithRetries } from "./shared/run-agent.ts";
-import { duration, durationVar, fail, intVar, newLogFile, readState, resolveFrom, runDir, say, substitute, timeLimitReached, which, workflowConfig, writeState, type Vars } from "./shared/util.ts";
+import { addCost, costText, type Cost } from "./shared/usage.ts";
+import { duration, durationVar, usd, fail, intVar, newLogFile, readState, resolveFrom, runDir, say, substitute, timeLimitReached, which, workflowConfig, writeState, type Vars } from "./shared/util.ts";
 
 const NAME = "converge";
 const STATE = "converge-state.json";
@@ -28,7 +29,8 @@ interface State {
   startedAt: number;
   round: number;
   rounds: Round[];
-  totalCost?: number;
+  /** What this sitting's agent calls reported, by kind (loopx's own totals span resumes). */
+  totalCost?: Cost;
   /** The run's log (agent streams, their stderr, failures), under CONVERGE_DIR/logs/. */
   logFile?: string;
   /** Time spent waiting for usage limits (bounded by MAX_LIMIT_WAIT). */
@@ -157,7 +159,7 @@ async function callAgent(role: "worker" | "judge", spec: AgentSpec, prompt: stri
     },
   );
   state.limitWaitMs = waited.ms;
-  if (result.totalCost !== undefined) state.totalCost = (state.totalCost ?? 0) + result.totalCost;
+  state.totalCost = addCost(state.totalCost, result.totalCost);
   writeState(tmp, STATE, state);
   if (interrupted) stopInterrupted(state, `${role} agent`);
   if (result.limitExceeded) fail(NAME, `stopped in round ${state.round}: usage limit: ${result.limitExceeded}`, 5);
@@ -266,7 +268,7 @@ export async function runJudge(): Promise<void> {
       `The independent judge changed files it was only to read (${list}), so the round is not approved. Review those changes: keep what is right, undo the rest.`,
     );
   }
-  const cost = state.totalCost !== undefined ? `, total cost $${state.totalCost.toFixed(6)}` : "";
+  const cost = state.totalCost !== undefined ? `, total cost ${costText(state.totalCost, usd)}` : "";
   if (verdict === "APPROVE") {
     round.judge = "approved";
     writeState(tmp, STATE, state);
