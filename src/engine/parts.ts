@@ -9,6 +9,9 @@ import { TmpdirPart } from "../parts/tmpdir.js";
 import { guardianPart } from "../guardian/part.js";
 import { runInputPart } from "../records/input.js";
 import { controlPart } from "../control/part.js";
+import { TelemetryPart } from "../telemetry/part.js";
+import { telemetryEnabled } from "../telemetry/settings.js";
+import { VERSION } from "../version.js";
 
 /**
  * What the built-in parts need to know of a run: the engine (src/engine) fills it in from the
@@ -39,6 +42,8 @@ export interface PartFeatures {
   onEvent?: (event: LoopEvent) => void;
   /** A control channel, so that the run can be stopped and paused from elsewhere (LOOPX_CONTROL=0 turns it off). */
   control?: boolean;
+  /** RunOptions.telemetry: export to OpenTelemetry (else LOOPX_OTEL decides; OTEL_SDK_DISABLED=true wins). */
+  telemetry?: boolean;
 }
 
 /**
@@ -71,6 +76,8 @@ export function runParts(features: PartFeatures): RunPart[] {
     parts.push(timeLimits({ timeout: features.timeout, maxTime: features.maxTime }));
   }
   if (features.control && env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
+  // Only with telemetry on: the part loads the SDK when the run begins (nothing of it otherwise).
+  if (telemetryEnabled(env, features.telemetry)) parts.push(new TelemetryPart(env, VERSION));
   if (features.progress) {
     const progress = progressPart(env, { summary: features.summary });
     if (progress) parts.push(progress);

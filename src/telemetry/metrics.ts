@@ -33,6 +33,11 @@ export class RunMetrics {
     this.tokenUsage = meter.createHistogram("gen_ai.client.token.usage", { description: "Tokens per reported call", unit: "{token}" });
   }
 
+  /** `loopx otel test`'s probe: one point of loopx.runs.active, +1 then -1 (no run is counted). */
+  probe(id: string): void {
+    this.active.add(0, { "loopx.test_id": id });
+  }
+
   runStarted(attributes: Attributes): void {
     this.active.add(1, attributes);
   }

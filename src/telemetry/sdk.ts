@@ -1,5 +1,5 @@
 import { defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
-import { setGlobalErrorHandler, W3CTraceContextPropagator } from "@opentelemetry/core";
+import { ExportResultCode, setGlobalErrorHandler, W3CTraceContextPropagator, type ExportResult } from "@opentelemetry/core";
 import { resourceFromAttributes, type Resource } from "@opentelemetry/resources";
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import {
@@ -46,19 +46,34 @@ export function protocolOf(env: Env, signal: "traces" | "metrics"): "http/protob
 
 function exporterConfig(env: Env, signal: "traces" | "metrics") {
   const headers = { ...parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...parseHeaders(env[`OTEL_EXPORTER_OTLP_${signal.toUpperCase()}_HEADERS`]) };
-  return { url: endpoint(env, signal), headers, timeoutMillis: 5000 };
+  // An export (its retries included) never outlasts the flush limit: a collector that is down or slow
+  // holds nothing of the run, nor its exit, longer than that.
+  return { url: endpoint(env, signal), headers, timeoutMillis: FLUSH_LIMIT_MS };
 }
 
-async function spanExporter(env: Env): Promise<SpanExporter> {
+type OnError = (message: string) => void;
+
+/** An exporter whose failed exports are told to `onError` (the SDK's own reporting misses some at shutdown). */
+function watched<T extends SpanExporter | PushMetricExporter>(exporter: T, onError: OnError): T {
+  const exportBatch = exporter.export.bind(exporter) as (items: unknown, done: (result: ExportResult) => void) => void;
+  (exporter as { export: typeof exportBatch }).export = (items, done) =>
+    exportBatch(items, (result) => {
+      if (result.code !== ExportResultCode.SUCCESS) onError(result.error?.message ?? "export failed");
+      done(result);
+    });
+  return exporter;
+}
+
+async function spanExporter(env: Env, onError: OnError): Promise<SpanExporter> {
   const config = exporterConfig(env, "traces");
-  if (protocolOf(env, "traces") === "http/json") return new (await import("@opentelemetry/exporter-trace-otlp-http")).OTLPTraceExporter(config);
-  return new (await import("@opentelemetry/exporter-trace-otlp-proto")).OTLPTraceExporter(config);
+  if (protocolOf(env, "traces") === "http/json") return watched(new (await import("@opentelemetry/exporter-trace-otlp-http")).OTLPTraceExporter(config), onError);
+  return watched(new (await import("@opentelemetry/exporter-trace-otlp-proto")).OTLPTraceExporter(config), onError);
 }
 
-async function metricExporter(env: Env): Promise<PushMetricExporter> {
+async function metricExporter(env: Env, onError: OnError): Promise<PushMetricExporter> {
   const config = exporterConfig(env, "metrics");
-  if (protocolOf(env, "metrics") === "http/json") return new (await import("@opentelemetry/exporter-metrics-otlp-http")).OTLPMetricExporter(config);
-  return new (await import("@opentelemetry/exporter-metrics-otlp-proto")).OTLPMetricExporter(config);
+  if (protocolOf(env, "metrics") === "http/json") return watched(new (await import("@opentelemetry/exporter-metrics-otlp-http")).OTLPMetricExporter(config), onError);
+  return watched(new (await import("@opentelemetry/exporter-metrics-otlp-proto")).OTLPMetricExporter(config), onError);
 }
 
 /** OTEL_TRACES_SAMPLER as the SDK documents it (default: parentbased_always_on). */
@@ -140,14 +155,14 @@ export async function setUpSdk(env: Env, version: string, onError: (message: str
   const closers: Array<() => Promise<void>> = [];
   let tracer: Tracer | undefined;
   if (env.OTEL_TRACES_EXPORTER !== "none") {
-    const provider = new BasicTracerProvider({ resource: res, sampler: sampler(env), idGenerator: ids, spanProcessors: [new BatchSpanProcessor(await spanExporter(env), { scheduledDelayMillis: 1000 })] });
+    const provider = new BasicTracerProvider({ resource: res, sampler: sampler(env), idGenerator: ids, spanProcessors: [new BatchSpanProcessor(await spanExporter(env, onError), { scheduledDelayMillis: 1000 })] });
     tracer = provider.getTracer("loopx", version);
     closers.push(() => provider.shutdown());
   }
   let metrics: RunMetrics | undefined;
   if (env.OTEL_METRICS_EXPORTER !== "none") {
     const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL);
-    const reader = new PeriodicExportingMetricReader({ exporter: await metricExporter(env), exportIntervalMillis: Number.isFinite(interval) && interval > 0 ? interval : 60_000 });
+    const reader = new PeriodicExportingMetricReader({ exporter: await metricExporter(env, onError), exportIntervalMillis: Number.isFinite(interval) && interval > 0 ? interval : 60_000 });
     const provider = new MeterProvider({ resource: res, readers: [reader] });
     metrics = new RunMetrics(provider.getMeter("loopx", version));
     closers.push(() => provider.shutdown());
