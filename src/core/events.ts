@@ -157,7 +157,23 @@ export interface RunEndEvent extends EventBase {
   signal?: string;
 }
 
-export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | RunEndEvent;
+/**
+ * loopx's own warning about one iteration's script (loopx's own addition): a near-miss structured
+ * output (`output`, once per script per run; LOOPX_WARN_OUTPUT=0 turns it off), a failed bash
+ * script saved with CRLF line endings (`crlf`), a process that keeps a finished script's stdout
+ * open (`stdout-held`). Also one `loopx: warning:` line on stderr (parts/warnings.ts).
+ */
+export interface WarningEvent extends EventBase {
+  type: "warning";
+  kind: "output" | "crlf" | "stdout-held";
+  /** The iteration it is about. */
+  n: number;
+  target: string;
+  /** One line; holds text of the script's (shown escaped). */
+  message: string;
+}
+
+export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunEndEvent;
 
 /**
  * A line a script added to its run's record (`loopx note`, `note()`; see

@@ -189,6 +189,7 @@ class EngineRun implements RunHandle {
           projectRoot: request.projectRoot,
           baseEnv: request.baseEnv,
           loopxBin: loopxBin(),
+          checkOutput: request.baseEnv.LOOPX_WARN_OUTPUT !== "0",
           ...(resume ? { resume: { target: resume.target, stdin: resume.stdin } } : {}),
         },
         createLoopHost(this.supervisor),

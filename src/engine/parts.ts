@@ -12,6 +12,7 @@ import { controlPart } from "../control/part.js";
 import { TelemetryPart } from "../telemetry/part.js";
 import { telemetryEnabled } from "../telemetry/settings.js";
 import { VERSION } from "../version.js";
+import { warningsPart } from "../parts/warnings.js";
 
 /**
  * What the built-in parts need to know of a run: the engine (src/engine) fills it in from the
@@ -82,6 +83,8 @@ export function runParts(features: PartFeatures): RunPart[] {
     const progress = progressPart(env, { summary: features.summary });
     if (progress) parts.push(progress);
   }
+  // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.
+  parts.push(warningsPart());
   if (features.onEvent) parts.push({ onEvent: features.onEvent });
   return parts;
 }

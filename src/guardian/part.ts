@@ -3,6 +3,7 @@ import { spawnWatcher } from "../runtime/platform/index.js";
 import { guardianCommand } from "../runtime/platform/runtime.js";
 import { SHELL_READ_DEAD_PARENT } from "../os/procfs.js";
 import type { Watcher } from "../runtime/spawn.js";
+import { onProcessEnd } from "../os/exit-hooks.js";
 import type { TmpdirPart } from "../parts/tmpdir.js";
 
 /**
@@ -60,7 +61,6 @@ exec "$@" "$ending" "$stat" "$up"`;
 export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string; log?: string }): RunPart {
   let guardian: Watcher | undefined;
   let removeExitHook: (() => void) | undefined;
-  let ended = false;
   let leaving: Watcher | undefined;
   return {
     begin(controls) {
@@ -82,24 +82,12 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
         return;
       }
       // At the last moment loopx can run code (process.exit(), an uncaught exception, a signal
-      // nobody else handles), the hook says how it is going, synchronously. Loaded off the run's
-      // start: a death in the first milliseconds is closed as "killed", without the detail.
-      // The plain "exit" event too: under Bun, signal-exit does not see every exit.
-      const onProcessExit = (code: number) => void guardian?.send(`exit ${code}`);
-      process.once("exit", onProcessExit);
-      removeExitHook = () => process.removeListener("exit", onProcessExit);
-      void import("signal-exit").then(({ onExit }) => {
-        if (ended) return;
-        const removeSignalExit = onExit((code, signal) => void guardian?.send(signal ? `signal ${signal}` : `exit ${code ?? 0}`));
-        removeExitHook = () => {
-          process.removeListener("exit", onProcessExit);
-          removeSignalExit();
-        };
-      });
+      // nobody else handles), the hook says how it is going, synchronously. One set of process
+      // listeners serves every run of the process (exit-hooks.ts).
+      removeExitHook = onProcessEnd((code, signal) => void guardian?.send(signal ? `signal ${signal}` : `exit ${code ?? 0}`));
     },
     onEvent(event) {
       if (event.type !== "run.end") return;
-      ended = true;
       removeExitHook?.();
       guardian?.send("done");
       guardian?.close();

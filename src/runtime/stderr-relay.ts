@@ -84,7 +84,7 @@ function fileStderr(): ScriptStderr {
 function relayedStderr(read: DescriptorReader): ScriptStderr | undefined {
   const pipe = openStdoutPipe();
   if (!pipe) return undefined;
-  const chunks: unknown[] = [];
+  let reads = 0;
   // The last bytes only, in one buffer: 100 MB through the relay allocates nothing more.
   const kept = Buffer.alloc(STDERR_TAIL_BYTES + 1);
   let keptBytes = 0;
@@ -95,7 +95,7 @@ function relayedStderr(read: DescriptorReader): ScriptStderr | undefined {
   const reading = read(
     pipe.read,
     (chunk) => {
-      chunks.push(undefined); // only counted, to see that it is quiet
+      reads++; // only counted, to see that it is quiet
       writeStderr(chunk);
       if (chunk.length >= kept.length) {
         kept.set(chunk.subarray(chunk.length - kept.length));
@@ -120,7 +120,7 @@ function relayedStderr(read: DescriptorReader): ScriptStderr | undefined {
     settle(pgid) {
       if (closed) return;
       if (pgid === undefined) return reading.destroy();
-      stopWatching = stopReadingOnceGroupGone(pgid, chunks, () => {
+      stopWatching = stopReadingOnceGroupGone(pgid, () => reads, () => {
         reading.detach();
         settle();
       });

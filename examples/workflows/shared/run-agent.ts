@@ -224,8 +224,14 @@ export interface RetriedResult extends AgentResult {
 
 export interface RetryOptions {
   maxRetries: number;
-  /** Logs each failed attempt, with the agent's last stderr lines. */
-  onFailure: (attempt: number, failure: string, stderrTail: string[]) => void;
+  /**
+   * RETRY_BACKOFF: the wait after the first failed attempt; each further one doubles it (at most
+   * MAX_RETRY_WAIT_MS), and each wait is jittered to 50-100 % of that, so that loops failing
+   * together do not retry together. 0: retry at once.
+   */
+  backoffMs?: number;
+  /** Logs each failed attempt, with the agent's last stderr lines and the wait before the next (0: none follows, or no wait). */
+  onFailure: (attempt: number, failure: string, stderrTail: string[], waitMs: number) => void;
   /** True once the run is being interrupted: no further attempt or wait starts. */
   stopping?: () => boolean;
   /** Usage limits: park and run the same attempt again (absent: a limit is a plain failure). */
@@ -264,11 +270,38 @@ export async function runAgentWithRetries(spec: AgentSpec, prompt: string, optio
     }
     limitsInARow = 0;
     failures.push(result.failure);
-    retry.onFailure(failures.length, result.failure, result.stderrTail);
-    if (failures.length >= retry.maxRetries || stopping()) return { ...result, retries: failures.length - 1, totalCost, failures };
+    const last = failures.length >= retry.maxRetries;
+    const waitMs = last ? 0 : retryWaitMs(failures.length, retry.backoffMs ?? 0, Math.random());
+    retry.onFailure(failures.length, result.failure, result.stderrTail, waitMs);
+    if (last || stopping() || !(await waitUnlessStopping(waitMs, stopping))) return { ...result, retries: failures.length - 1, totalCost, failures };
   }
+}
+
+/** The longest wait between two failed attempts (RETRY_BACKOFF doubles up to this). */
+export const MAX_RETRY_WAIT_MS = 5 * 60_000;
+
+/** The wait after `failures` failed attempts in a row: exponential from `baseMs`, capped, jittered by `random` (0..1) to 50-100 %. */
+export function retryWaitMs(failures: number, baseMs: number, random: number): number {
+  if (baseMs <= 0) return 0;
+  const full = Math.min(MAX_RETRY_WAIT_MS, baseMs * 2 ** Math.max(0, failures - 1));
+  return Math.round(full * (0.5 + random / 2));
+}
+
+/** Waits `ms`, looking at `stopping` 4 times a second; false when it stopped the wait. */
+async function waitUnlessStopping(ms: number, stopping: () => boolean): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (stopping()) return false;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(250, until - Date.now())));
+  }
+  return !stopping();
 }
 
 function interruptedResult(): AgentResult {
   return { code: null, signal: null, events: [], response: "", receipts: [], failure: "interrupted while waiting for a usage limit", stderrTail: [] };
+}
+
+/** " in 7.4s" for a failed attempt's message, "" when the next attempt starts at once. */
+export function retryIn(waitMs: number): string {
+  return waitMs > 0 ? ` in ${(waitMs / 1000).toFixed(1)}s` : "";
 }

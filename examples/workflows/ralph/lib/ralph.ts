@@ -9,7 +9,7 @@ import { dirname, join, relative } from "node:path";
 import { output } from "loopx";
 import { agentSpec, finalAnswer, signalled, type AgentSpec } from "./shared/agent.ts";
 import { limitPolicy } from "./shared/limits.ts";
-import { activeAgent, runAgentWithRetries } from "./shared/run-agent.ts";
+import { activeAgent, retryIn, runAgentWithRetries } from "./shared/run-agent.ts";
 import { addCost, costText, type Cost } from "./shared/usage.ts";
 import {
   duration,
@@ -61,6 +61,8 @@ interface Settings {
   ralphDir: string;
   agent: AgentSpec;
   maxRetries: number;
+  /** RETRY_BACKOFF: the first wait between failed attempts (run-agent.ts retryWaitMs). */
+  retryBackoffMs: number;
   maxIterations: number;
   budget?: number;
   /** BUDGET_COUNT_ESTIMATES: estimated cost counts against BUDGET_USD too. */
@@ -87,6 +89,7 @@ function settings(mode: Mode): Settings {
       ralphDir,
       agent: agentSpec(vars, "AGENT_", "claude"),
       maxRetries: intVar(vars, "MAX_RETRIES", 3),
+      retryBackoffMs: durationVar(vars, "RETRY_BACKOFF", 10_000),
       maxIterations: intVar(vars, "MAX_ITERATIONS", 0),
       budget: numberVar(vars, "BUDGET_USD"),
       budgetCountsEstimates: intVar(vars, "BUDGET_COUNT_ESTIMATES", 0) > 0,
@@ -216,10 +219,11 @@ export async function runRalph(mode: Mode): Promise<void> {
     { cwd: s.projectRoot, logFile: state.sessionLog, rawFile: join(tmp, "last_agent_output"), idleMs: s.idleMs },
     {
       maxRetries: s.maxRetries,
-      onFailure: (attempt, failure, stderrTail) => {
+      backoffMs: s.retryBackoffMs,
+      onFailure: (attempt, failure, stderrTail, waitMs) => {
         if (interrupted) return;
         log(state, `Attempt ${attempt} failed: ${failure}\n`);
-        say(NAME, `attempt ${attempt} failed: ${failure}${attempt < s.maxRetries ? " — retrying" : ""}`);
+        say(NAME, `attempt ${attempt} failed: ${failure}${attempt < s.maxRetries ? ` — retrying${retryIn(waitMs)}` : ""}`);
         for (const line of stderrTail) say(NAME, `  ${s.agent.cli} stderr: ${line}`);
       },
       stopping: () => interrupted !== undefined,
