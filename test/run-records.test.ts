@@ -282,7 +282,7 @@ describe("run records: pruning, ids, formats (node)", () => {
     const help = await loopx(node, ["runs", "-h"], cwd, env);
     expect(help).toMatchObject({ code: 0, stderr: "", stdout: expect.stringContaining("loopx runs tail [<id>] [--json]") });
     expect(help.stdout).toContain("LOOPX_RECORD=0");
-    expect((await loopx(node, ["-h"], cwd, env)).stdout).toMatch(/^ {2}runs \[--json\] \[--all\] \[--limit <c>\] \[--state <s>\]$/m);
+    expect((await loopx(node, ["-h"], cwd, env)).stdout).toMatch(/^ {2}runs \[--json\] \[--all\] \[--limit <c>\] \[--state <s>\] \[--since <d>\]$/m);
     expect((await loopx(node, ["run", "-h"], cwd, env)).stdout).toMatch(/--log <file>[\s\S]*LOOPX_PROGRESS=0[\s\S]*NO_COLOR/);
     const empty = isolatedEnv();
     expect(await loopx(node, ["runs"], cwd, empty)).toMatchObject({ code: 0, stdout: `no runs of ${cwd} recorded in ${runsDir(empty)} (--all: every project's)\n`, stderr: "" });

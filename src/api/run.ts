@@ -44,6 +44,16 @@ export interface RunOptions {
   /** Time limit for the whole run, in milliseconds (loopx's own addition); as `timeout` on expiry. */
   maxTime?: number;
   /**
+   * Budget in USD (loopx's own addition): once the billed cost its scripts reported (`receipt()`,
+   * `loopx receipt`) reaches it, no further script starts and the loop rejects with a LoopxError
+   * naming the budget and the total (the run ends "budget"; the CLI exits 3). Estimated cost
+   * counts only with `countEstimates: true`. On a resume: the whole run's new budget.
+   */
+  maxCost?: number;
+  countEstimates?: boolean;
+  /** Budget in tokens of every kind (loopx's own addition), as `maxCost`. */
+  maxTokens?: number;
+  /**
    * loopx's own extension: go on with the recorded run of this id (or unique prefix) where it
    * ended, as `loopx runs resume` does — same LOOPX_RUN_ID, iterations counted on, the script
    * that was running again with the stdin it got, in the run's own project (`cwd` is not used),
@@ -79,6 +89,9 @@ export function run(target: string, options?: RunOptions): AsyncGenerator<Output
       env: snapshotEnv(options?.env),
       timeout: options?.timeout,
       maxTime: options?.maxTime,
+      maxCost: options?.maxCost,
+      countEstimates: options?.countEstimates,
+      maxTokens: options?.maxTokens,
       onEvent: options?.onEvent,
       envFile: envFile === undefined ? undefined : isAbsolute(envFile) ? envFile : resolve(cwd, envFile),
       projectRoot: resolve(cwd),
@@ -102,6 +115,9 @@ export function run(target: string, options?: RunOptions): AsyncGenerator<Output
             ...(given.envFile !== undefined ? { envFile: given.envFile } : {}),
             ...(given.timeout !== undefined ? { timeout: given.timeout as number } : {}),
             ...(given.maxTime !== undefined ? { maxTime: given.maxTime as number } : {}),
+            ...(given.maxCost !== undefined ? { maxCost: given.maxCost as number } : {}),
+            ...(given.countEstimates !== undefined ? { countEstimates: given.countEstimates as boolean } : {}),
+            ...(given.maxTokens !== undefined ? { maxTokens: given.maxTokens as number } : {}),
           },
         });
         return { ...prepared.request, env: given.env, onEvent: given.onEvent };

@@ -7,6 +7,7 @@ import { Command, type CommandClass } from "clipanion";
  */
 export const VALUE_KINDS = {
   count: "<count>", // a non-negative integer
+  usd: "<usd>", // an amount of US dollars: 5, 0.50
   "env-file": "<path>", // an existing .env file
   "log-file": "<file>", // a file appended to
   duration: "<duration>", // 90, 1.5, 500ms, 1h30m

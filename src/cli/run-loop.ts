@@ -1,13 +1,14 @@
 import { resolve } from "node:path";
 import { LoopxError } from "../core/errors.js";
 import { startRun, type RunRequest } from "../engine/index.js";
+import type { Budget } from "../receipts/budget.js";
 
 /**
  * `loopx run` after parsing: the engine runs the loop without printing results (spec §7.1); every
  * CLI run is recorded (LOOPX_RECORD=0 turns it off), shows progress on a terminal and is cancelled
  * by SIGINT/SIGTERM (spec §7.3). The outcome's error is the one stderr line; its exit code is ours.
  */
-export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; log?: string; summary?: boolean; argv?: string[]; features?: { timeout?: number; maxTime?: number } }): Promise<number> {
+export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; log?: string; summary?: boolean; argv?: string[]; features?: { timeout?: number; maxTime?: number } & Budget }): Promise<number> {
   const projectRoot = process.cwd();
   return runToEnd(
     {
@@ -15,6 +16,9 @@ export async function runFromCli(options: { target: string; maxIterations?: numb
       maxIterations: options.maxIterations,
       timeout: options.features?.timeout,
       maxTime: options.features?.maxTime,
+      maxCost: options.features?.maxCost,
+      countEstimates: options.features?.countEstimates,
+      maxTokens: options.features?.maxTokens,
       envFile: options.envFile === undefined ? undefined : resolve(projectRoot, options.envFile),
       projectRoot,
       baseEnv: process.env,
@@ -29,9 +33,9 @@ export async function runFromCli(options: { target: string; maxIterations?: numb
  * `loopx runs resume <id> [-n <count>]`: the run goes on in this terminal, as `loopx run` would
  * have gone on (control/resume.ts decides where, and refuses with one line).
  */
-export async function resumeFromCli(prefix: string, maxIterations: number | undefined, argv: string[]): Promise<number> {
+export async function resumeFromCli(prefix: string, maxIterations: number | undefined, argv: string[], budget: Budget = {}): Promise<number> {
   const { prepareResume } = await import("../control/resume.js");
-  const prepared = prepareResume(process.env, prefix, maxIterations === undefined ? {} : { maxIterations });
+  const prepared = prepareResume(process.env, prefix, { ...(maxIterations === undefined ? {} : { maxIterations }), overrides: budget });
   return runToEnd(prepared.request, argv, prepared.log);
 }
 

@@ -1,3 +1,5 @@
+import type { RunTotals } from "./receipts.js";
+
 /**
  * The events of one run, in order: `run.start`, then `iteration.start` / `iteration.end` per script
  * execution, then `run.end`. They are the one description of "what happened" that every observer
@@ -55,6 +57,10 @@ export interface RecordedOptions {
   maxTime?: number;
   /** Absolute path of the `--log` file. */
   log?: string;
+  /** `--max-cost` in USD, `--count-estimates`, `--max-tokens` (receipts/budget.ts). */
+  maxCost?: number;
+  countEstimates?: boolean;
+  maxTokens?: number;
 }
 
 /**
@@ -146,6 +152,11 @@ export interface RunEndEvent extends EventBase {
   reason: RunEndReason;
   /** The CLI's exit code for this ending (null for API-only endings: aborted, returned). */
   exitCode: number | null;
+  /**
+   * In records: what the run's receipts added up to, every sitting included, when it had any
+   * (`loopx runs` reads it instead of the whole record). Absent from a run.end its guardian wrote.
+   */
+  receipts?: RunTotals;
   /** Iterations of the whole run (those before a resume included). */
   iterations: number;
   /** Time the run was going, every sitting included (the time between a death and a resume left out). */
@@ -215,6 +226,9 @@ export interface ReceiptTokens {
   reasoning?: number;
 }
 
+/** The token fields of a receipt, in the order loopx shows them. */
+export const TOKEN_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "reasoning"] as const satisfies ReadonlyArray<keyof ReceiptTokens>;
+
 /** A usage window's state as the agent reported it (Claude's `rate_limit_event`, Codex's limits). */
 export interface UsageWindow {
   /** `five_hour`, `seven_day`, ... as the agent names it. */
@@ -251,6 +265,8 @@ export interface GapEvent extends EventBase {
   iterations: number;
   /** Bytes of record dropped. */
   bytes: number;
+  /** What the dropped receipts added up to (so the run's totals stay whole), when there were any. */
+  receipts?: RunTotals;
 }
 
 /** What a run record holds: the run's events, its scripts' notes, and gaps of a capped record. */

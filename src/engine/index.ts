@@ -2,6 +2,7 @@ import { abortReason } from "../core/errors.js";
 import { runLoop } from "../core/loop.js";
 import type { Output } from "../core/output.js";
 import type { RecordedOptions } from "../core/events.js";
+import type { Budget } from "../receipts/budget.js";
 import { newRunId, RunSession, type RunCancel, type RunEnd, type RunPart } from "../core/run-session.js";
 import { createHeapKeeper, loopxBin, runtimeName } from "../runtime/platform/index.js";
 import { runParts } from "./parts.js";
@@ -104,12 +105,13 @@ export function createRunId(now: number = Date.now()): string {
 const DONE: IteratorResult<Output, void> = { done: true, value: undefined };
 
 /** The options `run.start` keeps for a resume; only those given. */
-function recordedOptions(envFile: string | undefined, timeout: number | undefined, maxTime: number | undefined, log: string | undefined): RecordedOptions {
+function recordedOptions(envFile: string | undefined, timeout: number | undefined, maxTime: number | undefined, log: string | undefined, budget: Budget | undefined): RecordedOptions {
   return {
     ...(envFile !== undefined ? { envFile } : {}),
     ...(timeout !== undefined ? { timeout } : {}),
     ...(maxTime !== undefined ? { maxTime } : {}),
     ...(log !== undefined ? { log } : {}),
+    ...budget,
   };
 }
 
@@ -157,6 +159,8 @@ class EngineRun implements RunHandle {
         maxTime: options.maxTime,
         onEvent: options.onEvent,
         control: true,
+        budget: options.budget,
+        ...(request.resume?.totals ? { totals: request.resume.totals } : {}),
       });
       if (features.compactHeap) {
         const keepHeapCompact = createHeapKeeper();
@@ -175,7 +179,7 @@ class EngineRun implements RunHandle {
         version: VERSION,
         parts,
         ...(features.argv ? { argv: features.argv } : {}),
-        options: recordedOptions(request.envFile, options.timeout, options.maxTime, features.log),
+        options: recordedOptions(request.envFile, options.timeout, options.maxTime, features.log, options.budget),
         ...(resume
           ? { resume: { iterations: resume.iterations, elapsedMs: resume.elapsedMs, ...(resume.stdin !== undefined ? { stdinBytes: Buffer.byteLength(resume.stdin) } : {}) } }
           : {}),

@@ -2,6 +2,7 @@ import { describeValue } from "../core/describe.js";
 import { checkLimit } from "../core/duration.js";
 import { LoopxError } from "../core/errors.js";
 import type { LoopEvent } from "../core/events.js";
+import type { Budget } from "../receipts/budget.js";
 
 /**
  * A run's options as the CLI or the API hand them over, not yet checked. The CLI has already
@@ -18,6 +19,10 @@ export interface RunOptionValues {
   maxTime?: unknown;
   /** RunOptions.onEvent: every event of the run. */
   onEvent?: unknown;
+  /** Budgets (`--max-cost`, `--count-estimates`, `--max-tokens`; RunOptions the same): receipts/budget.ts. */
+  maxCost?: unknown;
+  countEstimates?: unknown;
+  maxTokens?: unknown;
 }
 
 /** The same options, checked: what the engine and the run's parts work with. */
@@ -27,6 +32,8 @@ export interface RunOptionsChecked {
   timeout: number | undefined;
   maxTime: number | undefined;
   onEvent: ((event: LoopEvent) => void) | undefined;
+  /** The run's budget, when it has one. */
+  budget: Budget | undefined;
 }
 
 export function validateMaxIterations(value: unknown): number | undefined {
@@ -86,5 +93,25 @@ export function validateRunOptions(options: RunOptionValues): RunOptionsChecked 
     timeout,
     maxTime,
     onEvent: onEvent as RunOptionsChecked["onEvent"],
+    budget: validateBudget(options),
+  };
+}
+
+/** maxCost (USD, a finite number ≥ 0), countEstimates (a boolean, with maxCost), maxTokens (an integer ≥ 0). */
+function validateBudget(options: RunOptionValues): Budget | undefined {
+  const { maxCost, countEstimates, maxTokens } = options;
+  if (maxCost !== undefined && (typeof maxCost !== "number" || !Number.isFinite(maxCost) || maxCost < 0)) {
+    throw new LoopxError(`maxCost must be a non-negative number of US dollars, got ${describeValue(maxCost)}`);
+  }
+  if (countEstimates !== undefined && typeof countEstimates !== "boolean") throw new LoopxError(`countEstimates must be a boolean, got ${describeValue(countEstimates)}`);
+  if (countEstimates === true && maxCost === undefined) throw new LoopxError("countEstimates needs maxCost (--count-estimates needs --max-cost)");
+  if (maxTokens !== undefined && (typeof maxTokens !== "number" || !Number.isSafeInteger(maxTokens) || maxTokens < 0)) {
+    throw new LoopxError(`maxTokens must be a non-negative integer, got ${describeValue(maxTokens)}`);
+  }
+  if (maxCost === undefined && maxTokens === undefined) return undefined;
+  return {
+    ...(maxCost !== undefined ? { maxCost: maxCost as number } : {}),
+    ...(countEstimates === true ? { countEstimates: true } : {}),
+    ...(maxTokens !== undefined ? { maxTokens: maxTokens as number } : {}),
   };
 }

@@ -3,7 +3,10 @@ import type { RunPart } from "../core/run-session.js";
 import { strays } from "../parts/strays.js";
 import { timeLimits } from "../parts/time-limits.js";
 import { recordsDir } from "../records/store.js";
-import { progressPart } from "../parts/progress.js";
+import { progressPart, progressShown } from "../parts/progress.js";
+import { LiveReceipts } from "../receipts/part.js";
+import type { Budget } from "../receipts/budget.js";
+import type { RunTotals } from "../core/receipts.js";
 import { logPart, recordMaxBytes, recordPart } from "../records/writer.js";
 import { TmpdirPart } from "../parts/tmpdir.js";
 import { guardianPart } from "../guardian/part.js";
@@ -45,6 +48,10 @@ export interface PartFeatures {
   control?: boolean;
   /** RunOptions.telemetry: export to OpenTelemetry (else LOOPX_OTEL decides; OTEL_SDK_DISABLED=true wins). */
   telemetry?: boolean;
+  /** `--max-cost` / `--max-tokens` (RunOptions the same): the run stops once its receipts reach it. */
+  budget?: Budget;
+  /** A resumed run's receipts so far (its record's): the running totals go on from them. */
+  totals?: RunTotals;
 }
 
 /**
@@ -78,9 +85,19 @@ export function runParts(features: PartFeatures): RunPart[] {
   }
   if (features.control && env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
   // Only with telemetry on: the part loads the SDK when the run begins (nothing of it otherwise).
-  if (telemetryEnabled(env, features.telemetry)) parts.push(new TelemetryPart(env, VERSION));
+  const telemetry = telemetryEnabled(env, features.telemetry) ? new TelemetryPart(env, VERSION) : undefined;
+  // Receipts read as they come: only for a budget or a progress line that shows the running total
+  // (a run with neither has no receipts file and reads nothing). After the scratch directory (the
+  // file is in it, read a last time before it goes).
+  const showsProgress = features.progress === true && progressShown(env);
+  const live = features.budget || showsProgress || telemetry ? new LiveReceipts(() => tmpdir.scratch?.path, features.budget, features.totals) : undefined;
+  if (live) parts.push(live);
+  if (telemetry) {
+    live?.listen((receipt, n) => telemetry.receipt(receipt, n));
+    parts.push(telemetry);
+  }
   if (features.progress) {
-    const progress = progressPart(env, { summary: features.summary });
+    const progress = progressPart(env, { summary: features.summary, ...(live ? { receipts: live } : {}) });
     if (progress) parts.push(progress);
   }
   // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.

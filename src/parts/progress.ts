@@ -4,6 +4,12 @@ import { describeIterationStart, describeRunEnd, describeSteering } from "../rec
 import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
 import type { RunPart } from "../core/run-session.js";
 import { stderrKind, stderrLine } from "../os/stderr.js";
+import { describeTotals, type RunTotals } from "../core/receipts.js";
+
+/** " · $0.0369 · 12.3k tokens" once the run has receipts; "" before. */
+function runningTotal(totals: RunTotals | undefined): string {
+  return totals && totals.receipts > 0 ? ` · ${describeTotals(totals)}` : "";
+}
 
 /**
  * Progress (loopx's own extension): one line before each script starts (iteration, target,
@@ -23,10 +29,18 @@ const COLOURS: Record<string, readonly [string, string]> = {
 };
 const YELLOW = ["\x1b[33m", "\x1b[39m"] as const;
 
-/** The part, or undefined when neither progress nor the summary line is asked for here. */
-export function progressPart(env: Record<string, string | undefined>, options: { summary?: boolean } = {}): RunPart | undefined {
+/** True when progress lines show before each script here (stderr a terminal, or LOOPX_PROGRESS=1). */
+export function progressShown(env: Record<string, string | undefined>): boolean {
+  return env.LOOPX_PROGRESS === "1" || (stderrKind() === "terminal" && env.LOOPX_PROGRESS !== "0");
+}
+
+/**
+ * The part, or undefined when neither progress nor the summary line is asked for here. With
+ * `receipts` (the run's live totals), each line shows the running total once there is one.
+ */
+export function progressPart(env: Record<string, string | undefined>, options: { summary?: boolean; receipts?: { readonly totals: RunTotals } } = {}): RunPart | undefined {
   const terminal = stderrKind() === "terminal";
-  const iterations = env.LOOPX_PROGRESS === "1" || (terminal && env.LOOPX_PROGRESS !== "0");
+  const iterations = progressShown(env);
   if (!iterations && !options.summary) return undefined;
   const styled = terminal && !env.NO_COLOR && env.TERM !== "dumb";
   const paint = (text: string, [on, off]: readonly [string, string]) => (styled ? `${on}${text}${off}` : text);
@@ -60,13 +74,13 @@ export function progressPart(env: Record<string, string | undefined>, options: {
           }
           break;
         case "iteration.start":
-          if (iterations) write(describeIterationStart(event, start?.maxIterations ?? null, Date.now() - startedAt), DIM);
+          if (iterations) write(`${describeIterationStart(event, start?.maxIterations ?? null, Date.now() - startedAt)}${runningTotal(options.receipts?.totals)}`, DIM);
           break;
         case "iteration.end":
           last = event;
           break;
         case "run.end":
-          write(describeRunEnd(event, start?.maxIterations ?? null, last), COLOURS[event.reason] ?? YELLOW);
+          write(`${describeRunEnd(event, start?.maxIterations ?? null, last)}${runningTotal(options.receipts?.totals)}`, COLOURS[event.reason] ?? YELLOW);
           if (ending instanceof LoopxError) ending.reported = true;
           break;
       }

@@ -1,7 +1,7 @@
 import { Command, Option } from "clipanion";
 import { parseDuration } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
-import { parseCount, parseDurationOption, valueOption } from "../options.js";
+import { budgetOptions, parseCount, parseDurationOption, valueOption } from "../options.js";
 
 /**
  * `loopx run [options] <workflow>[:<script>]` (spec §4.1, §4.2). Its options are declared here
@@ -35,6 +35,12 @@ Each run's events are recorded in $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0: o
 'loopx runs -h'. From another terminal, 'loopx runs stop|pause|continue <id>' steer the run and
 'loopx runs resume <id>' goes on with one that was interrupted, timed out, failed or died.
 
+Budgets (loopx's own addition): scripts report what they used with 'loopx receipt' (see
+'loopx receipt -h'); with --max-cost <usd> (billed cost; estimates too with --count-estimates)
+or --max-tokens <count>, no script starts once the run's totals reach the budget, loopx prints
+one line naming the budget and the total, and exits 3. 'loopx runs resume <id> --max-cost <more>'
+raises it.
+
 No strays (loopx's own addition): processes that left the script's process group (setsid,
 detached children, daemons) but still carry the run's LOOPX_RUN_ID are ended (SIGTERM, the
 remaining grace, SIGKILL) when the run is interrupted, times out or fails; after a normal end
@@ -48,6 +54,9 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
   log = valueOption("--log", "log-file", "Append the run's events (JSON lines) to <file> too (loopx's own addition)");
   timeout = valueOption("--timeout", "duration", "Limit for each script execution (loopx's own addition)");
   maxTime = valueOption("--max-time", "duration", "Limit for the whole run; no script starts after it (loopx's own addition)");
+  maxCost = valueOption("--max-cost", "usd", "Budget: no script starts once the run's billed cost reaches <usd>; exit 3 (loopx's own addition)");
+  countEstimates = Option.Boolean("--count-estimates", false, { description: "With --max-cost: estimated cost counts too (loopx's own addition)" });
+  maxTokens = valueOption("--max-tokens", "count", "Budget: no script starts once the run's tokens reach <count>; exit 3 (loopx's own addition)");
   summary = Option.Boolean("--summary", false, { description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" });
   targets = Option.Rest({ name: "target" });
 
@@ -84,6 +93,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
     const features = {
       timeout: timeout === undefined ? undefined : parseDurationOption(timeout, "--timeout"),
       maxTime: maxTime === undefined ? undefined : parseDurationOption(maxTime, "--max-time"),
+      ...budgetOptions(this),
     };
     const { runFromCli } = await import("../run-loop.js");
     return runFromCli({
