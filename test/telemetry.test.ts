@@ -155,6 +155,32 @@ describe("telemetry: endings, context, configuration", () => {
     expect(roots[0]!.links).toEqual([expect.objectContaining({ traceId: firstIteration.traceId, spanId: firstIteration.parentSpanId })]);
   });
 
+  it("receipts: span events on their iteration, cost and tokens metrics by model and kind; a budget stop ends the run span", async () => {
+    const dir = makeProject({
+      ".loopx/w/index.sh": sh(`${SEEN}
+$LOOPX_BIN receipt --cost 0.25 --kind billed --input 1000 --output 200 --model claude-sonnet-4-5 --provider anthropic
+$LOOPX_BIN receipt --cost 0.5 --kind estimate --input 10 --cache-read 90 --model claude-opus-4-1 --provider anthropic
+$LOOPX_BIN output --result spent`),
+    });
+    const result = await runCli(NODE_CLI!, ["run", "--max-cost", "0.5", "w"], { cwd: dir, env: otelEnv() });
+    expect(result.code).toBe(3);
+    const id = runIdOf(dir);
+    const spans = spansOf(id);
+    const root = spans.find((span) => span.name === "loopx run")!;
+    expect(root.attributes).toMatchObject({ "loopx.run.state": "budget", "loopx.iterations": 2, "loopx.exit_code": 3 });
+    expect(root.status).toMatchObject({ code: 2, message: expect.stringMatching(/0\.5/) });
+    const first = spans.find((span) => span.attributes["loopx.iteration"] === 1)!;
+    expect(first.events.map((event) => event.attributes)).toEqual([
+      expect.objectContaining({ "gen_ai.request.model": "claude-sonnet-4-5", "loopx.cost.usd": 0.25, "loopx.cost.kind": "billed", "gen_ai.usage.input_tokens": 1000, "gen_ai.usage.output_tokens": 200 }),
+      expect.objectContaining({ "gen_ai.request.model": "claude-opus-4-1", "loopx.cost.usd": 0.5, "loopx.cost.kind": "estimate", "gen_ai.usage.cache_read.input_tokens": 90 }),
+    ]);
+    // Cumulative sums of this run's process: billed and estimate apart, by model.
+    const cost = (model: string, kind: string) => receiver.points.filter((p) => p.metric === "loopx.cost" && p.attributes["gen_ai.request.model"] === model && p.attributes["loopx.cost.kind"] === kind).map((p) => p.value);
+    expect(cost("claude-sonnet-4-5", "billed")).toContain(0.5);
+    expect(cost("claude-opus-4-1", "estimate")).toContain(1);
+    expect(receiver.points.some((p) => p.metric === "gen_ai.client.token.usage" && p.attributes["gen_ai.token.type"] === "input" && p.kind === "histogram")).toBe(true);
+  });
+
   it("a collector that answers 500, or never answers, fails nothing: exit 0, one warning line", async () => {
     for (const answer of [500, "hang"] as const) {
       receiver.answer = answer;
