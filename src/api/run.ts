@@ -64,6 +64,14 @@ export interface RunOptions {
    * cannot be resumed makes the first `next()` throw, saying why.
    */
   resume?: string;
+  /**
+   * loopx's own extension: a shell command (`sh -c`) run once when the run ends, however it ends,
+   * as `loopx run --on-end` runs it (README "When a run ends"): the outcome as JSON on its stdin and
+   * LOOPX_END_* variables, in the project root; its failure is one warning and never changes how
+   * the run ends. The run's guardian runs it if the process running the loop dies. API runs do not
+   * read LOOPX_ON_END. A resumed run keeps the recorded one unless this replaces it.
+   */
+  onEnd?: string;
 }
 
 /** RunOptions.env copied now (own enumerable keys); anything else is kept for the engine to reject. */
@@ -93,6 +101,7 @@ export function run(target: string, options?: RunOptions): AsyncGenerator<Output
       countEstimates: options?.countEstimates,
       maxTokens: options?.maxTokens,
       onEvent: options?.onEvent,
+      onEnd: options?.onEnd,
       envFile: envFile === undefined ? undefined : isAbsolute(envFile) ? envFile : resolve(cwd, envFile),
       projectRoot: resolve(cwd),
       baseEnv: { ...process.env },
@@ -115,6 +124,7 @@ export function run(target: string, options?: RunOptions): AsyncGenerator<Output
             ...(given.envFile !== undefined ? { envFile: given.envFile } : {}),
             ...(given.timeout !== undefined ? { timeout: given.timeout as number } : {}),
             ...(given.maxTime !== undefined ? { maxTime: given.maxTime as number } : {}),
+            ...(typeof given.onEnd === "string" ? { onEnd: given.onEnd } : {}),
             ...(given.maxCost !== undefined ? { maxCost: given.maxCost as number } : {}),
             ...(given.countEstimates !== undefined ? { countEstimates: given.countEstimates as boolean } : {}),
             ...(given.maxTokens !== undefined ? { maxTokens: given.maxTokens as number } : {}),

@@ -24,6 +24,7 @@ export const VALUE_KINDS = {
   "run-state": "<state>", // how a run ended: stopped, limit, failed, ... (`loopx runs --state`)
   port: "<port>", // a TCP port, 0 to 65535
   address: "<address>", // an address of this machine to listen on
+  command: "<command>", // a shell command (`sh -c`), e.g. `loopx run --on-end`
 } as const;
 export type ValueKind = keyof typeof VALUE_KINDS;
 

@@ -121,6 +121,7 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
       maxIterations: point.maxIterations,
       timeout: recorded.timeout,
       maxTime: recorded.maxTime,
+      ...(recorded.onEnd !== undefined ? { onEnd: recorded.onEnd } : {}),
       maxCost: recorded.maxCost,
       countEstimates: recorded.countEstimates,
       maxTokens: recorded.maxTokens,

@@ -57,6 +57,8 @@ export interface RecordedOptions {
   maxTime?: number;
   /** Absolute path of the `--log` file. */
   log?: string;
+  /** `--on-end` / RunOptions.onEnd: the command run once when the run ends (src/hooks). */
+  onEnd?: string;
   /** `--max-cost` in USD, `--count-estimates`, `--max-tokens` (receipts/budget.ts). */
   maxCost?: number;
   countEstimates?: boolean;
@@ -106,8 +108,30 @@ export interface RunStopEvent extends EventBase {
   running?: string;
 }
 
+/**
+ * The run's end-of-run hook (`--on-end`, loopx's own addition; src/hooks) has run: just before
+ * `run.end`, written by loopx or, when loopx died, by the run's guardian.
+ */
+export interface RunHookEvent extends EventBase {
+  type: "run.hook";
+  hook: "on-end";
+  /** Who ran it: loopx, or the guardian after loopx died. */
+  by: "loopx" | "guardian";
+  /** Its exit code; null when it was killed by a signal or could not start. */
+  exitCode: number | null;
+  signal: string | null;
+  /** True when it was ended at its time limit. */
+  timedOut: boolean;
+  durationMs: number;
+  /** What it wrote (stdout and stderr, interleaved), its first 4 KiB. */
+  output: string;
+  outputBytes: number;
+  /** Why it could not start, or how it failed, in one line. */
+  error?: string;
+}
+
 /** The events a part may add to its run (see RunControls.emit): the fields the session fills in left out. */
-export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent, keyof EventBase>;
+export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | RunHookEvent, keyof EventBase>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface IterationStartEvent extends EventBase {
@@ -184,7 +208,7 @@ export interface WarningEvent extends EventBase {
   message: string;
 }
 
-export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunEndEvent;
+export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | RunEndEvent;
 
 /**
  * A line a script added to its run's record (`loopx note`, `note()`; see

@@ -64,6 +64,8 @@ export interface RunFeatures {
   compactHeap?: boolean;
   /** More parts for this run (a control channel, a guardian, ...), after the built-in ones. */
   parts?: RunPart[];
+  /** The CLI's: LOOPX_ON_END (environment, env files) is the end-of-run hook when no `onEnd` is given. */
+  onEndFromEnv?: boolean;
 }
 
 /**
@@ -97,16 +99,17 @@ export interface RunHandle extends AsyncIterableIterator<Output, void, undefined
   readonly outcome: Promise<RunOutcome>;
 }
 
-/** A run id: start time, then 6 random base-36 digits (core/run-session.ts newRunId). */
+/** A run id: start time, then 7 random base-36 digits (core/run-session.ts newRunId). */
 export function createRunId(now: number = Date.now()): string {
-  return newRunId(now, crypto.getRandomValues(new Uint8Array(6)));
+  return newRunId(now, crypto.getRandomValues(new Uint8Array(7)));
 }
 
 const DONE: IteratorResult<Output, void> = { done: true, value: undefined };
 
 /** The options `run.start` keeps for a resume; only those given. */
-function recordedOptions(envFile: string | undefined, timeout: number | undefined, maxTime: number | undefined, log: string | undefined, budget: Budget | undefined): RecordedOptions {
+function recordedOptions(envFile: string | undefined, timeout: number | undefined, maxTime: number | undefined, log: string | undefined, budget: Budget | undefined, onEnd: string | undefined): RecordedOptions {
   return {
+    ...(onEnd !== undefined ? { onEnd } : {}),
     ...(envFile !== undefined ? { envFile } : {}),
     ...(timeout !== undefined ? { timeout } : {}),
     ...(maxTime !== undefined ? { maxTime } : {}),
@@ -159,6 +162,8 @@ class EngineRun implements RunHandle {
         maxTime: options.maxTime,
         onEvent: options.onEvent,
         control: true,
+        ...(options.onEnd !== undefined ? { onEnd: options.onEnd } : {}),
+        ...(features.onEndFromEnv ? { onEndFromEnv: true } : {}),
         budget: options.budget,
         ...(request.resume?.totals ? { totals: request.resume.totals } : {}),
       });
@@ -179,7 +184,7 @@ class EngineRun implements RunHandle {
         version: VERSION,
         parts,
         ...(features.argv ? { argv: features.argv } : {}),
-        options: recordedOptions(request.envFile, options.timeout, options.maxTime, features.log, options.budget),
+        options: recordedOptions(request.envFile, options.timeout, options.maxTime, features.log, options.budget, options.onEnd),
         ...(resume
           ? { resume: { iterations: resume.iterations, elapsedMs: resume.elapsedMs, ...(resume.stdin !== undefined ? { stdinBytes: Buffer.byteLength(resume.stdin) } : {}) } }
           : {}),

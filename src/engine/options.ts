@@ -19,6 +19,8 @@ export interface RunOptionValues {
   maxTime?: unknown;
   /** RunOptions.onEvent: every event of the run. */
   onEvent?: unknown;
+  /** `--on-end` / RunOptions.onEnd: a shell command run once when the run ends (src/hooks). */
+  onEnd?: unknown;
   /** Budgets (`--max-cost`, `--count-estimates`, `--max-tokens`; RunOptions the same): receipts/budget.ts. */
   maxCost?: unknown;
   countEstimates?: unknown;
@@ -32,6 +34,7 @@ export interface RunOptionsChecked {
   timeout: number | undefined;
   maxTime: number | undefined;
   onEvent: ((event: LoopEvent) => void) | undefined;
+  onEnd: string | undefined;
   /** The run's budget, when it has one. */
   budget: Budget | undefined;
 }
@@ -85,6 +88,10 @@ export function validateRunEnv(value: unknown): Record<string, string> {
 export function validateRunOptions(options: RunOptionValues): RunOptionsChecked {
   const onEvent = options.onEvent;
   if (onEvent !== undefined && typeof onEvent !== "function") throw new LoopxError(`onEvent must be a function, got ${typeof onEvent}`);
+  const onEnd = options.onEnd;
+  if (onEnd !== undefined && (typeof onEnd !== "string" || onEnd.trim() === "" || onEnd.includes("\0"))) {
+    throw new LoopxError(`onEnd must be a shell command (a non-empty string without NUL), got ${shapeOf(onEnd)}`);
+  }
   const timeout = checkLimit(options.timeout, "timeout");
   const maxTime = checkLimit(options.maxTime, "maxTime");
   return {
@@ -93,6 +100,7 @@ export function validateRunOptions(options: RunOptionValues): RunOptionsChecked 
     timeout,
     maxTime,
     onEvent: onEvent as RunOptionsChecked["onEvent"],
+    onEnd,
     budget: validateBudget(options),
   };
 }

@@ -15,6 +15,8 @@ import { controlPart } from "../control/part.js";
 import { TelemetryPart } from "../telemetry/part.js";
 import { telemetryEnabled } from "../telemetry/settings.js";
 import { VERSION } from "../version.js";
+import { onEndPart } from "../hooks/part.js";
+import { knownRunIds } from "../control/paths.js";
 import { warningsPart } from "../parts/warnings.js";
 
 /**
@@ -48,6 +50,10 @@ export interface PartFeatures {
   control?: boolean;
   /** RunOptions.telemetry: export to OpenTelemetry (else LOOPX_OTEL decides; OTEL_SDK_DISABLED=true wins). */
   telemetry?: boolean;
+  /** `--on-end` / RunOptions.onEnd: a command run once when the run ends (src/hooks). */
+  onEnd?: string;
+  /** The CLI's runs: LOOPX_ON_END (environment, env files) is the hook when `onEnd` is not given. */
+  onEndFromEnv?: boolean;
   /** `--max-cost` / `--max-tokens` (RunOptions the same): the run stops once its receipts reach it. */
   budget?: Budget;
   /** A resumed run's receipts so far (its record's): the running totals go on from them. */
@@ -71,12 +77,21 @@ export function runParts(features: PartFeatures): RunPart[] {
   // Always on: every run that starts a script has its own LOOPX_TMPDIR. After the records (a run
   // that cannot create it is still recorded); a part that must be done with the run's processes
   // before the directory goes belongs after it (parts end in reverse order).
+  // The end-of-run hook: before the parts that end processes and the scratch directory, so that
+  // it ends after them (parts end in reverse order), once nothing of the run is left but its record.
+  const onEnd =
+    features.onEnd !== undefined || features.onEndFromEnv
+      ? onEndPart({ ...(features.onEnd !== undefined ? { command: features.onEnd } : { fromEnv: true }), ...(records !== undefined ? { recordsDir: records } : {}) })
+      : undefined;
+  if (onEnd) parts.push(onEnd);
   const tmpdir = new TmpdirPart();
   parts.push(tmpdir);
   // Every run: one process started once, that closes the run if loopx dies without doing so.
-  // After the scratch directory (it needs its identity) and after the records (it is told "done"
-  // once run.end is written).
-  parts.push(guardianPart({ tmpdir, ...(records !== undefined ? { recordsDir: records } : {}), ...(features.log !== undefined ? { log: features.log } : {}) }));
+  // After the scratch directory (it needs its identity), the hook (its command) and the records
+  // (it is told "done" once run.end is written).
+  const guardian = guardianPart({ tmpdir, ...(records !== undefined ? { recordsDir: records } : {}), ...(features.log !== undefined ? { log: features.log } : {}), ...(onEnd ? { onEnd } : {}) });
+  if (onEnd) onEnd.starting = () => guardian.hooked();
+  parts.push(guardian);
   // Every run: it scans once, when the run ends, and never per iteration. After the scratch
   // directory, so that the run's strays are gone before it is removed.
   parts.push(strays());
@@ -97,7 +112,7 @@ export function runParts(features: PartFeatures): RunPart[] {
     parts.push(telemetry);
   }
   if (features.progress) {
-    const progress = progressPart(env, { summary: features.summary, ...(live ? { receipts: live } : {}) });
+    const progress = progressPart(env, { summary: features.summary, knownIds: () => knownRunIds(env), ...(live ? { receipts: live } : {}) });
     if (progress) parts.push(progress);
   }
   // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.

@@ -54,6 +54,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
   log = valueOption("--log", "log-file", "Append the run's events (JSON lines) to <file> too (loopx's own addition)");
   timeout = valueOption("--timeout", "duration", "Limit for each script execution (loopx's own addition)");
   maxTime = valueOption("--max-time", "duration", "Limit for the whole run; no script starts after it (loopx's own addition)");
+  onEnd = valueOption("--on-end", "command", "Run <command> (sh -c) once when the run ends, however it ends (loopx's own addition)");
   maxCost = valueOption("--max-cost", "usd", "Budget: no script starts once the run's billed cost reaches <usd>; exit 3 (loopx's own addition)");
   countEstimates = Option.Boolean("--count-estimates", false, { description: "With --max-cost: estimated cost counts too (loopx's own addition)" });
   maxTokens = valueOption("--max-tokens", "count", "Budget: no script starts once the run's tokens reach <count>; exit 3 (loopx's own addition)");
@@ -85,6 +86,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
     const maxTime = this.maxTime;
     const log = this.log;
     if (log === "") throw new UsageError("--log needs a file path");
+    if (this.onEnd !== undefined && this.onEnd.trim() === "") throw new UsageError("--on-end needs a command");
     if (this.targets.length === 0) throw new UsageError(this.missingTarget());
     if (this.targets.length > 1) {
       throw new UsageError(`loopx run takes exactly one target, got ${this.targets.length}: ${this.targets.map((t) => JSON.stringify(t)).join(" ")}`);
@@ -102,6 +104,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
       envFile,
       log,
       summary: this.summary,
+      ...(this.onEnd !== undefined ? { onEnd: this.onEnd } : {}),
       argv: process.argv.slice(2),
       features,
     });
