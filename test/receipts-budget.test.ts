@@ -8,7 +8,7 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { isolatedEnv, makeProject, processAlive, sh, waitFor } from "./helpers.js";
+import { RUNTIMES, consumer, isolatedEnv, makeProject, processAlive, runConsumer, sh, waitFor } from "./helpers.js";
 import { CHANNELS, events, loopx, startLoopx, waitForEvent, type Channel } from "./fixtures/control/support.js";
 
 /** Each iteration: $0.10 billed (1000 input, 100 output tokens), then $1.00 estimated. */
@@ -127,6 +127,43 @@ describe.concurrent.each(CHANNELS)("budgets ($name)", (channel: Channel) => {
       type: "run.end",
       reason: "interrupted",
       receipts: { costUsd: { billed: 0.06, estimate: 0 }, tokens: { input: 3, output: 7 }, receipts: 2 },
+    });
+  });
+});
+
+describe.each(RUNTIMES)("budgets from the API ($name)", (runtime) => {
+  it("run() with maxCost (records off): no script after the budget, rejects with the budget line; bad budget options are one error naming them", async () => {
+    const dir = consumer(
+      `import { run, runPromise } from "loopx";
+const seen = [];
+let error;
+try {
+  for await (const output of run("b", { maxCost: 0.2, maxIterations: 9 })) seen.push(output);
+} catch (e) {
+  error = e.message;
+}
+const bad = [];
+for (const options of [{ maxCost: -1 }, { maxCost: "5" }, { maxTokens: 1.5 }, { countEstimates: true }]) {
+  try {
+    await runPromise("b", options);
+  } catch (e) {
+    bad.push(e.message);
+  }
+}
+console.log(JSON.stringify({ seen: seen.length, error, bad }));
+`,
+      { ".loopx/b/index.sh": sh('"$LOOPX_BIN" receipt --cost 0.1 --kind billed\necho \'{"result":"x"}\'') },
+    );
+    const result = await runConsumer(runtime, dir);
+    expect(result.json).toEqual({
+      seen: 2,
+      error: "budget reached: --max-cost $0.20, the run used $0.20 billed",
+      bad: [
+        "maxCost must be a non-negative number of US dollars, got -1",
+        'maxCost must be a non-negative number of US dollars, got "5"',
+        "maxTokens must be a non-negative integer, got 1.5",
+        "countEstimates needs maxCost (--count-estimates needs --max-cost)",
+      ],
     });
   });
 });

@@ -25,9 +25,9 @@ describe("receipts seen where the user looks", () => {
     const run = await loopx(node, ["run", "-n", "2", "b"], cwd, env);
     expect(run.code, run.stderr).toBe(0);
     const progress = run.stderr.split("\n");
-    expect(progress[0]).toMatch(/^loopx: iteration 1\/2 · b:index · \S+$/);
+    expect(progress[0]).toMatch(/^loopx: (?:run \w+ · )?iteration 1\/2 · b:index · \S+$/);
     expect(progress[1]).toMatch(/^loopx: iteration 2\/2 · b:index · \S+ · \$0\.10 · \$1\.00 est\. · 1\.15k tokens$/);
-    expect(progress[2]).toMatch(/^loopx: reached -n 2 · 2 iterations · \S+ · \$0\.20 · \$2\.00 est\. · 2\.30k tokens$/);
+    expect(progress[2]).toMatch(/^loopx: reached -n 2 · 2 iterations · \S+ · \$0\.20 · \$2\.00 est\. · 2\.30k tokens(?: · run \w+)?$/);
     const [id] = recordIds(env);
 
     const show = await loopx(node, ["runs", "show", id!], cwd, env);

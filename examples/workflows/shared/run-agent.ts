@@ -3,8 +3,9 @@
 import { spawn } from "node:child_process";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { PRESETS, displayEvent, queryBalance, responseText, streamFailure, type AgentSpec } from "./agent.ts";
+import { codexProgress } from "./codex.ts"; // codex: progress is a completed item or turn, not any event
 import { parkForLimit, sharedLimitUntil, usageLimit, type LimitPolicy } from "./limits.ts";
-import { CallUsage, PARTIAL_REPORT_MS } from "./report.ts";
+import { CallUsage } from "./report.ts";
 import { addCost, receiptsCost, type Cost, type Receipt } from "./usage.ts";
 import { duration } from "./util.ts";
 
@@ -17,9 +18,8 @@ export interface AgentResult {
   events: Json[];
   /** The assistant's response text (see responseText). */
   response: string;
-  /** What this invocation used, as reported to loopx (usage.ts). */
+  /** What this invocation used, as reported to loopx (usage.ts), and its cost in USD by kind. */
   receipts: Receipt[];
-  /** Its cost in USD by kind, when the agent reports one or a usage command measures it. */
   cost?: Cost;
   balance?: number;
   /** Why this invocation failed; undefined when it succeeded. */
@@ -36,7 +36,7 @@ export interface RunAgentOptions {
   rawFile?: string;
   /** Called with each rendered line of the live view; default: stderr. */
   display?: (text: string) => void;
-  /** End the agent when it prints no stream event for this long (AGENT_IDLE_TIMEOUT); 0: never. */
+  /** End the agent when it makes no progress for this long (AGENT_IDLE_TIMEOUT): no stream event (codex: no completed item or turn); 0: never. */
   idleMs?: number;
   /** The variable that set idleMs, for the message. */
   idleVar?: string;
@@ -109,25 +109,21 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
     }
     if (!event) return display(line);
     events.push(event);
-    armIdle();
+    if (spec.type !== "codex" || codexProgress(event)) armIdle();
     try {
-      const text = displayEvent(spec.type, event);
+      const text = displayEvent(spec.type, event, events);
       if (text !== undefined && text !== "") display(text);
     } catch {
       // the live view is cosmetic: it never breaks the run
     }
   };
   // The agent runs in its own process group, so that it can be ended with everything it started
-  // (idle limit); a signal this script gets is passed on to that group. An agent still running
-  // PARTIAL_REPORT_MS later has what it used so far reported, and is ended (report.ts).
+  // (idle limit); a signal this script gets is passed on to that group (and the usage so far is
+  // reported if the agent is slow to go: report.ts).
   const usage = new CallUsage(spec, events);
-  let partialTimer: NodeJS.Timeout | undefined;
   const forward = (signal: NodeJS.Signals): void => {
     endGroup(signal);
-    partialTimer ??= setTimeout(() => {
-      usage.report();
-      endGroup("SIGKILL");
-    }, PARTIAL_REPORT_MS);
+    usage.reportIfStillRunning(() => endGroup("SIGKILL"));
   };
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolveExit) => {
     let child;
@@ -183,7 +179,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
   const { code, signal, error } = await exit;
   activeAgent = undefined;
   clearTimeout(idleTimer);
-  clearTimeout(partialTimer);
+  usage.exited();
   for (const name of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.off(name, forward);
   if (pending !== "") handleLine(pending);
   keepStderr(stderrPending);
@@ -194,7 +190,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
   if (error) {
     failure = (error as NodeJS.ErrnoException).code === "ENOENT" ? `agent CLI not found on PATH: ${spec.cli} (set ${spec.prefix}CLI to another command)` : `cannot start ${spec.cli}: ${error.message}`;
   } else if (idle) {
-    failure = `no stream event for ${duration(options.idleMs!)} (${options.idleVar ?? "AGENT_IDLE_TIMEOUT"}): ended ${spec.cli} and its processes`;
+    failure = `${spec.type === "codex" ? "no completed item or turn" : "no stream event"} for ${duration(options.idleMs!)} (${options.idleVar ?? "AGENT_IDLE_TIMEOUT"}): ended ${spec.cli} and its processes`;
   } else if (signal) failure = `${spec.cli} was killed by ${signal}`;
   else if (code !== 0) failure = `${spec.cli} exited with code ${code}`;
   else if (events.length === 0) {
@@ -206,9 +202,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
     if (cause) failure += ` — ${cause}`;
   }
 
-  // An interrupted call is not measured again (the script is about to end).
-  const balance = before !== undefined && !usage.done ? queryBalance(spec, options.cwd) : undefined;
-  const receipts = usage.report(balance !== undefined ? Math.max(0, before! - balance) : undefined);
+  const { receipts, balance } = usage.settle(before, () => queryBalance(spec, options.cwd));
   return { code, signal, events, response: responseText(spec.type, events), receipts, cost: receiptsCost(receipts), balance, failure, stderrTail };
 }
 
