@@ -63,6 +63,12 @@ export interface RunControls {
   /** One `loopx: warning:` line. */
   warn(message: string): void;
   /**
+   * True when no script runs, or the running script's own process has already exited and loopx is
+   * only reading what it left (a time limit found expired late — loopx was stopped — must not call
+   * such a script killed: its result is read first). False where this cannot be known.
+   */
+  scriptExited(): boolean;
+  /**
    * Adds an event of the part's own (a pause, a stop request) to the run's events: while the run
    * goes, and from a part's `end` (before `run.end`).
    */
@@ -128,6 +134,8 @@ export interface RunSessionOptions {
   terminate(signal: NodeJS.Signals): Promise<void>;
   /** When the grace period of that termination ends (ms since 1970), if one is running. */
   graceEndsAt?(): number | undefined;
+  /** See RunControls.scriptExited. */
+  scriptExited?(): boolean;
   warn(message: string): void;
   parts?: RunPart[];
   /** Facts for `run.start` that only the driver knows. */
@@ -257,6 +265,10 @@ export class RunSession implements RunControls {
 
   warn(message: string): void {
     this.options.warn(message);
+  }
+
+  scriptExited(): boolean {
+    return this.options.scriptExited?.() ?? false;
   }
 
   emit(event: PartEvent): void;

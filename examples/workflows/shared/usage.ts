@@ -16,36 +16,13 @@
 //   `cacheReads` and `cost` (no model), `billed`; a message repeated as it updates (same `ts`)
 //   counts once.
 // `<prefix>COST_KIND` (billed | estimate) overrides the kind for any agent.
+import type { CostKind, Receipt, ReceiptTokens, UsageWindow } from "loopx";
 import type { AgentType } from "./agent.ts";
 
 type Json = Record<string, any>;
-export type CostKind = "billed" | "estimate";
-
-export interface Tokens {
-  input?: number;
-  output?: number;
-  cacheRead?: number;
-  cacheWrite?: number;
-  reasoning?: number;
-}
-
-export interface UsageWindow {
-  type: string;
-  status: string;
-  resetsAt?: string;
-  utilization?: number;
-}
-
-/** One receipt, as `receipt()` from "loopx" takes it. */
-export interface Receipt {
-  cost?: { usd: number; kind: CostKind };
-  tokens?: Tokens;
-  model?: string;
-  provider?: string;
-  agent?: string;
-  agentVersion?: string;
-  window?: UsageWindow;
-}
+// The receipt types loopx publishes (type-only: nothing is loaded at run time).
+export type { CostKind, Receipt, UsageWindow };
+type Tokens = ReceiptTokens;
 
 export interface UsageContext {
   /** The environment the agent ran with (decides estimate vs billed when the stream does not). */

@@ -36,6 +36,12 @@ Each run's events are recorded in $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0: o
 'loopx runs -h'. From another terminal, 'loopx runs stop|pause|continue <id>' steer the run and
 'loopx runs resume <id>' goes on with one that was interrupted, timed out, failed or died.
 
+When a run ends (loopx's own addition): --on-end <command> (or LOOPX_ON_END, e.g. in the global
+env file) runs <command> once, however the run ends — its guardian runs it if loopx was killed —
+in the project root, with the outcome as JSON on stdin and LOOPX_END_* variables (RUN_ID, STATE,
+EXIT_CODE, REASON, ...); limit 30s (LOOPX_ON_END_TIMEOUT); its failure is one warning line and
+never changes the exit code. The first progress line and the summary name the run's id.
+
 Budgets (loopx's own addition): scripts report what they used with 'loopx receipt' (see
 'loopx receipt -h'); with --max-cost <usd> (billed cost; estimates too with --count-estimates)
 or --max-tokens <count>, no script starts once the run's totals reach the budget, loopx prints
