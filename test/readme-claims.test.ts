@@ -4,10 +4,10 @@
  * specification instead of naming it without a link (the spec's text is not in the repository).
  * Help text is the same on every channel: checked under node.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CHANNELS, ROOT, isolatedEnv, makeProject } from "./helpers.js";
+import { BUN, CHANNELS, ROOT, isolatedEnv, makeProject, makeSymlink, runCommand } from "./helpers.js";
 import { loopx } from "./fixtures/channels.js";
 
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
@@ -34,5 +34,24 @@ describe("README claims", () => {
   it("links the published loopx specification", () => {
     expect(README).toContain("[loopx specification](https://github.com/modularcloud/loop-extender/blob/main/SPEC.md)");
     expect(README).not.toMatch(/specified in the loopx specification \(/);
+  });
+});
+
+describe("the README's Bun row (issue 35 item 9)", () => {
+  it("`bunx --bun loopx` runs loopx under Bun; a plain `bunx loopx` runs it under Node when node is on PATH, as the README says", async () => {
+    expect(README).toContain("| Bun (≥ 1.0) | nothing to install | `bunx --bun loopx run <workflow>` |");
+    const cwd = makeProject({ ".loopx/main/index.sh": "#!/bin/bash\necho '{\"stop\":true}'\n" });
+    makeSymlink(ROOT, join(cwd, "node_modules", "loopx"));
+    makeSymlink("../loopx/dist/bin.js", join(cwd, "node_modules", ".bin", "loopx"));
+    const runtimes: string[] = [];
+    for (const args of [["x", "--bun", "loopx", "run", "main"], ["x", "loopx", "run", "main"]]) {
+      const env = isolatedEnv();
+      const result = await runCommand(BUN, args, { cwd, env });
+      expect(result.code, result.stderr).toBe(0);
+      const runs = join(env.XDG_STATE_HOME!, "loopx", "runs");
+      const record = readFileSync(join(runs, readdirSync(runs)[0]!), "utf8");
+      runtimes.push(JSON.parse(record.split("\n")[0]!).runtime);
+    }
+    expect(runtimes).toEqual(["bun", "node"]);
   });
 });
