@@ -242,7 +242,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
               warnedHeld.add(label);
               session.iterationWarning("stdout-held", message);
             };
-        ran = await host.runScript({ script, workflow, label, env: { ...envFor(workflow.name), LOOPX_ITERATION: String(n) }, stdin, onStdoutHeld });
+        ran = await host.runScript({ script, workflow, label, env: session.scriptEnv({ ...envFor(workflow.name), LOOPX_ITERATION: String(n) }, n), stdin, onStdoutHeld });
       } catch (error) {
         const exit = error instanceof ScriptFailedError ? error.script : { exitCode: null, signal: null, stdoutBytes: 0 };
         session.iterationEnd({ ...exit, error: error instanceof Error ? error.message : String(error) });

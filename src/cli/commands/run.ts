@@ -24,9 +24,10 @@ prints one line naming the script and the limit, and exits 124 (as timeout(1) do
 Scripts get LOOPX_BIN, LOOPX_PROJECT_ROOT and LOOPX_WORKFLOW, and (loopx's own additions)
 LOOPX_TMPDIR (the run's private scratch directory, removed when the run ends), LOOPX_RUN_ID
 (the run's id) and LOOPX_ITERATION (this script execution's number, counted as -n counts); with
-a record, LOOPX_RUN_RECORD (its path, for 'loopx note'); with --timeout / --max-time,
-LOOPX_SCRIPT_TIMEOUT_MS / LOOPX_RUN_DEADLINE (the limit per script in ms; the run's end, ms since
-1970).
+a record, LOOPX_RUN_RECORD (its path, for 'loopx note' and 'loopx receipt'); with --timeout /
+--max-time, LOOPX_SCRIPT_TIMEOUT_MS / LOOPX_RUN_DEADLINE (the limit per script in ms; the run's
+end, ms since 1970); with a budget or a progress line, LOOPX_RUN_RECEIPTS (the file 'loopx
+receipt' appends to as well, read by loopx after each script).
 
 loopx's own additions: when stderr is a terminal, a progress line before each script and a
 summary when the run ends, which for a failed run is the one line saying why (LOOPX_PROGRESS=0
