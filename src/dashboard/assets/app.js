@@ -125,7 +125,8 @@ function runsPage() {
   main.replaceChildren(
     h("h1", {}, "Runs"),
     h("div", { class: "filters" }, h("label", {}, "Project ", project), h("label", {}, "State ", state)),
-    h("table", {}, h("thead", {}, h("tr", {}, ...["Run", "State", "Project", "Target", "Started", "Duration", "Iterations", "Cost", "Tokens", "Ending"].map((t, i) => h("th", { class: i >= 5 && i <= 8 ? "num" : undefined }, t)))), body),
+    // The table scrolls inside its box on a narrow screen (a phone): the page never scrolls sideways.
+    h("div", { class: "table-box" }, h("table", {}, h("thead", {}, h("tr", {}, ...["Run", "State", "Project", "Target", "Started", "Duration", "Iterations", "Cost", "Tokens", "Ending"].map((t, i) => h("th", { class: i >= 5 && i <= 8 ? "num" : undefined }, t)))), body)),
     empty,
   );
 
@@ -225,7 +226,7 @@ function runPage(id) {
     costSection,
     h("h2", {}, "Iterations"),
     pager,
-    h("table", {}, h("thead", {}, h("tr", {}, ...["#", "Target", "Duration", "Exit", "Next", "Result"].map((t, i) => h("th", { class: i === 0 || i === 2 ? "num" : undefined }, t)))), body),
+    h("div", { class: "table-box" }, h("table", {}, h("thead", {}, h("tr", {}, ...["#", "Target", "Duration", "Exit", "Next", "Result"].map((t, i) => h("th", { class: i === 0 || i === 2 ? "num" : undefined }, t)))), body)),
   );
   chart.addEventListener("click", (e) => {
     const first = e.target?.getAttribute?.("data-last");
