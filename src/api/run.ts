@@ -71,6 +71,11 @@ export interface RunOptions {
    * read LOOPX_ON_END. A resumed run keeps the recorded one unless this replaces it.
    */
   onEnd?: string;
+  /**
+   * loopx's own extension: export this run's traces and metrics to OpenTelemetry (true), or not
+   * (false); when not given, LOOPX_OTEL decides. OTEL_SDK_DISABLED=true always wins (`loopx otel test`).
+   */
+  telemetry?: boolean;
 }
 
 // Every API option of the run options table (engine/options.ts) is a documented field of RunOptions:

@@ -1,7 +1,7 @@
 import { Command, type CommandClass } from "clipanion";
 import { VALUE_KINDS, type ValueKind } from "../core/value-kinds.js";
 
-export { VALUE_KINDS, type ValueKind };
+export type { ValueKind };
 
 /** Where `valueOption` keeps the kind on clipanion's option declaration. */
 export const VALUE_KIND = Symbol("loopx/value-kind");
@@ -45,7 +45,7 @@ export interface OptionSpec {
   description?: string;
 }
 
-export interface PositionalSpec {
+interface PositionalSpec {
   /** The kind of value (a key of VALUE_KINDS), or the name clipanion was given. */
   name: string;
   required: boolean;
@@ -54,7 +54,7 @@ export interface PositionalSpec {
 }
 
 /** What loopx's command classes may declare besides clipanion's `paths` and `usage`. */
-export interface LoopxCommandClass extends CommandClass {
+interface LoopxCommandClass extends CommandClass {
   /** Help text after the options table (see CommandSpec.notes). */
   notes?: string;
   /** See CommandSpec.helpShortCircuits. */

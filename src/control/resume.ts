@@ -2,7 +2,7 @@ import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { decideResume, type ResumePoint } from "./resume-point.js";
-import { newerRecordError, parseRecord } from "../records/report.js";
+import { newerRecordError, parseRecord } from "../records/parse.js";
 import type { RecordedOptions } from "../core/events.js";
 import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
 import { readKeptInput } from "../records/input.js";
@@ -11,6 +11,7 @@ import { resolveRunId } from "../records/run-id.js";
 import { recordPath } from "../records/paths.js";
 import { otherOwner } from "../os/own-user.js";
 import { recordTotals, type RunTotals } from "../core/receipts.js";
+import { budgetReached } from "../core/budget.js";
 
 /**
  * A resume, ready for the engine (loopx's own addition): the run's record read and judged
@@ -104,14 +105,30 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
     if (kept.data.length !== header.bytes) throw new LoopxError(`run ${id} cannot be resumed at ${point.target}: the input it got was kept only in part`);
     stdin = kept.data.toString("utf8");
   }
+  const recorded = { ...point.options, ...options.overrides };
+  const totals = recordTotals(record.events).run;
+  refuseSpentBudget(id, recorded, totals);
   return {
     point,
     target: point.start.target,
     projectRoot,
     maxIterations: point.maxIterations,
-    recorded: { ...point.options, ...options.overrides },
-    resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs, totals: recordTotals(record.events).run },
+    recorded,
+    resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs, totals },
   };
+}
+
+/** A run that has reached its budget (the recorded one, or the one given now) is not resumed: like -n, it needs more. */
+function refuseSpentBudget(id: string, given: RecordedOptions, totals: RunTotals): void {
+  const budget = {
+    ...(typeof given.maxCost === "number" ? { maxCost: given.maxCost } : {}),
+    ...(given.countEstimates === true ? { countEstimates: true } : {}),
+    ...(typeof given.maxTokens === "number" ? { maxTokens: given.maxTokens } : {}),
+  };
+  const reached = budgetReached(budget, totals);
+  if (reached !== undefined) {
+    throw new LoopxError(`run ${id} has reached its budget (${reached.replace(/^budget reached: /, "")}): nothing to resume (give --max-cost <usd> or --max-tokens <count> for more)`);
+  }
 }
 
 /** True while a guardian process is closing run `id` (its `.closing` marker names a live pid). */

@@ -113,6 +113,12 @@ export interface RunPart {
    */
   beforeScript?(next: NextScript, controls: RunControls): void | Promise<void>;
   /**
+   * Variables for one script execution (iteration `n`), asked right after its `iteration.start`:
+   * each is set, or removed when undefined; loopx's own LOOPX_* variables are never touched. Only
+   * the parts that have it are asked: a run without such a part does nothing more per script.
+   */
+  scriptEnv?(n: number): Record<string, string | undefined>;
+  /**
    * Once, when the run ends (every way it can end), after the running script's process group is
    * gone and before `run.end` is emitted. Errors become one warning; they never change the ending.
    */
@@ -206,6 +212,8 @@ export class RunSession implements RunControls {
   private readonly parts: RunPart[];
   /** The parts that may hold back the next script; empty for nearly every run. */
   private readonly gates: RunPart[];
+  /** The parts with per-script variables (RunPart.scriptEnv); usually none. */
+  private readonly envParts: RunPart[];
   private startedAt = 0;
   private began: RunPart[] = [];
   private started = false;
@@ -227,12 +235,28 @@ export class RunSession implements RunControls {
     this.id = options.id;
     this.parts = options.parts ?? [];
     this.gates = this.parts.filter((part) => part.beforeScript !== undefined);
+    this.envParts = this.parts.filter((part) => part.scriptEnv !== undefined);
     this.iterationCount = options.resume?.iterations ?? 0;
   }
 
   /** The cancellation that decides how this run ends, if any. */
   get cancellation(): RunCancel | undefined {
     return this.cancelled;
+  }
+
+  /**
+   * The script of iteration `n` gets the parts' own variables (RunPart.scriptEnv) in `env`: set, or
+   * removed when undefined; LOOPX_* stay loopx's. Returns `env`; costs nothing without such parts.
+   */
+  scriptEnv(env: Record<string, string | undefined>, n: number): Record<string, string | undefined> {
+    for (const part of this.envParts) {
+      for (const [name, value] of Object.entries(part.scriptEnv!(n))) {
+        if (name.startsWith("LOOPX_")) continue;
+        if (value === undefined) delete env[name];
+        else env[name] = value;
+      }
+    }
+    return env;
   }
 
   /** True when a part may hold back scripts (see RunPart.beforeScript); the loop asks before each. */

@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
 import { GOING_STATES, type IterationEndEvent, type IterationStartEvent, type NoteEvent, type RecordEvent, type RunContinueEvent, type RunEndEvent, type RunPauseEvent, type RunResumeEvent, type RunStartEvent, type RunStopEvent } from "../core/events.js";
-import { parseRecord, recordEvent, summarizeRun, type RunSummary } from "../records/report.js";
+import { parseRecord, recordEvent } from "../records/parse.js";
+import { summarizeRun, type RunSummary } from "../records/run-state.js";
 import { listRecordIds, readRecordEnds, runProcessAlive } from "../records/store.js";
 import { RunIndex } from "./run-index.js";
 import { recordIdOf, recordPath } from "../records/paths.js";
@@ -420,7 +421,7 @@ function readLines(
   try {
     const limit = Math.min(until, fstatSync(fd).size);
     let position = from;
-    let pending = rest && rest.length ? rest : Buffer.alloc(0);
+    let pending = rest?.length ? rest : Buffer.alloc(0);
     let pendingAt = position - pending.length;
     const chunk = Buffer.alloc(Math.min(CHUNK, Math.max(1, limit - position)));
     while (position < limit) {

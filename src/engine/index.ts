@@ -1,7 +1,7 @@
 import { abortReason } from "../core/errors.js";
 import { runLoop, type LoopRequest } from "../core/loop.js";
 import type { Output } from "../core/output.js";
-import { newRunId, RunSession, type RunCancel, type RunEnd, type RunPart } from "../core/run-session.js";
+import { newRunId, RunSession, type RunCancel, type RunEnd } from "../core/run-session.js";
 import { createHeapKeeper, loopxBin, runtimeName } from "../runtime/platform/index.js";
 import { runParts } from "./parts.js";
 import { warnToStderr } from "../os/stderr.js";

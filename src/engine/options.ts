@@ -74,7 +74,7 @@ function shapeOf(value: unknown): string {
  * RunOptions.env: undefined, or a plain object whose every value is a string; names may hold
  * neither "=" nor NUL (nor be empty), values no NUL — what an environment can carry.
  */
-export function validateRunEnv(value: unknown): Record<string, string> {
+function validateRunEnv(value: unknown): Record<string, string> {
   if (value === undefined) return {};
   const proto = value !== null && typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
   if (value === null || typeof value !== "object" || Array.isArray(value) || (proto !== Object.prototype && proto !== null)) {
@@ -169,7 +169,7 @@ export const RUN_OPTIONS = [
       return value as string | undefined;
     },
   }),
-  // Budgets (receipts/budget.ts): the engine composes their part (receipts/part.ts) with the scratch
+  // Budgets (core/budget.ts): the engine composes their part (receipts/part.ts) with the scratch
   // directory and a resumed run's totals.
   declare({
     name: "maxCost",
@@ -212,6 +212,15 @@ export const RUN_OPTIONS = [
   // Records: every CLI run (the CLI asks for it), API runs with `record: true`; LOOPX_RECORD=0 turns it off.
   declare({ name: "record", api: true, check: (value) => value === true }),
   declare({ name: "signal", api: true, check: checkAbortSignal }),
+  // OpenTelemetry export (telemetry/settings.ts): true/false here, else LOOPX_OTEL decides.
+  declare({
+    name: "telemetry",
+    api: true,
+    check: (value) => {
+      if (value !== undefined && typeof value !== "boolean") throw new LoopxError(`telemetry must be a boolean, got ${describeValue(value)}`);
+      return value as boolean | undefined;
+    },
+  }),
 ] as const;
 
 type Declarations = (typeof RUN_OPTIONS)[number];

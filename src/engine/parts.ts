@@ -12,7 +12,10 @@ import { controlPart } from "../control/part.js";
 import { onEndPart } from "../hooks/part.js";
 import { knownRunIds } from "../control/paths.js";
 import type { RunPlan } from "./plan.js";
-import type { Budget } from "../receipts/budget.js";
+import type { Budget } from "../core/budget.js";
+import { TelemetryPart } from "../telemetry/part.js";
+import { telemetryEnabled } from "../telemetry/settings.js";
+import { VERSION } from "../version.js";
 
 /**
  * The parts for one run, in the order they begin (they end in reverse order). A feature nobody
@@ -58,8 +61,14 @@ export function runParts(plan: RunPlan): RunPart[] {
   // file is in it, read a last time before it goes).
   const budget = budgetOf(plan);
   const showsProgress = plan.progress && progressShown(env);
-  const live = budget || showsProgress ? new LiveReceipts(() => tmpdir.scratch?.path, budget, plan.resume?.totals) : undefined;
+  // Only with telemetry on: the part loads the SDK when the run begins (nothing of it otherwise).
+  const telemetry = telemetryEnabled(env, plan.options.telemetry) ? new TelemetryPart(env, VERSION) : undefined;
+  const live = budget || showsProgress || telemetry ? new LiveReceipts(() => tmpdir.scratch?.path, budget, plan.resume?.totals) : undefined;
   if (live) parts.push(live);
+  if (telemetry) {
+    live?.listen((receipt, n) => telemetry.receipt(receipt, n));
+    parts.push(telemetry);
+  }
   if (plan.progress) {
     const progress = progressPart(env, { summary, knownIds: () => knownRunIds(env), ...(live ? { receipts: live } : {}) });
     if (progress) parts.push(progress);

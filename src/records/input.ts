@@ -11,9 +11,8 @@ import { inputPath } from "./paths.js";
  * that pipe nothing write nothing. Inputs over 16 MiB are not kept; the header says so.
  */
 
-export const KEPT_INPUT_BYTES = 16 * 1024 * 1024;
+const KEPT_INPUT_BYTES = 16 * 1024 * 1024;
 
-export { inputPath };
 
 /** The header line of an input file. */
 export interface InputHeader {

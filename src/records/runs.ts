@@ -2,7 +2,10 @@ import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
 import { RUN_STATES, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "../core/events.js";
-import { RunDetail, newerRecordError, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, recordedByNewer, startEvent, summarizeRun, type RunSummary } from "./report.js";
+import { RunDetail, formatRunDetail, formatRunList } from "./tables.js";
+import { formatTailEvent } from "./wording.js";
+import { lastSitting, startEvent, summarizeRun, type RunSummary } from "./run-state.js";
+import { newerRecordError, parseRecord } from "./parse.js";
 import { showRunAs } from "./run-formats.js";
 import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
@@ -132,7 +135,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
   const prefixes = uniquePrefixLengths(allIds);
   let text = summaries.length ? formatRunList(summaries, { project: options.all, idPrefix: options.highlight ? prefixes : undefined }) : "";
   for (const { id, v } of newerRecords) {
-    text += `${id}  ${recordedByNewer(v)}\n`;
+    text += `${id}  ${newerRecordError(id, v).message.slice(`run ${id} was `.length)}\n`;
   }
   if (matching > limit) text += `… ${matching - limit} more (--limit ${matching} shows all ${matching})\n`;
   if (options.since !== undefined) text += formatPeriodTotals(periodTotals(period, options.since));
@@ -198,7 +201,6 @@ function latestRunOf(dir: string, cwd: string): string {
       const start = startEvent(parseRecord(readRecordEnds(dir, id)).events);
       if (start && sameProject(start.projectRoot, cwd)) return id;
     } catch {
-      continue;
     }
   }
   throw new LoopxError(`no runs of ${cwd} in ${dir}`);

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { processRunning } from "../os/procfs.js";
 import { loopxDir } from "../os/xdg.js";
 import type { RunStartEvent } from "../core/events.js";
-import { parseRecord, startEvent } from "./report.js";
+import { parseRecord } from "./parse.js";
+import { startEvent } from "./run-state.js";
 import { closingPath, recordIdOf, recordPath, runFiles } from "./paths.js";
 
 /**
@@ -12,7 +13,7 @@ import { closingPath, recordIdOf, recordPath, runFiles } from "./paths.js";
  */
 
 /** Records kept: older ones are removed when a run starts. */
-export const KEEP_RECORDS = 200;
+const KEEP_RECORDS = 200;
 
 
 export function recordsDir(env: Record<string, string | undefined>): string {

@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
 import { LoopxError, UsageError } from "../../core/errors.js";
-import type { RunRequest } from "../../engine/index.js";
+import type { RunOutcome, RunRequest } from "../../engine/index.js";
 import { RUN_OPTIONS, type RunOptionValues } from "../../engine/options.js";
 import { placeholder } from "../command-spec.js";
 import { parseOptionText, valueOption } from "../options.js";
@@ -26,9 +26,10 @@ prints one line naming the script and the limit, and exits 124 (as timeout(1) do
 Scripts get LOOPX_BIN, LOOPX_PROJECT_ROOT and LOOPX_WORKFLOW, and (loopx's own additions)
 LOOPX_TMPDIR (the run's private scratch directory, removed when the run ends), LOOPX_RUN_ID
 (the run's id) and LOOPX_ITERATION (this script execution's number, counted as -n counts); with
-a record, LOOPX_RUN_RECORD (its path, for 'loopx note'); with --timeout / --max-time,
-LOOPX_SCRIPT_TIMEOUT_MS / LOOPX_RUN_DEADLINE (the limit per script in ms; the run's end, ms since
-1970).
+a record, LOOPX_RUN_RECORD (its path, for 'loopx note' and 'loopx receipt'); with --timeout /
+--max-time, LOOPX_SCRIPT_TIMEOUT_MS / LOOPX_RUN_DEADLINE (the limit per script in ms; the run's
+end, ms since 1970); with a budget or a progress line, LOOPX_RUN_RECEIPTS (the file 'loopx
+receipt' appends to as well, read by loopx after each script).
 
 loopx's own additions: when stderr is a terminal, a progress line before each script and a
 summary when the run ends, which for a failed run is the one line saying why (LOOPX_PROGRESS=0
@@ -150,7 +151,7 @@ export async function resumeFromCli(id: string, options: RunOptionValues, argv: 
 async function runToEnd(request: Pick<RunRequest, "target" | "options" | "resume" | "argv">): Promise<number> {
   // The engine is loaded only now: `loopx run -h`, the help and the completion do not pay for it.
   const { startRun } = await import("../../engine/index.js");
-  const outcome = await startRun({
+  const outcome: RunOutcome = await startRun({
     ...request,
     projectRoot: process.cwd(),
     baseEnv: process.env,

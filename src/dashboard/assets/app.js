@@ -24,8 +24,8 @@ function allowed(action, state) {
   switch (action) {
     case "resume":
       // Its loop ended or died, not because it was done: stopped (FINISHED, the server's) or its
-      // -n reached (a resume then needs a new -n, which the page does not ask for).
-      return !GOING.includes(state) && state !== "unknown" && state !== "limit" && !FINISHED.includes(state);
+      // -n or budget reached (a resume then needs a new -n or budget, which the page does not ask for).
+      return !GOING.includes(state) && state !== "unknown" && state !== "limit" && state !== "budget" && !FINISHED.includes(state);
     case "stop-now":
       return GOING.includes(state);
     case "stop":
@@ -86,7 +86,7 @@ function costText(billed, estimate) {
 
 /** "$0.30 · $3.00 est. · 3.45k tokens" for a run's totals (from its receipts); "" without any. */
 function usedText(totals) {
-  if (!totals || !totals.receipts) return "";
+  if (!totals?.receipts) return "";
   const tokens = Object.values(totals.tokens).reduce((sum, n) => sum + n, 0);
   return [costText(totals.costUsd.billed, totals.costUsd.estimate), `${formatTokens(tokens)} tokens`].filter(Boolean).join(" · ");
 }
@@ -124,7 +124,8 @@ function runsPage() {
   main.replaceChildren(
     h("h1", {}, "Runs"),
     h("div", { class: "filters" }, h("label", {}, "Project ", project), h("label", {}, "State ", state)),
-    h("table", {}, h("thead", {}, h("tr", {}, ...["Run", "State", "Project", "Target", "Started", "Duration", "Iterations", "Cost", "Tokens", "Ending"].map((t, i) => h("th", { class: i >= 5 && i <= 8 ? "num" : undefined }, t)))), body),
+    // The table scrolls inside its box on a narrow screen (a phone): the page never scrolls sideways.
+    h("div", { class: "table-box" }, h("table", {}, h("thead", {}, h("tr", {}, ...["Run", "State", "Project", "Target", "Started", "Duration", "Iterations", "Cost", "Tokens", "Ending"].map((t, i) => h("th", { class: i >= 5 && i <= 8 ? "num" : undefined }, t)))), body)),
     empty,
   );
 
@@ -224,10 +225,10 @@ function runPage(id) {
     costSection,
     h("h2", {}, "Iterations"),
     pager,
-    h("table", {}, h("thead", {}, h("tr", {}, ...["#", "Target", "Duration", "Exit", "Next", "Result"].map((t, i) => h("th", { class: i === 0 || i === 2 ? "num" : undefined }, t)))), body),
+    h("div", { class: "table-box" }, h("table", {}, h("thead", {}, h("tr", {}, ...["#", "Target", "Duration", "Exit", "Next", "Result"].map((t, i) => h("th", { class: i === 0 || i === 2 ? "num" : undefined }, t)))), body)),
   );
   chart.addEventListener("click", (e) => {
-    const first = e.target && e.target.getAttribute && e.target.getAttribute("data-last");
+    const first = e.target?.getAttribute?.("data-last");
     if (first) {
       from = Number(first);
       refresh();
@@ -298,7 +299,9 @@ function runPage(id) {
     nodes.push(svg("line", { x1: 0, x2: W, y1: BASE + 0.5, y2: BASE + 0.5, stroke: "#c8ced8" }));
     if (t.perColumn === 1 && n <= 40) {
       // Few iterations: each bar gets its number.
-      t.columns.forEach((c, i) => nodes.push(svg("text", { class: "axis", x: i * width + width / 2, y: 208, "text-anchor": "middle" }, String(c[0]))));
+      t.columns.forEach((c, i) => {
+        nodes.push(svg("text", { class: "axis", x: i * width + width / 2, y: 208, "text-anchor": "middle" }, String(c[0])));
+      });
     } else {
       nodes.push(svg("text", { class: "axis", x: 2, y: 208 }, t.count ? "1" : "no iterations yet"));
       if (t.count > 1) nodes.push(svg("text", { class: "axis", x: W - 2, y: 208, "text-anchor": "end" }, `${t.count}${t.perColumn > 1 ? ` · ${t.perColumn} iterations per bar` : ""}`));

@@ -1,4 +1,4 @@
-import { addUsd, formatUsd, tokenSum, type RunTotals } from "../core/receipts.js";
+import { addUsd, formatUsd, tokenSum, type RunTotals } from "./receipts.js";
 
 /**
  * Budgets (loopx's own addition, pure): `--max-cost <usd>` (billed cost; estimates too with
@@ -18,7 +18,7 @@ export interface Budget {
 }
 
 /** The cost a budget counts. */
-export function countedCost(totals: RunTotals, countEstimates: boolean | undefined): number {
+function countedCost(totals: RunTotals, countEstimates: boolean | undefined): number {
   return countEstimates ? addUsd(totals.costUsd.billed, totals.costUsd.estimate) : totals.costUsd.billed;
 }
 
