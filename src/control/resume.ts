@@ -2,8 +2,8 @@ import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { decideResume, type ResumePoint } from "./resume-point.js";
-import { newerRecordError, parseRecord } from "../records/report.js";
-import { EVENT_VERSION, type RecordedOptions } from "../core/events.js";
+import { newerRecordError, parseRecord } from "../records/parse.js";
+import type { RecordedOptions } from "../core/events.js";
 import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
 import { readKeptInput } from "../records/input.js";
 import { closingPath, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
@@ -44,7 +44,7 @@ export interface ResumeRequest {
 }
 
 /** The run as it started, with what is left of it: the engine's request for the resumed run. */
-export interface ResumedRequest {
+interface ResumedRequest {
   target: string;
   maxIterations: number | undefined;
   timeout: number | undefined;

@@ -2,8 +2,11 @@ import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
-import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "../core/events.js";
-import { RunDetail, newerRecordError, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, startEvent, summarizeRun, type RunState, type RunSummary } from "./report.js";
+import type { IterationEndEvent, RecordEvent, RunStartEvent } from "../core/events.js";
+import { RunDetail, formatRunDetail, formatRunList } from "./tables.js";
+import { formatTailEvent } from "./wording.js";
+import { lastSitting, startEvent, summarizeRun, type RunState, type RunSummary } from "./run-state.js";
+import { newerRecordError, parseRecord } from "./parse.js";
 import { showRunAs } from "./run-formats.js";
 import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
@@ -229,7 +232,6 @@ function latestRunOf(dir: string, cwd: string): string {
       const start = startEvent(parseRecord(readRecordEnds(dir, id)).events);
       if (start && sameProject(start.projectRoot, cwd)) return id;
     } catch {
-      continue;
     }
   }
   throw new LoopxError(`no runs of ${cwd} in ${dir}`);
