@@ -11,8 +11,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { isolatedEnv, makeProject, processAlive, sh, startLoopx, tempDir, waitFor, type Started } from "./helpers.js";
+import { consumer, isolatedEnv, makeProject, processAlive, RUNTIMES, runConsumer, sh, startLoopx, tempDir, waitFor, type Started } from "./helpers.js";
 import { CHANNELS, loopx, onPty, type Channel } from "./fixtures/channels.js";
+import type { EndOutcome } from "../src/hooks/outcome.js";
 
 const HOOK = 'cat > "$HOOK_DIR/$CASE.json"; env | grep "^LOOPX_" | sort > "$HOOK_DIR/$CASE.env"; pwd > "$HOOK_DIR/$CASE.cwd"; echo x >> "$HOOK_DIR/$CASE.count"';
 
@@ -24,20 +25,7 @@ const PROJECT = {
   ".loopx/w/fail.sh": sh('echo "$LOOPX_RUN_ID" > "$HOOK_DIR/$CASE.started"\nexit 3'),
 };
 
-interface Outcome {
-  run: string;
-  project: string;
-  target: string;
-  state: string;
-  exitCode: number | null;
-  reason: string;
-  iterations: number;
-  durationMs: number;
-  startedAt: string;
-  endedAt: string;
-  record: string | null;
-  receipts?: unknown;
-}
+type Outcome = EndOutcome;
 
 /** One ending: how the run is started, what is done to it once its script runs, and what the hook must be told. */
 interface Ending {
@@ -198,5 +186,25 @@ describe.each(CHANNELS)("--on-end ($name)", (channel) => {
     const events = (run: string) => hookEvents(join(records, `${run}.jsonl`));
     expect(events(read(join(hooks, "h.started")).trim())).toMatchObject([{ by: "loopx", exitCode: null, timedOut: true }]);
     expect(events(read(join(hooks, "f.started")).trim())).toMatchObject([{ by: "loopx", exitCode: 3, output: "oops\n" }]);
+  });
+});
+
+describe.each(RUNTIMES)("RunOptions.onEnd ($name)", (runtime) => {
+  it("runs the hook once when an API run ends; LOOPX_ON_END of the host's environment is not read", { timeout: 60_000 }, async () => {
+    const hooks = tempDir("loopx-hooks-");
+    const dir = consumer(
+      `import { runPromise } from "loopx";
+const outputs = await runPromise("w:stop", { onEnd: ${JSON.stringify(HOOK)} });
+const ignored = await runPromise("w:stop", { env: { CASE: "ignored" } });
+console.log(JSON.stringify({ outputs: outputs.length, ignored: ignored.length }));`,
+      PROJECT,
+    );
+    const env = isolatedEnv({ HOOK_DIR: hooks, CASE: "api", LOOPX_ON_END: 'echo x >> "$HOOK_DIR/from-env.count"' });
+    const result = await runConsumer(runtime, dir, { env });
+    expect(result.json, result.stderr).toEqual({ outputs: 1, ignored: 1 });
+    const told = JSON.parse(read(join(hooks, "api.json"))) as Outcome;
+    expect(told).toMatchObject({ project: dir, target: "w:stop", state: "stopped", exitCode: 0, iterations: 1, record: null });
+    expect(read(join(hooks, "api.count"))).toBe("x\n");
+    expect(existsSync(join(hooks, "from-env.count"))).toBe(false);
   });
 });

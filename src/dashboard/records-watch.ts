@@ -213,7 +213,9 @@ export class RecordsWatch {
       const record = parseRecord(text);
       if (record.newerVersion !== undefined) tracked.newerVersion = record.newerVersion;
       for (const event of record.events) remember(tracked, event);
-      if (size === 0 || !tracked.end?.receipts) tracked.totals = wholeRecordTotals(path, size, text);
+      // Read whole only for a run whose run.end (loopx's own) will not say: going, or closed by its guardian.
+      const end = tracked.end;
+      if (!end || (!end.receipts && (end.reason === "killed" || end.reason === "crashed"))) tracked.totals = wholeRecordTotals(path, size, text);
       this.tracked.set(id, tracked);
     }
     this.refreshAll();

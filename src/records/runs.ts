@@ -131,9 +131,10 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
     const summary = summarizeRun(id, record.events, runProcessAlive, now);
     if (!summary || (options.state !== undefined && summary.state !== options.state)) continue;
     if (options.since !== undefined && Date.parse(summary.start) < options.since) continue;
-    addRecordTotals(summary, () => readRecordText(dir, id));
     matching++;
-    // The period's totals count every run of it, listed or past --limit.
+    // A run's totals from its whole record only where they are shown: a listed run, or one of the
+    // period (--since counts every run of it, listed or past --limit).
+    if (matching <= limit || options.since !== undefined) addRecordTotals(summary, () => readRecordText(dir, id));
     if (options.since !== undefined) period.push(summary);
     if (matching > limit) continue;
     summaries.push(summary);
