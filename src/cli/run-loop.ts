@@ -7,7 +7,17 @@ import { startRun, type RunRequest } from "../engine/index.js";
  * CLI run is recorded (LOOPX_RECORD=0 turns it off), shows progress on a terminal and is cancelled
  * by SIGINT/SIGTERM (spec §7.3). The outcome's error is the one stderr line; its exit code is ours.
  */
-export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; log?: string; summary?: boolean; argv?: string[]; features?: { timeout?: number; maxTime?: number } }): Promise<number> {
+export async function runFromCli(options: {
+  target: string;
+  maxIterations?: number;
+  envFile?: string;
+  log?: string;
+  summary?: boolean;
+  argv?: string[];
+  features?: { timeout?: number; maxTime?: number };
+  worktree?: string | true;
+  worktreeCopy?: string[];
+}): Promise<number> {
   const projectRoot = process.cwd();
   return runToEnd(
     {
@@ -15,6 +25,8 @@ export async function runFromCli(options: { target: string; maxIterations?: numb
       maxIterations: options.maxIterations,
       timeout: options.features?.timeout,
       maxTime: options.features?.maxTime,
+      worktree: options.worktree,
+      worktreeCopy: options.worktreeCopy,
       envFile: options.envFile === undefined ? undefined : resolve(projectRoot, options.envFile),
       projectRoot,
       baseEnv: process.env,

@@ -60,6 +60,10 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
   if (guardianClosing(dir, id)) throw new LoopxError(`run ${id} is still being closed by its guardian (its processes are being ended): resume it in a few seconds`);
   const point = decision.point;
   const projectRoot = point.start.projectRoot;
+  const worktree = point.start.worktree;
+  if (worktree && !existsSync(worktree.path)) {
+    throw new LoopxError(`run ${id} cannot be resumed: its worktree ${worktree.path} is gone (removed, or loopx runs clean)`);
+  }
   if (!existsSync(join(projectRoot, ".loopx"))) {
     throw new LoopxError(`run ${id} cannot be resumed: its project ${projectRoot} ${existsSync(projectRoot) ? "has no .loopx/ any more" : "is gone (moved or removed)"}`);
   }
@@ -93,7 +97,15 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
       envFile: recorded.envFile,
       projectRoot,
       baseEnv: env,
-      resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs },
+      resume: {
+        runId: id,
+        target: point.target,
+        ...(stdin !== undefined ? { stdin } : {}),
+        iterations: point.n - 1,
+        elapsedMs: point.elapsedMs,
+        // It ran with --worktree: it goes on in its worktree (projectRoot is inside it).
+        ...(point.start.worktree ? { worktree: point.start.worktree } : {}),
+      },
     },
   };
 }

@@ -6,6 +6,7 @@ import {
   type LoopEvent,
   type PartEvent,
   type RecordedOptions,
+  type WorktreeInfo,
   type RunEndReason,
   type RunStartEvent,
 } from "../records/events.js";
@@ -125,6 +126,8 @@ export interface RunSessionOptions {
   version: string;
   /** The options a resume takes over, for `run.start`. */
   options?: RecordedOptions;
+  /** The run's own git worktree (--worktree), for `run.start`. */
+  worktree?: WorktreeInfo;
   /**
    * The run goes on (a resume): `run.resume` instead of `run.start`, iterations counted on from
    * `iterations`, and `elapsedMs` of earlier sittings added to `run.end`'s duration.
@@ -292,6 +295,7 @@ export class RunSession implements RunControls {
       runtime: this.options.runtime,
       maxIterations: start.maxIterations ?? null,
       ...(this.options.options && Object.keys(this.options.options).length > 0 ? { options: this.options.options } : {}),
+      ...(this.options.worktree ? { worktree: this.options.worktree } : {}),
     });
     const vars: Record<string, string> = {};
     for (const part of this.parts) {

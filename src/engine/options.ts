@@ -2,6 +2,8 @@ import { describeValue } from "../core/describe.js";
 import { checkLimit } from "../core/duration.js";
 import { LoopxError } from "../core/errors.js";
 import type { LoopEvent } from "../records/events.js";
+import type { WorktreeOption } from "../worktree/part.js";
+import { validateWorktreeOption } from "../worktree/option.js";
 
 /**
  * A run's options as the CLI or the API hand them over, not yet checked. The CLI has already
@@ -18,6 +20,10 @@ export interface RunOptionValues {
   maxTime?: unknown;
   /** RunOptions.onEvent: every event of the run. */
   onEvent?: unknown;
+  /** `--worktree[=<name>]`, RunOptions.worktree: true or a name (loopx's own addition). */
+  worktree?: unknown;
+  /** `--worktree-copy <path>`, RunOptions.worktreeCopy: untracked paths copied into the worktree. */
+  worktreeCopy?: unknown;
 }
 
 /** The same options, checked: what the engine and the run's parts work with. */
@@ -27,6 +33,8 @@ export interface RunOptionsChecked {
   timeout: number | undefined;
   maxTime: number | undefined;
   onEvent: ((event: LoopEvent) => void) | undefined;
+  /** The run's own worktree, if asked for (src/worktree/). */
+  worktree: WorktreeOption | undefined;
 }
 
 export function validateMaxIterations(value: unknown): number | undefined {
@@ -86,5 +94,6 @@ export function validateRunOptions(options: RunOptionValues): RunOptionsChecked 
     timeout,
     maxTime,
     onEvent: onEvent as RunOptionsChecked["onEvent"],
+    worktree: validateWorktreeOption(options.worktree, options.worktreeCopy),
   };
 }

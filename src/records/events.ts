@@ -43,6 +43,24 @@ export interface RunStartEvent extends EventBase {
   maxIterations: number | null;
   /** The options a resume takes over (absent when none was given). */
   options?: RecordedOptions;
+  /** `--worktree` (loopx's own addition): the git worktree the run works in; projectRoot is inside it. */
+  worktree?: WorktreeInfo;
+}
+
+/** A run's own git worktree (`loopx run --worktree`, RunOptions.worktree; src/worktree/). */
+export interface WorktreeInfo {
+  /** The worktree's name: `--worktree=<name>`, or the run id. */
+  name: string;
+  /** Its branch, `loopx/<name>`. */
+  branch: string;
+  /** The worktree's top directory (absolute). */
+  path: string;
+  /** The commit it was made from (the project's HEAD then). */
+  base: string;
+  /** The top directory of the working tree it was made from. */
+  repo: string;
+  /** Paths (relative to the worktree's top) copied in from that tree: `.loopx/` and --worktree-copy. */
+  copied: string[];
 }
 
 /** The run's options as given at its start, kept so that `loopx runs resume` runs it the same way. */
@@ -100,8 +118,21 @@ export interface RunStopEvent extends EventBase {
   running?: string;
 }
 
+/**
+ * A run started without --worktree where another live run of the same workflow works in the same
+ * tree (loopx's own addition): it was warned, once, at its start.
+ */
+export interface TreeSharedEvent extends EventBase {
+  type: "tree.shared";
+  /** The other run's id. */
+  other: string;
+  workflow: string;
+  /** The other run's process. */
+  pid: number;
+}
+
 /** The events a part may add to its run (see RunControls.emit): the fields the session fills in left out. */
-export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent, keyof EventBase>;
+export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | TreeSharedEvent, keyof EventBase>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface IterationStartEvent extends EventBase {
@@ -157,7 +188,7 @@ export interface RunEndEvent extends EventBase {
   signal?: string;
 }
 
-export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | RunEndEvent;
+export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | TreeSharedEvent | RunEndEvent;
 
 /**
  * A line a script added to its run's record (`loopx note`, `note()`; see

@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
 import { UsageError } from "../../core/errors.js";
-import { parseCount, parseDurationOption, valueOption } from "../options.js";
+import { optionalValueOption, parseCount, parseDurationOption, repeatedOption, valueOption } from "../options.js";
 
 /**
  * `loopx run [options] <workflow>[:<script>]` (spec §4.1, §4.2). Its options are declared here
@@ -34,6 +34,15 @@ Each run's events are recorded in $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0: o
 'loopx runs -h'. From another terminal, 'loopx runs stop|pause|continue <id>' steer the run and
 'loopx runs resume <id>' goes on with one that was interrupted, timed out, failed or died.
 
+Worktrees (loopx's own addition): --worktree runs the loop in a new git worktree, on a new
+branch loopx/<name> made from the project's HEAD, under $XDG_STATE_HOME/loopx/worktrees/; the
+project's untracked .loopx/ is copied in (node_modules directories as symlinks), and each
+--worktree-copy path too. Uncommitted changes of your tree are not carried over. At the end a
+worktree with no new commit and no change is removed with its branch; otherwise it is kept and
+one line names its branch, its path and how to review it. 'loopx runs clean' removes the kept
+worktrees of ended runs. A run without --worktree warns when another live run of the same
+workflow works in the same tree.
+
 No strays (loopx's own addition): processes that left the script's process group (setsid,
 detached children, daemons) but still carry the run's LOOPX_RUN_ID are ended (SIGTERM, the
 remaining grace, SIGKILL) when the run is interrupted, times out or fails; after a normal end
@@ -47,6 +56,8 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
   log = valueOption("--log", "log-file", "Append the run's events (JSON lines) to <file> too (loopx's own addition)");
   timeout = valueOption("--timeout", "duration", "Limit for each script execution (loopx's own addition)");
   maxTime = valueOption("--max-time", "duration", "Limit for the whole run; no script starts after it (loopx's own addition)");
+  worktree = optionalValueOption("--worktree", "worktree-name", "Run in a new git worktree on branch loopx/<name> (default name: the run id; loopx's own addition)");
+  worktreeCopy = repeatedOption("--worktree-copy", "path", "Copy this untracked path into the worktree too (repeatable; loopx's own addition)");
   summary = Option.Boolean("--summary", false, { description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" });
   targets = Option.Rest({ name: "target" });
 
@@ -75,6 +86,8 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
       summary: this.summary,
       argv: process.argv.slice(2),
       features,
+      ...(this.worktree !== undefined && this.worktree !== false ? { worktree: this.worktree } : {}),
+      ...(this.worktreeCopy !== undefined ? { worktreeCopy: this.worktreeCopy } : {}),
     });
   }
 }
