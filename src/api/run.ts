@@ -54,6 +54,15 @@ export interface RunOptions {
    * cannot be resumed makes the first `next()` throw, saying why.
    */
   resume?: string;
+  /**
+   * loopx's own extension, as `loopx run --worktree[=<name>]`: the run works in a new git worktree
+   * on branch `loopx/<name>` (true: named after the run id), made from the project's HEAD under
+   * $XDG_STATE_HOME/loopx/worktrees/; removed at the end when nothing was committed or changed,
+   * kept (one line on stderr names it) otherwise. See README "Worktrees".
+   */
+  worktree?: boolean | string;
+  /** With `worktree`: untracked paths (relative to `cwd`) copied into the worktree, as `--worktree-copy`. */
+  worktreeCopy?: string[];
 }
 
 /** RunOptions.env copied now (own enumerable keys); anything else is kept for the engine to reject. */
@@ -80,6 +89,8 @@ export function run(target: string, options?: RunOptions): AsyncGenerator<Output
       timeout: options?.timeout,
       maxTime: options?.maxTime,
       onEvent: options?.onEvent,
+      worktree: options?.worktree,
+      worktreeCopy: Array.isArray(options?.worktreeCopy) ? [...options.worktreeCopy] : options?.worktreeCopy,
       envFile: envFile === undefined ? undefined : isAbsolute(envFile) ? envFile : resolve(cwd, envFile),
       projectRoot: resolve(cwd),
       baseEnv: { ...process.env },

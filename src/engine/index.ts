@@ -11,6 +11,8 @@ import { VERSION } from "../version.js";
 import { createLoopHost } from "./host.js";
 import { validateRunOptions, type RunOptionsChecked, type RunOptionValues } from "./options.js";
 import { RunWorktree } from "../worktree/part.js";
+import { sharedTreePart } from "../worktree/shared-tree.js";
+import { recordsDir } from "../records/store.js";
 import { cancelOnHostSignals } from "./host-signals.js";
 import { cancelOnSignals } from "./signals.js";
 
@@ -218,6 +220,8 @@ class EngineRun implements RunHandle {
     });
     // First to begin, last to end: the worktree is judged once every other part is done with the run.
     if (worktree) parts.unshift(worktree.part);
+    // A run in the project's own tree is warned of another live run of its workflow there.
+    if (!worktree && features.record && request.baseEnv.LOOPX_RECORD !== "0") parts.push(sharedTreePart(recordsDir(request.baseEnv)));
     if (features.compactHeap) {
       const keepHeapCompact = createHeapKeeper();
       parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });

@@ -150,6 +150,18 @@ export interface RunSummary {
   /** The ending in words ("stopped by ralph:check"), once ended. */
   ending?: string;
   message?: string;
+  /** --worktree: the run's branch and the worktree it works in (`project` is the tree it was started from). */
+  worktree?: { branch: string; path: string };
+}
+
+/**
+ * The project a run belongs to: where it was started. A --worktree run works in its worktree, at
+ * the same place below the worktree's top as the project is below its repository's.
+ */
+export function projectOf(start: RunStartEvent): string {
+  const worktree = start.worktree;
+  if (!worktree || !start.projectRoot.startsWith(worktree.path)) return start.projectRoot;
+  return `${worktree.repo}${start.projectRoot.slice(worktree.path.length)}`;
 }
 
 export function startEvent(events: RecordEvent[]): RunStartEvent | undefined {
@@ -203,11 +215,12 @@ export function summarizeRun(id: string, events: RecordEvent[], alive: (sitting:
     // The highest iteration seen: `events` may be a record's first line and its last lines only.
     iterations: events.reduce((max, event) => (event.type === "iteration.start" || event.type === "iteration.end" ? Math.max(max, event.n) : max), 0),
     target: start.target,
-    project: start.projectRoot,
+    project: projectOf(start),
     pid: sitting.pid,
     maxIterations: sitting.maxIterations,
     runtime: start.runtime,
     version: start.version,
+    ...(start.worktree ? { worktree: { branch: start.worktree.branch, path: start.worktree.path } } : {}),
   };
   if (end) {
     summary.state = end.reason;
@@ -263,9 +276,20 @@ export function formatTable(cells: string[][]): string {
  * `idPrefix`: the length of each id's shortest unique prefix, shown in bold.
  */
 export function formatRunList(summaries: RunSummary[], options: { project?: boolean; idPrefix?: Map<string, number> } = {}): string {
-  const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", "TARGET", ...(options.project === false ? [] : ["PROJECT"])]];
+  // The BRANCH column only when a run worked in its own worktree (--worktree).
+  const branches = summaries.some((run) => run.worktree);
+  const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", "TARGET", ...(branches ? ["BRANCH"] : []), ...(options.project === false ? [] : ["PROJECT"])]];
   for (const run of summaries) {
-    rows.push([run.id, run.state, formatLocalTime(run.start), formatElapsed(run.durationMs), String(run.iterations), run.target, ...(options.project === false ? [] : [run.project])]);
+    rows.push([
+      run.id,
+      run.state,
+      formatLocalTime(run.start),
+      formatElapsed(run.durationMs),
+      String(run.iterations),
+      run.target,
+      ...(branches ? [run.worktree?.branch ?? "-"] : []),
+      ...(options.project === false ? [] : [run.project]),
+    ]);
   }
   const table = formatTable(rows);
   const prefixes = options.idPrefix;
@@ -417,6 +441,7 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
     `run ${summary.id} · ${summary.state === "running" ? "running" : summary.ending ?? summary.state} · ` +
       `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatElapsed(summary.durationMs)}`,
     `started ${formatLocalTime(summary.start)} · ${summary.target} · ${summary.project} · pid ${summary.pid} · loopx ${summary.version} (${summary.runtime})`,
+    ...(summary.worktree ? [`worktree ${summary.worktree.branch} · ${summary.worktree.path}`] : []),
     ...(summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? [summary.message] : []),
   ];
   const header = headerLines.map((line) => `${shownText(line)}\n`).join("");

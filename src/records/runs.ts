@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
 import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "./events.js";
-import { RunDetail, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, startEvent, summarizeRun, type RunState, type RunSummary } from "./report.js";
+import { RunDetail, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, projectOf, startEvent, summarizeRun, type RunState, type RunSummary } from "./report.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
 
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */
@@ -119,7 +119,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
       continue;
     }
     const start = startEvent(record.events);
-    if (!start || (!options.all && !sameProject(start.projectRoot, options.cwd))) continue;
+    if (!start || (!options.all && !sameProject(projectOf(start), options.cwd))) continue;
     const summary = summarizeRun(id, record.events, runProcessAlive, now);
     if (!summary || (options.state !== undefined && summary.state !== options.state)) continue;
     matching++;
@@ -214,7 +214,7 @@ function latestRunOf(dir: string, cwd: string): string {
   for (const id of listRecordIds(dir)) {
     try {
       const start = startEvent(parseRecord(readRecordEnds(dir, id)).events);
-      if (start && sameProject(start.projectRoot, cwd)) return id;
+      if (start && sameProject(projectOf(start), cwd)) return id;
     } catch {
       continue;
     }
