@@ -1,7 +1,7 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,scripts,ping,rss,records,control,runs-show,strays,guardian,dashboard,node-versions]
+ * [--only loop,startup,scripts,ping,rss,huge-stdout,records,control,runs-show,strays,guardian,dashboard,node-versions]
  * [--binary <path>] [--before <checkout>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
@@ -72,6 +72,7 @@ import { benchControl, formatControl } from "./bench/measures/control.js";
 import { benchDashboard, formatDashboard } from "./bench/measures/dashboard.js";
 import { benchRecords, formatRecords } from "./bench/measures/records.js";
 import { measureRss, printRss } from "./bench/measures/rss.js";
+import { measureHugeStdout, printHugeStdout } from "./bench/measures/huge-stdout.js";
 import { benchRunsShow, formatRunsShow } from "./bench/measures/runs-show.js";
 import { measureScripts, printScripts } from "./bench/measures/scripts.js";
 import { measureStartup, printStartup } from "./bench/measures/startup.js";
@@ -137,6 +138,14 @@ const MEASURES: Measure[] = [
     async run(context) {
       const ping = await measurePingPong(context.usable, await startupTimes(context));
       return { print: () => printPingPong(ping), json: { ping } };
+    },
+  },
+  {
+    id: "huge-stdout",
+    title: "peak RSS while a script writes 300 MB to stdout",
+    async run(context) {
+      const hugeStdout = measureHugeStdout(context.usable, QUICK ? 100 : 300);
+      return { print: () => printHugeStdout(hugeStdout), json: { hugeStdout } };
     },
   },
   {

@@ -74,7 +74,7 @@ function bundleEntries(out) {
     { file: "runtime/loader/hooks.js", external: [] },
     { file: "script.js", external: [] },
     { file: "runtime/loader/bun-preload.js", external: [] },
-    { file: "bin.js", external: ["./cli/main.js", "./version.js", "./runtime/guardian.js"] },
+    { file: "bin.js", external: ["./cli/main.js", "./version.js", "./guardian/guardian.js"] },
   ];
   for (const { file, external } of entries) {
     esbuild().buildSync({ ...BUNDLE, entryPoints: [join(out, file)], outfile: join(out, file), allowOverwrite: true, absWorkingDir: out, external: ["node:*", ...external] });

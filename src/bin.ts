@@ -3,9 +3,9 @@
 // (spec §3.2); only then is the CLI loaded.
 import { delegate, findLocalLoopx } from "./runtime/delegate.js";
 import { GUARDIAN_ARG } from "./runtime/platform/runtime.js";
-import { nodeModule } from "./runtime/builtins.js";
+import { nodeModule } from "./os/builtins.js";
 import { runtimeName } from "./runtime/platform/runtime.js";
-import { loopxDir } from "./runtime/xdg.js";
+import { loopxDir } from "./os/xdg.js";
 
 // Node ≥ 22.1 keeps V8's compiled code of loopx's own modules on disk between runs (a no-op
 // elsewhere, and under Bun). NODE_COMPILE_CACHE, if set, wins as Node documents.
@@ -18,12 +18,12 @@ if (typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache =
 }
 
 const argv = process.argv.slice(2);
-// A run's guardian (runtime/parts/guardian.ts) is this same program with a hidden first argument,
+// A run's guardian (guardian/part.ts) is this same program with a hidden first argument,
 // so that the standalone binary can be one too; it is never delegated and never in help.
 const guardian = argv[0] === GUARDIAN_ARG;
 const localBin = !guardian && process.env.LOOPX_DELEGATED === undefined ? findLocalLoopx(process.cwd()) : undefined;
 if (guardian) {
-  process.exitCode = await (await import("./runtime/guardian.js")).guard(argv.slice(1));
+  process.exitCode = await (await import("./guardian/guardian.js")).guard(argv.slice(1));
 } else if (localBin !== undefined) {
   process.exitCode = await delegate(localBin, argv);
 } else if (argv[0] === "output" && (await import("./cli/fast-output.js")).fastOutput(argv.slice(1))) {

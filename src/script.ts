@@ -8,7 +8,8 @@
  * a workflow with its own node_modules/loopx.
  */
 // note(): a line in the run's record (loopx's own addition).
-export { output, input, note } from "./api/script-helpers.js";
+// receipt(): what the script's work used — cost, tokens, model (loopx's own addition).
+export { output, input, note, receipt } from "./api/script-helpers.js";
 export type { Output } from "./core/output.js";
 export type {
   LoopEvent,
@@ -19,5 +20,10 @@ export type {
   RunEndEvent,
   RunEndReason,
   NoteEvent,
+  ReceiptEvent,
+  Receipt,
+  ReceiptTokens,
+  UsageWindow,
+  CostKind,
   RecordEvent,
-} from "./records/events.js";
+} from "./core/events.js";

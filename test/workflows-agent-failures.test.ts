@@ -63,6 +63,30 @@ describe("the agent's own error reaches the user", () => {
   });
 });
 
+describe("retries back off (issue 35 item 12)", () => {
+  it.concurrent("ralph: a failed agent call is retried after an exponential, jittered wait (RETRY_BACKOFF), said on stderr", async () => {
+    const at = 'date +%s%3N > "$dir/$n.at"';
+    const fake = new FakeAgents()
+      .step(1, { err: "boom\n", code: 1, run: at })
+      .step(2, { err: "boom\n", code: 1, run: at })
+      .step(3, { out: claudeStream(`Done.\n${COMPLETE}`), run: at });
+    const project = workflowProject(["ralph"]);
+    const result = await run(project, ["run", "ralph:plan"], workflowEnv(fake, { RETRY_BACKOFF: "400ms" }));
+    expect(result.code, result.stderr).toBe(0);
+    const waits = [...result.stderr.matchAll(/attempt (\d) failed: .* — retrying in (\d+\.\d)s\n/g)].map((m) => Number(m[2]) * 1000);
+    expect(waits).toHaveLength(2);
+    // 50-100 % of 400 ms, then of 800 ms (shown to 0.1 s).
+    expect(waits[0]).toBeGreaterThanOrEqual(200);
+    expect(waits[0]).toBeLessThanOrEqual(400);
+    expect(waits[1]).toBeGreaterThanOrEqual(400);
+    expect(waits[1]).toBeLessThanOrEqual(800);
+    // The calls really were that far apart (a lower bound only: the machine may be slow).
+    const times = [1, 2, 3].map((n) => Number(readFileSync(join(fake.dir, `${n}.at`), "utf8")));
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(waits[0]! - 60);
+    expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(waits[1]! - 60);
+  });
+});
+
 describe("arguments", () => {
   it.concurrent("AGENT_ARGS without the stream arguments: one line naming them and AGENT_EXTRA_ARGS", async () => {
     const fake = new FakeAgents().step("default", { out: "Hello, plain text.\n" });
@@ -132,7 +156,7 @@ describe("small things", () => {
       void waitFor(() => fake.calls() === 2, 30_000).then(() => setTimeout(() => child.kill("SIGINT"), 500));
     });
     expect(result.code, result.stderr).toBe(130);
-    expect(sessionLog(join(project, ".ralph"))).toMatch(/Iteration Cost: \$0\.250000\nStatus: interrupted\n[\s\S]*Total Cost: \$0\.250000\nExit Reason: Interrupted by SIGINT\n/);
+    expect(sessionLog(join(project, ".ralph"))).toMatch(/Iteration Cost: \$0\.250000 billed\nStatus: interrupted\n[\s\S]*Total Cost: \$0\.250000 billed\nExit Reason: Interrupted by SIGINT\n/);
   });
 
   it.concurrent("loopx --timeout during ralph: the session log says timed out, 124, as loopx exits", async () => {

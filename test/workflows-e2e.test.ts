@@ -120,8 +120,8 @@ describe("the shipped workflows, installed and run", () => {
     expect(lastWorkflowLine(plan.stderr)).toMatch(/^ralph: Completion signal detected/);
     const log = sessionLog(join(project, ".ralph"));
     expect(log).toMatch(/^={80}\nITERATION 1\n={80}\nMode: plan\n/);
-    expect(log).toMatch(/-{80}\nITERATION 2 COMPLETE\nEnd Time: .*\nDuration: \d+s\nIteration Cost: \$0\.010000\nStatus: complete\nRetries: 0\n={80}\n\n/);
-    expect(log).toMatch(/={80}\nSESSION SUMMARY\n={80}\nTotal Iterations: 2\nSuccessful: 2\nFailed: 0\nTotal Duration: \d+s\nTotal Cost: \$0\.020000\nExit Reason: Completion signal detected\nExit Code: 0\n={80}\n$/);
+    expect(log).toMatch(/-{80}\nITERATION 2 COMPLETE\nEnd Time: .*\nDuration: \d+s\nIteration Cost: \$0\.010000 billed\nStatus: complete\nRetries: 0\n={80}\n\n/);
+    expect(log).toMatch(/={80}\nSESSION SUMMARY\n={80}\nTotal Iterations: 2\nSuccessful: 2\nFailed: 0\nTotal Duration: \d+s\nTotal Cost: \$0\.020000 billed\nExit Reason: Completion signal detected\nExit Code: 0\n={80}\n$/);
 
     // converge: the gate fails, the judge (amp, echoing a prompt that holds the tags) rejects, then both pass.
     const judgePrompt = readFileSync(join(WORKFLOWS, "converge", "JUDGE.md"), "utf8");

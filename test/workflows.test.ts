@@ -73,11 +73,11 @@ describe("ralph", () => {
     const log = sessionLog(ralphDir(project));
     const header = (n: number) => `${RULE}\nITERATION ${n}\n${RULE}\nMode: plan\nStart Time: \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\n${THIN}\n`;
     const footer = (n: number, cost: string, status: string) =>
-      `${THIN}\nITERATION ${n} COMPLETE\nEnd Time: \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\nDuration: \\d+s\nIteration Cost: \\$${cost}\nStatus: ${status}\nRetries: 0\n${RULE}\n\n`;
+      `${THIN}\nITERATION ${n} COMPLETE\nEnd Time: \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\nDuration: \\d+s\nIteration Cost: \\$${cost} billed\nStatus: ${status}\nRetries: 0\n${RULE}\n\n`;
     const body = "(?:.*\n)*?"; // the raw stream and the agent's stderr
     const layout = new RegExp(
       `^${header(1)}${body}${footer(1, "0\\.010000", "success")}${header(2)}${body}${footer(2, "0\\.020000", "success")}${header(3)}${body}${footer(3, "0\\.030000", "complete")}` +
-        `${RULE}\nSESSION SUMMARY\n${RULE}\nTotal Iterations: 3\nSuccessful: 3\nFailed: 0\nTotal Duration: \\d+s\nTotal Cost: \\$0\\.060000\nExit Reason: Completion signal detected\nExit Code: 0\n${RULE}\n$`,
+        `${RULE}\nSESSION SUMMARY\n${RULE}\nTotal Iterations: 3\nSuccessful: 3\nFailed: 0\nTotal Duration: \\d+s\nTotal Cost: \\$0\\.060000 billed\nExit Reason: Completion signal detected\nExit Code: 0\n${RULE}\n$`,
     );
     expect(log).toMatch(layout);
     expect(log).toContain('{"type":"system","subtype":"init"'); // raw NDJSON
@@ -120,8 +120,8 @@ describe("ralph", () => {
 
   it.concurrent.each([
     ["codex", ["codex", "exec", "--json", "--full-auto", "-"], () => codexStream(`All done.\n${COMPLETE}`), "→ $ bash -lc 'cat progress.txt'", undefined],
-    ["amp", ["amp", "-x", "--stream-json", "--dangerously-allow-all"], (p: string) => ampStream(p, `All done.\n${COMPLETE}`), `All done.\n${COMPLETE}`, ["Iteration Cost: $0.250000", "Balance: $9.75"]],
-    ["cline", ["cline", "--json", "-y"], (p: string) => clineStream(p, `All done.\n${COMPLETE}`, 0.0125), "→ $ cat progress.txt", ["Iteration Cost: $0.012500"]],
+    ["amp", ["amp", "-x", "--stream-json", "--dangerously-allow-all"], (p: string) => ampStream(p, `All done.\n${COMPLETE}`), `All done.\n${COMPLETE}`, ["Iteration Cost: $0.250000 billed", "Balance: $9.75"]],
+    ["cline", ["cline", "--json", "-y"], (p: string) => clineStream(p, `All done.\n${COMPLETE}`, 0.0125), "→ $ cat progress.txt", ["Iteration Cost: $0.012500 billed"]],
   ] as const)("preset %s: its invocation, its live view, completion and cost", async (type, argv, stream, shown, costLines) => {
     const project = workflowProject(["ralph"]);
     const prompt = readFileSync(join(WORKFLOWS, "ralph", "PROMPT_plan.md"), "utf8");
@@ -176,9 +176,24 @@ describe("ralph", () => {
     const result = await run(project, ["run", "ralph:build"], workflowEnv(fake, { BUDGET_USD: "0.5" }));
     expect(result.code, result.stderr).toBe(0);
     expect(fake.calls()).toBe(3);
-    expect(lastWorkflowLine(result.stderr)).toContain("Budget exceeded: $0.600000 spent, BUDGET_USD=0.5");
-    expect(result.stderr).toContain("ralph: iteration 2 success, cost $0.200000 (total $0.400000)\n");
-    expect(sessionLog(ralphDir(project))).toMatch(/Total Iterations: 3\n(?:.*\n){3}Total Cost: \$0\.600000\nExit Reason: Budget exceeded[^\n]*\nExit Code: 0\n/);
+    expect(result.stderr).toContain("ralph: BUDGET_USD=0.5 is ralph's own cap for this sitting (billed cost; estimates too with BUDGET_COUNT_ESTIMATES=1); loopx run --max-cost is loopx's budget for the whole run\n");
+    expect(lastWorkflowLine(result.stderr)).toContain("Budget exceeded: $0.600000 billed in this sitting, BUDGET_USD=0.5");
+    expect(result.stderr).toContain("ralph: iteration 2 success, cost $0.200000 billed (total $0.400000 billed)\n");
+    expect(sessionLog(ralphDir(project))).toMatch(/Total Iterations: 3\n(?:.*\n){3}Total Cost: \$0\.600000 billed\nExit Reason: Budget exceeded[^\n]*\nExit Code: 0\n/);
+  });
+
+  it.concurrent.for([
+    ["a subscriber's estimates do not count", {}, 3, "Max iterations reached (MAX_ITERATIONS=3)", "$0.600000 estimate"],
+    ["BUDGET_COUNT_ESTIMATES=1 counts them", { BUDGET_COUNT_ESTIMATES: "1" }, 2, "Budget exceeded: $0.400000 billed and estimated in this sitting, BUDGET_USD=0.3", "$0.400000 estimate"],
+  ] as const)("BUDGET_USD on a subscription: %s", async ([, extra, calls, reason, total]) => {
+    const fake = new FakeAgents().step("default", { out: claudeStream("Working.", { cost: 0.2, subscription: true }) });
+    const project = workflowProject(["ralph"], { ".ralph/implementation_plan.md": "- [ ] a\n" });
+    const result = await run(project, ["run", "ralph:build"], workflowEnv(fake, { BUDGET_USD: "0.3", MAX_ITERATIONS: "3", ...extra }));
+    expect(result.code, result.stderr).toBe(0);
+    expect(fake.calls()).toBe(calls);
+    expect(lastWorkflowLine(result.stderr)).toContain(reason);
+    expect(result.stderr).toContain(`ralph: iteration 1 success, cost $0.200000 estimate (total $0.200000 estimate)\n`);
+    expect(sessionLog(ralphDir(project))).toContain(`Total Cost: ${total}\n`);
   });
 
   it.concurrent("build without implementation_plan.md: Ralph exit code 2, no agent call", async () => {
@@ -288,7 +303,7 @@ describe("converge", () => {
       "converge: round 3: gate passed, judge approved",
     ]);
     expect(lastWorkflowLine(result.stderr)).toMatch(
-      /^converge: converged after 3 rounds \(\d+s, total cost \$0\.300000\): gate `.*` passed and the judge approved; rounds 1: gate failed · 2: judge rejected · 3: approved$/,
+      /^converge: converged after 3 rounds \(\d+s, total cost \$0\.300000 billed\): gate `.*` passed and the judge approved; rounds 1: gate failed · 2: judge rejected · 3: approved$/,
     );
   });
 

@@ -1,5 +1,5 @@
 /**
- * loopx's XDG directories (runtime/xdg.ts, the one lookup): `$XDG_CONFIG_HOME/loopx/env`,
+ * loopx's XDG directories (os/xdg.ts, the one lookup): `$XDG_CONFIG_HOME/loopx/env`,
  * `$XDG_STATE_HOME/loopx/runs/`, `$XDG_CACHE_HOME/loopx/` (Node's transform cache, the binary's
  * helper package). A relative value is invalid under the XDG Base Directory specification and is
  * ignored — the default under $HOME applies — for every one of them, on every channel. Before the

@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { abortReason, LoopxError } from "../core/errors.js";
 import type { Output } from "../core/output.js";
-import type { LoopEvent } from "../records/events.js";
+import type { LoopEvent } from "../core/events.js";
 import type { RunHandle, RunRequest } from "../engine/index.js";
 
 export type { Output } from "../core/output.js";

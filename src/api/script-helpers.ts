@@ -1,9 +1,11 @@
 import { serializeOutput, type Output } from "../core/output.js";
-import { lazyFs } from "../runtime/lazy-fs.js";
-import { writeAllSync } from "../runtime/write-all.js";
+import { lazyFs } from "../os/lazy-fs.js";
+import { writeAllSync } from "../os/write-all.js";
 
 // A note in the run's record (loopx's own addition), with output and input (script.ts).
 export { note } from "../records/note.js";
+// A receipt of what the script's work used (loopx's own addition).
+export { receipt } from "../receipts/send.js";
 
 /** Builds the Output that `output(value)` emits (spec §6.4); throws for values it rejects. */
 export function outputFromValue(value: unknown): Output {

@@ -7,7 +7,7 @@
  * behaviour is the CLI's exactly.
  */
 import { serializeOutput, type Output } from "../core/output.js";
-import { writeAllSync } from "../runtime/write-all.js";
+import { writeAllSync } from "../os/write-all.js";
 
 function parse(args: string[]): Output | undefined {
   const output: Output = {};

@@ -1,5 +1,5 @@
 import { describeEnding, lastIterationEnd, lastSitting, startEvent } from "../records/report.js";
-import type { IterationStartEvent, RecordEvent, RecordedOptions, RunEndEvent, RunStartEvent } from "../records/events.js";
+import type { IterationStartEvent, RecordEvent, RecordedOptions, RunEndEvent, RunStartEvent } from "../core/events.js";
 import { formatTarget, gotoTargetOf, parseTarget } from "../core/target.js";
 
 /**

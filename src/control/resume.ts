@@ -3,10 +3,9 @@ import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { decideResume, type ResumePoint } from "./resume-point.js";
 import { parseRecord } from "../records/report.js";
-import { EVENT_VERSION, type RecordedOptions } from "../records/events.js";
+import { EVENT_VERSION, type RecordedOptions, type WorktreeInfo } from "../core/events.js";
 import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
-import type { RunRequest } from "../engine/index.js";
-import { readKeptInput } from "../runtime/parts/run-input.js";
+import { readKeptInput } from "../records/input.js";
 import { closingPath, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
 import { resolveRunId } from "../records/runs.js";
 
@@ -26,8 +25,36 @@ export interface ResumeOptions {
   overrides?: RecordedOptions;
 }
 
+/** What the engine needs to go on with a run that ended or died. */
+export interface ResumeRequest {
+  /** The run's id: LOOPX_RUN_ID stays, the record goes on. */
+  runId: string;
+  /** The script that runs first, "workflow:script". */
+  target: string;
+  /** Exactly what it gets on stdin (what it got when the run ended), if anything. */
+  stdin?: string;
+  /** Iterations done before: the first script is iteration `iterations + 1`. */
+  iterations: number;
+  /** How long the run was going before, for `run.end`'s duration. */
+  elapsedMs: number;
+  /** The run's worktree (it ran with --worktree): the run goes on in it. */
+  worktree?: WorktreeInfo;
+}
+
+/** The run as it started, with what is left of it: the engine's request for the resumed run. */
+export interface ResumedRequest {
+  target: string;
+  maxIterations: number | undefined;
+  timeout: number | undefined;
+  maxTime: number | undefined;
+  envFile: string | undefined;
+  projectRoot: string;
+  baseEnv: Record<string, string | undefined>;
+  resume: ResumeRequest;
+}
+
 export interface PreparedResume {
-  request: RunRequest;
+  request: ResumedRequest;
   point: ResumePoint;
   /** The recorded `--log` file (absolute), if the run had one. */
   log: string | undefined;

@@ -34,6 +34,8 @@ export class ScriptFailedError extends LoopxError {
     message: string,
     /** How the script ended: its exit code, or the signal that killed it (both null: never started). */
     readonly script: { exitCode: number | null; signal: string | null; stdoutBytes: number; /** its last stderr lines, where loopx saw them */ stderr?: string } = { exitCode: null, signal: null, stdoutBytes: 0 },
+    /** One line on what likely made it fail (a bash script with CRLF line endings), if loopx knows. */
+    readonly hint?: string,
   ) {
     super(message);
     this.name = "ScriptFailedError";

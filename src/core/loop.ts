@@ -3,7 +3,8 @@ import { loadRunEnv, type EnvFileReader } from "./envfile.js";
 import { describeValue } from "./describe.js";
 import { LoopxError, ScriptFailedError } from "./errors.js";
 import { SCRIPT_EXTENSIONS } from "./names.js";
-import { parseOutput, type Output } from "./output.js";
+import { readOutput, type Output } from "./output.js";
+import { outputNearMiss } from "./output-check.js";
 import type { RunEnd, RunSession } from "./run-session.js";
 import { formatTarget, gotoTargetOf, parseTarget, runTargetOf, type Target } from "./target.js";
 import { workflowVersionWarning, type VersionRequirement } from "./version-requirement.js";
@@ -34,6 +35,11 @@ export interface LoopRequest {
    * back to). The iteration numbers go on from the session's count.
    */
   resume?: { target: string; stdin: string | undefined };
+  /**
+   * Look for near-miss structured outputs (core/output-check.ts; loopx's own addition): false when
+   * LOOPX_WARN_OUTPUT=0. Each script is looked at until it was warned about once.
+   */
+  checkOutput?: boolean;
 }
 
 /** What a successful script wrote to stdout, decoded, and its size in bytes. */
@@ -202,6 +208,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
     };
 
     let stdin = request.resume?.stdin;
+    const warnedOutput = new Set<string>();
     for (;;) {
       const { workflow, script } = lookup(host.directories, discovery, current, "");
       if (!entered.has(workflow.name)) {
@@ -222,10 +229,18 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
       } catch (error) {
         const exit = error instanceof ScriptFailedError ? error.script : { exitCode: null, signal: null, stdoutBytes: 0 };
         session.iterationEnd({ ...exit, error: error instanceof Error ? error.message : String(error) });
+        if (error instanceof ScriptFailedError && error.hint !== undefined) session.iterationWarning("crlf", error.hint);
         throw error;
       }
-      const output = parseOutput(ran.stdout);
+      const { output, object } = readOutput(ran.stdout);
       session.iterationEnd({ exitCode: 0, signal: null, stdoutBytes: ran.stdoutBytes, output });
+      if (request.checkOutput && !warnedOutput.has(label)) {
+        const nearMiss = outputNearMiss(ran.stdout, object);
+        if (nearMiss !== undefined) {
+          warnedOutput.add(label);
+          session.iterationWarning("output", `${label}: ${nearMiss}`);
+        }
+      }
       // Decided before yielding: a consumer that stops reading after the last output ends the run
       // as "stopped" / "limit", not as "returned".
       if (output.stop === true) end = { reason: "stopped", exitCode: 0, target: label };

@@ -5,29 +5,38 @@ export interface Output {
   stop?: boolean;
 }
 
-const KNOWN_FIELDS = ["result", "goto", "stop"] as const;
+/** The fields of a structured output (spec §2.3). */
+export const KNOWN_FIELDS = ["result", "goto", "stop"] as const;
 
 /**
  * Parses a script's stdout per spec §2.3. Never throws. Only a top-level JSON object with at least
  * one known field is structured; anything else becomes `{ result: <raw stdout> }`.
  */
 export function parseOutput(stdout: string): Output {
-  if (stdout.length === 0) return { result: "" };
+  return readOutput(stdout).output;
+}
+
+/**
+ * parseOutput, with the JSON object stdout was when it was one (structured or not), for the
+ * near-miss check of core/output-check.ts: it needs what the spec's reading leaves out.
+ */
+export function readOutput(stdout: string): { output: Output; object?: Record<string, unknown> } {
+  if (stdout.length === 0) return { output: { result: "" } };
   let value: unknown;
   try {
     value = JSON.parse(stdout);
   } catch {
-    return { result: stdout };
+    return { output: { result: stdout } };
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { result: stdout };
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { output: { result: stdout } };
   const record = value as Record<string, unknown>;
-  if (!KNOWN_FIELDS.some((field) => Object.hasOwn(record, field))) return { result: stdout };
+  if (!KNOWN_FIELDS.some((field) => Object.hasOwn(record, field))) return { output: { result: stdout }, object: record };
 
   const output: Output = {};
   if (Object.hasOwn(record, "result")) output.result = coerceToString(record.result);
   if (typeof record.goto === "string" && Object.hasOwn(record, "goto")) output.goto = record.goto;
   if (record.stop === true && Object.hasOwn(record, "stop")) output.stop = true;
-  return output;
+  return { output, object: record };
 }
 
 /**

@@ -9,7 +9,8 @@ import {
   type WorktreeInfo,
   type RunEndReason,
   type RunStartEvent,
-} from "../records/events.js";
+  type WarningEvent,
+} from "./events.js";
 
 /**
  * One run of a loop, from the moment it passes validation to its end, whoever drives it (the CLI or
@@ -169,7 +170,10 @@ export function outputForEvent(output: Output): IterationOutput {
     const bytes = utf8Bytes(output.result);
     let excerpt = output.result;
     if (bytes > RESULT_EXCERPT_BYTES) {
-      excerpt = new TextDecoder().decode(new TextEncoder().encode(output.result).subarray(0, RESULT_EXCERPT_BYTES));
+      // Only the head is encoded (each UTF-16 unit is at least one UTF-8 byte): a 300 MB
+      // result must not be copied whole to keep its first 4 KiB.
+      const head = output.result.slice(0, RESULT_EXCERPT_BYTES);
+      excerpt = new TextDecoder().decode(new TextEncoder().encode(head).subarray(0, RESULT_EXCERPT_BYTES));
       if (excerpt.endsWith("\uFFFD")) excerpt = excerpt.slice(0, -1); // a cut multi-byte character
     }
     event.result = excerpt;
@@ -330,6 +334,11 @@ export class RunSession implements RunControls {
       ...(result.error !== undefined ? { error: result.error } : {}),
       ...(result.stderr ? { stderr: result.stderr } : {}),
     });
+  }
+
+  /** loopx's own warning about the latest iteration's script: a `warning` event (parts/warnings.ts shows it). */
+  iterationWarning(kind: WarningEvent["kind"], message: string): void {
+    this.emit({ ...this.base("warning"), kind, n: this.iterationCount, target: this.iterationTarget, message });
   }
 
   /**

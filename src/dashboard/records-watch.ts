@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
-import type { IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunContinueEvent, RunEndEvent, RunPauseEvent, RunResumeEvent, RunStartEvent, RunStopEvent } from "../records/events.js";
+import type { IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunContinueEvent, RunEndEvent, RunPauseEvent, RunResumeEvent, RunStartEvent, RunStopEvent } from "../core/events.js";
 import { parseRecord, recordEvent, summarizeRun, type RunSummary } from "../records/report.js";
 import { listRecordIds, readRecordEnds, runProcessAlive } from "../records/store.js";
 import { RunIndex } from "./run-index.js";

@@ -1,4 +1,4 @@
-import type { RecordEvent, RunEndEvent } from "../records/events.js";
+import type { RecordEvent, RunEndEvent } from "../core/events.js";
 
 /**
  * What the dashboard keeps of one run's iterations (pure, no I/O): a few numbers per iteration in

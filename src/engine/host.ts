@@ -1,7 +1,7 @@
 import type { LoopHost } from "../core/loop.js";
 import { fsEnvFileReader } from "../runtime/env-files.js";
 import { runScript } from "../runtime/script-runner.js";
-import { warnToStderr } from "../runtime/stderr.js";
+import { warnToStderr } from "../os/stderr.js";
 import type { ScriptSupervisor } from "../runtime/supervisor.js";
 import { fsDirectoryReader } from "../runtime/workflow-files.js";
 import { readVersionRequirement } from "../runtime/workflow-package.js";

@@ -1,14 +1,15 @@
 import { abortReason } from "../core/errors.js";
 import { runLoop } from "../core/loop.js";
 import type { Output } from "../core/output.js";
-import type { RecordedOptions, WorktreeInfo } from "../records/events.js";
+import type { RecordedOptions } from "../core/events.js";
 import { newRunId, RunSession, type RunCancel, type RunEnd, type RunPart } from "../core/run-session.js";
 import { createHeapKeeper, loopxBin, runtimeName } from "../runtime/platform/index.js";
-import { runParts } from "../runtime/parts/index.js";
-import { stderrLine, warnToStderr } from "../runtime/stderr.js";
+import { runParts } from "./parts.js";
+import { stderrLine, warnToStderr } from "../os/stderr.js";
 import { KILL_GRACE_MS, ScriptSupervisor } from "../runtime/supervisor.js";
 import { VERSION } from "../version.js";
 import { createLoopHost } from "./host.js";
+import type { ResumeRequest } from "../control/resume.js";
 import { validateRunOptions, type RunOptionsChecked, type RunOptionValues } from "./options.js";
 import { RunWorktree } from "../worktree/part.js";
 import { sharedTreePart } from "../worktree/shared-tree.js";
@@ -38,22 +39,6 @@ export interface RunRequest extends RunOptionValues {
    * above is still the run's starting target and `maxIterations` its whole budget.
    */
   resume?: ResumeRequest;
-}
-
-/** What the engine needs to go on with a run that ended or died. */
-export interface ResumeRequest {
-  /** The run's id: LOOPX_RUN_ID stays, the record goes on. */
-  runId: string;
-  /** The script that runs first, "workflow:script". */
-  target: string;
-  /** Exactly what it gets on stdin (what it got when the run ended), if anything. */
-  stdin?: string;
-  /** Iterations done before: the first script is iteration `iterations + 1`. */
-  iterations: number;
-  /** How long the run was going before, for `run.end`'s duration. */
-  elapsedMs: number;
-  /** The run's worktree (it ran with --worktree): the run goes on in it. */
-  worktree?: WorktreeInfo;
 }
 
 /** The features a run asks for besides its options; each one nobody asks for costs nothing. */
@@ -255,6 +240,7 @@ class EngineRun implements RunHandle {
         projectRoot,
         baseEnv: request.baseEnv,
         loopxBin: loopxBin(),
+        checkOutput: request.baseEnv.LOOPX_WARN_OUTPUT !== "0",
         ...(resume ? { resume: { target: resume.target, stdin: resume.stdin } } : {}),
       },
       createLoopHost(this.supervisor),

@@ -1,7 +1,7 @@
 import { describeValue } from "../core/describe.js";
 import { checkLimit } from "../core/duration.js";
 import { LoopxError } from "../core/errors.js";
-import type { LoopEvent } from "../records/events.js";
+import type { LoopEvent } from "../core/events.js";
 import type { WorktreeOption } from "../worktree/part.js";
 import { validateWorktreeOption } from "../worktree/option.js";
 

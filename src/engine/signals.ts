@@ -1,5 +1,5 @@
 import { constants } from "node:os";
-import { SIGNAL_REASONS } from "../records/events.js";
+import { SIGNAL_REASONS } from "../core/events.js";
 import type { RunCancel } from "../core/run-session.js";
 
 /** The signals that end a run: SIGINT/SIGTERM (spec §7.3), and SIGHUP/SIGQUIT handled the same way. */

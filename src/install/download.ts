@@ -2,6 +2,7 @@ import { open } from "node:fs/promises";
 import { LoopxError } from "../core/errors.js";
 import { httpGet, type HttpResponse } from "./http.js";
 import { MAX_ARCHIVE_BYTES, TOO_LARGE_DOWNLOAD } from "./limits.js";
+import { downloadProgress, type DownloadProgress } from "./progress.js";
 import { displayUrl } from "./source.js";
 
 /** A download fails when the server sends nothing (no headers, no body bytes) for this long. */
@@ -45,6 +46,7 @@ export async function downloadToFile(url: string, file: string): Promise<void> {
   arm();
   const output = await open(file, "wx");
   let response: HttpResponse | undefined;
+  let progress: DownloadProgress | undefined;
   try {
     try {
       response = await httpGet(url, controller.signal);
@@ -65,10 +67,12 @@ export async function downloadToFile(url: string, file: string): Promise<void> {
     }
     arm();
     let received = 0;
+    progress = downloadProgress(shown, Number.isNaN(announced) ? undefined : announced);
     try {
       for await (const chunk of response.body) {
         arm();
         received += chunk.byteLength;
+        progress.update(received);
         if (received > MAX_ARCHIVE_BYTES) throw tooLarge; // leaving the loop destroys the body
         try {
           await output.write(chunk);
@@ -82,6 +86,7 @@ export async function downloadToFile(url: string, file: string): Promise<void> {
       throw new LoopxError(`cannot download ${shown}: the download was cut short (${networkReason(error)})`);
     }
   } finally {
+    progress?.done();
     clearTimeout(timer);
     response?.cancel();
     await output.close();

@@ -7,7 +7,7 @@ import { lstatSync, mkdirSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import { warnToStderr } from "../runtime/stderr.js";
+import { warnToStderr } from "../os/stderr.js";
 import { VERSION } from "../version.js";
 import { classifySource, selectWorkflows } from "./classify.js";
 import { Cleanup } from "./cleanup.js";

@@ -1,6 +1,6 @@
-import { EVENT_VERSION, type NoteEvent } from "./events.js";
+import { EVENT_VERSION, type NoteEvent } from "../core/events.js";
 // Not node:fs / node:path imports: a script's `import "loopx"` loads this module (lazy-fs.ts).
-import { lazyFs as fs } from "../runtime/lazy-fs.js";
+import { lazyFs as fs } from "../os/lazy-fs.js";
 
 /**
  * Notes in a run's record (loopx's own addition): a script adds a line of its own to the record
@@ -48,10 +48,23 @@ export function noteEvent(text: string, data: Record<string, unknown> | undefine
  */
 export function note(text: string, data?: Record<string, unknown>, env: Record<string, string | undefined> = process.env): boolean {
   const event = noteEvent(text, data, env);
+  const path = ownRecordPath(env);
+  return path !== undefined && appendLine(path, `${JSON.stringify(event)}\n`);
+}
+
+/**
+ * The record of the run this script belongs to, or undefined. The record must be this run's own:
+ * a script of a nested run without a record inherits the outer run's path, but never its LOOPX_RUN_ID.
+ */
+export function ownRecordPath(env: Record<string, string | undefined>): string | undefined {
   const path = env[RECORD_PATH_VAR];
-  // The record must be this run's own: a script of a nested run without a record inherits the
-  // outer run's path, but never its LOOPX_RUN_ID.
-  if (!path || !event.run || path.slice(path.lastIndexOf("/") + 1) !== `${event.run}.jsonl`) return false;
+  const run = env.LOOPX_RUN_ID;
+  if (!path || !run || path.slice(path.lastIndexOf("/") + 1) !== `${run}.jsonl`) return undefined;
+  return path;
+}
+
+/** Appends `line` to the existing file at `path` with one write(2) in append mode; false when it cannot (never creates a file). */
+export function appendLine(path: string, line: string): boolean {
   let fd: number;
   try {
     fd = fs().openSync(path, fs().constants.O_WRONLY | fs().constants.O_APPEND);
@@ -59,7 +72,7 @@ export function note(text: string, data?: Record<string, unknown>, env: Record<s
     return false;
   }
   try {
-    fs().writeSync(fd, `${JSON.stringify(event)}\n`);
+    fs().writeSync(fd, line);
     return true;
   } catch {
     return false;

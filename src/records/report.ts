@@ -4,13 +4,14 @@ import {
   type IterationEndEvent,
   type IterationStartEvent,
   type GapEvent,
+  type WarningEvent,
   type NoteEvent,
   type RecordEvent,
   type RunEndEvent,
   type RunEndReason,
   type RunResumeEvent,
   type RunStartEvent,
-} from "./events.js";
+} from "../core/events.js";
 
 /**
  * Pure reading and wording of run events (loopx's own extension of the spec): what terminal
@@ -70,6 +71,8 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
       return "aborted";
     case "returned":
       return "left early by its caller";
+    case "budget":
+      return end.message ?? "budget reached";
   }
 }
 
@@ -364,6 +367,7 @@ export class RunDetail {
   private readonly byN = new Map<number, DetailRow>();
   readonly notes: NoteEvent[] = [];
   readonly gaps: GapEvent[] = [];
+  readonly warnings: WarningEvent[] = [];
   /**
    * The run's own events (run.start, run.resume, pause/continue/stop, run.end), in record order:
    * with the last iteration.start/end, enough for summarizeRun.
@@ -402,6 +406,9 @@ export class RunDetail {
       case "gap":
         this.gaps.push(event);
         break;
+      case "warning":
+        this.warnings.push(event);
+        break;
       default:
         this.runEvents.push(event);
     }
@@ -413,6 +420,7 @@ export class RunDetail {
     detail.rows.push(...this.rows.filter((row) => row.n > after));
     detail.notes.push(...this.notes.filter((note) => note.n === undefined || note.n > after));
     detail.gaps.push(...this.gaps.filter((gap) => gap.after >= after));
+    detail.warnings.push(...this.warnings.filter((warning) => warning.n > after));
     detail.lastTime = this.lastTime;
     return detail;
   }
@@ -476,6 +484,7 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
     else orphans.push(describeNote(event));
   }
   for (const row of iterations) for (const line of row.stderr ?? []) add(row.n, line);
+  for (const warning of detail.warnings) if (known.has(warning.n)) add(warning.n, describeWarning(warning));
   for (const gap of detail.gaps) add(gap.after, describeGap(gap));
   const table = formatTable(rows);
   if (under.size === 0 && orphans.length === 0) return `${header}${before.map((line) => `${line}\n`).join("")}${table}`;
@@ -520,6 +529,8 @@ function describeTailEvent(event: RecordEvent, start: RunStartEvent | undefined,
       return describeNote(event);
     case "gap":
       return describeGap(event);
+    case "warning":
+      return describeWarning(event);
     case "run.resume":
       return `run ${event.run} resumed ${formatLocalTime(event.time)} at ${event.target} · iteration ${event.iterations + 1} · pid ${event.pid}`;
     default:
@@ -540,6 +551,11 @@ export function describeSteering(event: RecordEvent): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** "  warning · main:index: its output ..." (loopx's own words around a script's text, escaped). */
+function describeWarning(event: WarningEvent): string {
+  return `  warning · ${shownText(String(event.message))}`;
 }
 
 /** "  note 19:55:02 · ralph: waiting for the usage limit …" (a script's note, local time). */

@@ -2,7 +2,7 @@ import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
-import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "./events.js";
+import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "../core/events.js";
 import { RunDetail, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, projectOf, startEvent, summarizeRun, type RunState, type RunSummary } from "./report.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
 
@@ -28,6 +28,7 @@ export const RUN_STATES = [
   "hangup",
   "quit",
   "timed-out",
+  "budget",
   "aborted",
   "returned",
   "killed",

@@ -1,8 +1,8 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { processRunning } from "../runtime/procfs.js";
-import { loopxDir } from "../runtime/xdg.js";
-import type { RunStartEvent } from "./events.js";
+import { processRunning } from "../os/procfs.js";
+import { loopxDir } from "../os/xdg.js";
+import type { RunStartEvent } from "../core/events.js";
 import { parseRecord, startEvent } from "./report.js";
 
 /**

@@ -1,11 +1,11 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import type { LoopEvent } from "./events.js";
+import type { LoopEvent } from "../core/events.js";
 import type { RunPart } from "../core/run-session.js";
 import { RECORD_PATH_VAR } from "./note.js";
 import { pruneRecords } from "./store.js";
-import { warnToStderr } from "../runtime/stderr.js";
+import { warnToStderr } from "../os/stderr.js";
 
 /**
  * Run records and `--log` (loopx's own extension): every event of the run, one JSON object per

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { fsReason } from "../core/errors.js";
-import { fs, os } from "./builtins.js";
+import { fs, os } from "../os/builtins.js";
 import { runtimeName } from "./platform/runtime.js";
-import { warnToStderr as warn } from "./stderr.js";
+import { warnToStderr as warn } from "../os/stderr.js";
 
 const { accessSync, constants, existsSync, readFileSync, realpathSync } = fs;
 

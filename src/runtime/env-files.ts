@@ -1,7 +1,7 @@
 import { lstatSync, mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { writeFileAtomic } from "./atomic-write.js";
-import { loopxDir } from "./xdg.js";
+import { writeFileAtomic } from "../os/atomic-write.js";
+import { loopxDir } from "../os/xdg.js";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { loadEnvFile, withEnvVar, withoutEnvVar, type EnvFileReader } from "../core/envfile.js";
 

@@ -17,7 +17,7 @@
  * Anything unclear (unreadable file, a comment between `from` and its specifier) keeps the hooks.
  */
 import { dirname, join } from "node:path";
-import { fs, nodeModule } from "./builtins.js";
+import { fs, nodeModule } from "../os/builtins.js";
 
 let defaultTypeFlag: boolean | undefined;
 

@@ -1,6 +1,7 @@
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import type { DiscoveredScript } from "../core/discovery.js";
 import { ScriptFailedError } from "../core/errors.js";
+import { shownText } from "../core/untrusted-text.js";
 import { jsLauncher } from "./platform/index.js";
 import type { ScriptSupervisor } from "./supervisor.js";
 
@@ -36,8 +37,34 @@ export async function runScript(
   const invocation = scriptInvocation(script, env);
   const exit = await supervisor.run({ ...invocation, cwd, stdin });
   if (exit.spawnError) throw new ScriptFailedError(`script ${label} cannot be started: ${exit.spawnError.message}`);
-  const ended = { exitCode: exit.code, signal: exit.signal, stdoutBytes: exit.stdout.length, ...(exit.stderrTail ? { stderr: exit.stderrTail } : {}) };
-  if (exit.signal) throw new ScriptFailedError(`script ${label} was killed by ${exit.signal}`, ended);
-  if (exit.code !== 0) throw new ScriptFailedError(`script ${label} exited with code ${exit.code}`, ended);
+  const ended = { exitCode: exit.code, signal: exit.signal, stdoutBytes: exit.stdoutOverCap?.bytes ?? exit.stdout.length, ...(exit.stderrTail ? { stderr: exit.stderrTail } : {}) };
+  if (exit.signal) throw new ScriptFailedError(`script ${label} was killed by ${exit.signal}`, ended, crlfHint(script));
+  if (exit.code !== 0) throw new ScriptFailedError(`script ${label} exited with code ${exit.code}`, ended, crlfHint(script));
+  if (exit.stdoutOverCap) {
+    const { bytes, cap } = exit.stdoutOverCap;
+    throw new ScriptFailedError(`script ${label} wrote ${bytes} bytes to stdout, more than loopx's cap of ${cap} bytes (LOOPX_MAX_STDOUT; large output belongs in a file)`, ended);
+  }
   return { stdout: exit.stdout.toString("utf8"), stdoutBytes: exit.stdout.length };
+}
+
+/**
+ * For a failed bash script saved with Windows line endings (bash reads the `\r` as part of each
+ * word: `unknown option "--stop\r"`, a file named `2\r` from `>&2`): one line naming the file and
+ * the fix. Only read when a script failed; its first 64 KiB say enough.
+ */
+function crlfHint(script: DiscoveredScript): string | undefined {
+  if (script.ext !== ".sh") return undefined;
+  let fd: number | undefined;
+  try {
+    fd = openSync(script.path, "r");
+    const head = Buffer.alloc(64 * 1024);
+    const read = readSync(fd, head, 0, head.length, 0);
+    if (!head.subarray(0, read).includes("\r\n")) return undefined;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  const path = shownText(script.path);
+  return `${path} has Windows (CRLF) line endings, which bash reads as part of each command; convert it: sed -i 's/\\r$//' ${path}`;
 }

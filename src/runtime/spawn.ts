@@ -1,6 +1,7 @@
 import { closeSync } from "node:fs";
-import { groupAlive } from "./process-group.js";
+import { groupAlive } from "../os/process-group.js";
 import type { StdoutPipe } from "./stdout-pipe.js";
+import type { StdoutCapture } from "./stdout-capture.js";
 
 /**
  * What a script process is, whatever runtime starts it (platform/node.ts, platform/bun.ts): how it
@@ -21,8 +22,10 @@ export interface ScriptExit {
   /** Exit code, or null when the process was killed by a signal. */
   code: number | null;
   signal: string | null;
-  /** Everything the process wrote to stdout. */
+  /** Everything the process wrote to stdout (nothing once it wrote more than the cap). */
   stdout: Buffer;
+  /** Set when the process wrote more than loopx's stdout cap (stdout-capture.ts): how much, and the cap. */
+  stdoutOverCap?: { bytes: number; cap: number };
   /** Set when the process could not be started at all (missing interpreter, missing cwd, ...). */
   spawnError?: Error;
   /** A failed script's last stderr lines, where loopx could see them (stderr-relay.ts). */
@@ -45,14 +48,14 @@ export interface ScriptProcess {
  * Called once the script itself has exited while its stdout is still open: as long as a process
  * of its group lives, the spec's "read stdout to the end" holds; once the whole group is gone,
  * whatever still holds the pipe has left the group (a setsid child, a daemon) and may hold it for
- * ever, so reading stops with what was written so far (once nothing more arrives: `chunks` has
+ * ever, so reading stops with what was written so far (once nothing more arrives: `reads()` has
  * not grown for one interval). Returns a cancel for when stdout ends.
  */
-export function stopReadingOnceGroupGone(pgid: number, chunks: unknown[], stopReading: () => void): () => void {
-  let seen = chunks.length;
+export function stopReadingOnceGroupGone(pgid: number, reads: () => number, stopReading: () => void): () => void {
+  let seen = reads();
   const timer = setInterval(() => {
-    const quiet = chunks.length === seen;
-    seen = chunks.length;
+    const quiet = reads() === seen;
+    seen = reads();
     if (quiet && !groupAlive(pgid)) {
       clearInterval(timer);
       stopReading();
@@ -87,4 +90,10 @@ export function boundedWait(exited: Promise<unknown>, ms: number): Promise<void>
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
   return Promise.race([exited.then(() => undefined, () => undefined), timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The ScriptExit fields for what `capture` kept: the bytes, or how far over the cap they went. */
+export function capturedStdout(capture: StdoutCapture): Pick<ScriptExit, "stdout" | "stdoutOverCap"> {
+  if (capture.over) return { stdout: Buffer.alloc(0), stdoutOverCap: { bytes: capture.bytes, cap: capture.cap } };
+  return { stdout: capture.take() };
 }

@@ -1,7 +1,7 @@
-import { STDERR_TAIL_BYTES, STDERR_TAIL_LINES } from "../records/events.js";
-import { fs } from "./builtins.js";
+import { STDERR_TAIL_BYTES, STDERR_TAIL_LINES } from "../core/events.js";
+import { fs } from "../os/builtins.js";
 import { stopReadingOnceGroupGone } from "./spawn.js";
-import { noteScriptStderr, stderrKind, writeStderr } from "./stderr.js";
+import { noteScriptStderr, readStderrFile, stderrKind, writeStderr } from "../os/stderr.js";
 import { openStdoutPipe } from "./stdout-pipe.js";
 
 /**
@@ -74,19 +74,8 @@ function fileStderr(): ScriptStderr {
       const to = size();
       if (from === undefined || to === undefined || to <= from) return undefined;
       const length = Math.min(to - from, STDERR_TAIL_BYTES + 1);
-      try {
-        // Through a new descriptor: fd 2 is usually write-only (Linux; elsewhere: nothing kept).
-        const fd = fs.openSync("/proc/self/fd/2", "r");
-        try {
-          const buffer = Buffer.alloc(length);
-          const read = fs.readSync(fd, buffer, 0, length, to - length);
-          return lastLines(buffer.subarray(0, read));
-        } finally {
-          fs.closeSync(fd);
-        }
-      } catch {
-        return undefined;
-      }
+      const bytes = readStderrFile(to - length, length);
+      return bytes === undefined ? undefined : lastLines(bytes);
     },
   };
 }
@@ -95,7 +84,7 @@ function fileStderr(): ScriptStderr {
 function relayedStderr(read: DescriptorReader): ScriptStderr | undefined {
   const pipe = openStdoutPipe();
   if (!pipe) return undefined;
-  const chunks: unknown[] = [];
+  let reads = 0;
   // The last bytes only, in one buffer: 100 MB through the relay allocates nothing more.
   const kept = Buffer.alloc(STDERR_TAIL_BYTES + 1);
   let keptBytes = 0;
@@ -106,7 +95,7 @@ function relayedStderr(read: DescriptorReader): ScriptStderr | undefined {
   const reading = read(
     pipe.read,
     (chunk) => {
-      chunks.push(undefined); // only counted, to see that it is quiet
+      reads++; // only counted, to see that it is quiet
       writeStderr(chunk);
       if (chunk.length >= kept.length) {
         kept.set(chunk.subarray(chunk.length - kept.length));
@@ -131,7 +120,7 @@ function relayedStderr(read: DescriptorReader): ScriptStderr | undefined {
     settle(pgid) {
       if (closed) return;
       if (pgid === undefined) return reading.destroy();
-      stopWatching = stopReadingOnceGroupGone(pgid, chunks, () => {
+      stopWatching = stopReadingOnceGroupGone(pgid, () => reads, () => {
         reading.detach();
         settle();
       });

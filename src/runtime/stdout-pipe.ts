@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { closeSync, constants, mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ownDescriptorPath } from "./procfs.js";
+import { ownDescriptorPath } from "../os/procfs.js";
 
 /**
  * A real pipe for a script's stdout. Node's and Bun's "pipe" stdio is a socketpair, and on Linux

@@ -1,5 +1,5 @@
 import { LoopxError } from "../core/errors.js";
-import { groupAlive, signalGroup, waitForGroupExit } from "./process-group.js";
+import { groupAlive, signalGroup, waitForGroupExit } from "../os/process-group.js";
 import { spawnScript } from "./platform/index.js";
 import type { ScriptExit, ScriptProcess, SpawnSpec } from "./spawn.js";
 

@@ -1,5 +1,5 @@
 import { existsSync, realpathSync } from "node:fs";
-import type { RecordEvent, WorktreeInfo } from "../records/events.js";
+import type { RecordEvent, WorktreeInfo } from "../core/events.js";
 import { lastSitting, parseRecord, projectOf, recordEvent } from "../records/report.js";
 import { listRecordIds, readRecordEnds, readRecordHead, recordsDir, runProcessAlive } from "../records/store.js";
 import { describeWork, removeWorktree, worktreeState } from "./finish.js";

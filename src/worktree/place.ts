@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
 import { LoopxError } from "../core/errors.js";
-import { loopxDir } from "../runtime/xdg.js";
+import { loopxDir } from "../os/xdg.js";
 
 /**
  * Where a run's worktree lives and what it is called. Worktrees live under

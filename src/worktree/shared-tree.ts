@@ -1,5 +1,5 @@
 import type { RunPart } from "../core/run-session.js";
-import type { RecordEvent, RunStartEvent } from "../records/events.js";
+import type { RecordEvent, RunStartEvent } from "../core/events.js";
 import { lastSitting, parseRecord, recordEvent } from "../records/report.js";
 import { listRecordIds, readRecordEnds, readRecordHead, runProcessAlive } from "../records/store.js";
 

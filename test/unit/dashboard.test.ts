@@ -7,7 +7,7 @@
  */
 import { appendFileSync, closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { LoopEvent } from "../../src/records/events.js";
+import type { LoopEvent } from "../../src/core/events.js";
 import { FLAG, RunIndex } from "../../src/dashboard/run-index.js";
 import { RecordsWatch } from "../../src/dashboard/records-watch.js";
 import { hostAllowed, hostName, isLoopback, originAllowed, tokenMatches } from "../../src/dashboard/security.js";

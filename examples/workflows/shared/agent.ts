@@ -58,12 +58,15 @@ export interface AgentSpec {
   usageCmd?: string;
   /** A shell pipeline that reduces usageCmd's output to the bare number. */
   usageParser?: string;
+  /** `<prefix>COST_KIND`: the kind of every cost this agent reports (else decided per agent: usage.ts). */
+  costKind?: "billed" | "estimate";
 }
 
 /**
  * Reads an agent configuration from `vars`: `<prefix>TYPE` (claude, codex, amp, cline; default
  * `fallbackType`), then `<prefix>CLI`, `<prefix>ARGS` (replaces the preset's arguments),
- * `<prefix>EXTRA_ARGS` (appended to them), `<prefix>USAGE_CMD`, `<prefix>USAGE_PARSER`.
+ * `<prefix>EXTRA_ARGS` (appended to them), `<prefix>USAGE_CMD`, `<prefix>USAGE_PARSER`,
+ * `<prefix>COST_KIND` (billed or estimate).
  * `readOnly` picks the preset's read-only arguments.
  */
 export function agentSpec(vars: Vars, prefix: string, fallbackType = "claude", readOnly = false): AgentSpec {
@@ -71,6 +74,8 @@ export function agentSpec(vars: Vars, prefix: string, fallbackType = "claude", r
   if (!AGENT_TYPES.includes(type)) throw new Error(`${prefix}TYPE must be one of ${AGENT_TYPES.join(", ")}, got ${JSON.stringify(type)}`);
   const preset = PRESETS[type];
   const argsText = vars[`${prefix}ARGS`] ?? (readOnly ? preset.readOnlyArgs : preset.args);
+  const costKind = vars[`${prefix}COST_KIND`] || undefined;
+  if (costKind !== undefined && costKind !== "billed" && costKind !== "estimate") throw new Error(`${prefix}COST_KIND must be billed or estimate, got ${JSON.stringify(costKind)}`);
   return {
     type,
     cli: vars[`${prefix}CLI`] || preset.cli,
@@ -78,6 +83,7 @@ export function agentSpec(vars: Vars, prefix: string, fallbackType = "claude", r
     prefix,
     usageCmd: vars[`${prefix}USAGE_CMD`] ?? preset.usageCmd,
     usageParser: vars[`${prefix}USAGE_PARSER`] || undefined,
+    costKind,
   };
 }
 
@@ -143,31 +149,6 @@ export function signalled(answer: string, tag: string): boolean {
     else if (!fenced && line === tag) return true;
   }
   return false;
-}
-
-/** The cost the agent reported for this invocation, if it reports one. */
-export function reportedCost(type: AgentType, events: Json[]): number | undefined {
-  if (type === "claude" || type === "amp") {
-    for (let i = events.length - 1; i >= 0; i--) {
-      const e = events[i]!;
-      if (e.type === "result" && typeof e.total_cost_usd === "number") return e.total_cost_usd;
-    }
-    return undefined;
-  }
-  if (type === "cline") {
-    let total: number | undefined;
-    for (const e of events) {
-      if (e.type !== "say" || e.say !== "api_req_started" || typeof e.text !== "string") continue;
-      try {
-        const info = JSON.parse(e.text);
-        if (typeof info?.cost === "number") total = (total ?? 0) + info.cost;
-      } catch {
-        // not JSON: no cost in it
-      }
-    }
-    return total;
-  }
-  return undefined;
 }
 
 /** Why a finished invocation counts as failed, judged from its stream (exit code aside). */

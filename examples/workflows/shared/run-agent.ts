@@ -2,8 +2,10 @@
 // attempt instead of counting as a failure). Shared by the ralph and converge workflows.
 import { spawn } from "node:child_process";
 import { appendFileSync, writeFileSync } from "node:fs";
-import { PRESETS, displayEvent, queryBalance, reportedCost, responseText, streamFailure, type AgentSpec } from "./agent.ts";
+import { PRESETS, displayEvent, queryBalance, responseText, streamFailure, type AgentSpec } from "./agent.ts";
 import { parkForLimit, sharedLimitUntil, usageLimit, type LimitPolicy } from "./limits.ts";
+import { CallUsage, PARTIAL_REPORT_MS } from "./report.ts";
+import { addCost, receiptsCost, type Cost, type Receipt } from "./usage.ts";
 import { duration } from "./util.ts";
 
 type Json = Record<string, any>;
@@ -15,8 +17,10 @@ export interface AgentResult {
   events: Json[];
   /** The assistant's response text (see responseText). */
   response: string;
-  /** Cost of this invocation in USD, when the agent reports it or a usage command measures it. */
-  cost?: number;
+  /** What this invocation used, as reported to loopx (usage.ts). */
+  receipts: Receipt[];
+  /** Its cost in USD by kind, when the agent reports one or a usage command measures it. */
+  cost?: Cost;
   balance?: number;
   /** Why this invocation failed; undefined when it succeeded. */
   failure?: string;
@@ -114,8 +118,17 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
     }
   };
   // The agent runs in its own process group, so that it can be ended with everything it started
-  // (idle limit); a signal this script gets is passed on to that group.
-  const forward = (signal: NodeJS.Signals) => endGroup(signal);
+  // (idle limit); a signal this script gets is passed on to that group. An agent still running
+  // PARTIAL_REPORT_MS later has what it used so far reported, and is ended (report.ts).
+  const usage = new CallUsage(spec, events);
+  let partialTimer: NodeJS.Timeout | undefined;
+  const forward = (signal: NodeJS.Signals): void => {
+    endGroup(signal);
+    partialTimer ??= setTimeout(() => {
+      usage.report();
+      endGroup("SIGKILL");
+    }, PARTIAL_REPORT_MS);
+  };
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolveExit) => {
     let child;
     try {
@@ -170,6 +183,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
   const { code, signal, error } = await exit;
   activeAgent = undefined;
   clearTimeout(idleTimer);
+  clearTimeout(partialTimer);
   for (const name of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.off(name, forward);
   if (pending !== "") handleLine(pending);
   keepStderr(stderrPending);
@@ -192,20 +206,17 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
     if (cause) failure += ` — ${cause}`;
   }
 
-  let cost = reportedCost(spec.type, events);
-  let balance: number | undefined;
-  if (before !== undefined) {
-    balance = queryBalance(spec, options.cwd);
-    if (balance !== undefined && cost === undefined) cost = Math.max(0, before - balance);
-  }
-  return { code, signal, events, response: responseText(spec.type, events), cost, balance, failure, stderrTail };
+  // An interrupted call is not measured again (the script is about to end).
+  const balance = before !== undefined && !usage.done ? queryBalance(spec, options.cwd) : undefined;
+  const receipts = usage.report(balance !== undefined ? Math.max(0, before! - balance) : undefined);
+  return { code, signal, events, response: responseText(spec.type, events), receipts, cost: receiptsCost(receipts), balance, failure, stderrTail };
 }
 
 export interface RetriedResult extends AgentResult {
   /** Attempts after the first (this result may itself be a failure); waits for a usage limit do not count. */
   retries: number;
-  /** Cost summed over every attempt. */
-  totalCost?: number;
+  /** Cost summed over every attempt, by kind. */
+  totalCost?: Cost;
   failures: string[];
   /** Set when the run must end because of a usage limit (MAX_LIMIT_WAIT exceeded): the reason. */
   limitExceeded?: string;
@@ -213,8 +224,14 @@ export interface RetriedResult extends AgentResult {
 
 export interface RetryOptions {
   maxRetries: number;
-  /** Logs each failed attempt, with the agent's last stderr lines. */
-  onFailure: (attempt: number, failure: string, stderrTail: string[]) => void;
+  /**
+   * RETRY_BACKOFF: the wait after the first failed attempt; each further one doubles it (at most
+   * MAX_RETRY_WAIT_MS), and each wait is jittered to 50-100 % of that, so that loops failing
+   * together do not retry together. 0: retry at once.
+   */
+  backoffMs?: number;
+  /** Logs each failed attempt, with the agent's last stderr lines and the wait before the next (0: none follows, or no wait). */
+  onFailure: (attempt: number, failure: string, stderrTail: string[], waitMs: number) => void;
   /** True once the run is being interrupted: no further attempt or wait starts. */
   stopping?: () => boolean;
   /** Usage limits: park and run the same attempt again (absent: a limit is a plain failure). */
@@ -231,7 +248,7 @@ export interface RetryOptions {
 export async function runAgentWithRetries(spec: AgentSpec, prompt: string, options: RunAgentOptions, retry: RetryOptions): Promise<RetriedResult> {
   const stopping = retry.stopping ?? (() => false);
   const failures: string[] = [];
-  let totalCost: number | undefined;
+  let totalCost: Cost | undefined;
   let limitsInARow = 0;
   for (;;) {
     if (retry.limits) {
@@ -242,7 +259,7 @@ export async function runAgentWithRetries(spec: AgentSpec, prompt: string, optio
       }
     }
     const result = await runAgent(spec, prompt, options);
-    if (result.cost !== undefined) totalCost = (totalCost ?? 0) + result.cost;
+    totalCost = addCost(totalCost, result.cost);
     if (!result.failure) return { ...result, retries: failures.length, totalCost, failures };
     const limit = retry.limits && !stopping() ? usageLimit(spec.type, result.events) : undefined;
     if (limit && retry.limits) {
@@ -253,11 +270,38 @@ export async function runAgentWithRetries(spec: AgentSpec, prompt: string, optio
     }
     limitsInARow = 0;
     failures.push(result.failure);
-    retry.onFailure(failures.length, result.failure, result.stderrTail);
-    if (failures.length >= retry.maxRetries || stopping()) return { ...result, retries: failures.length - 1, totalCost, failures };
+    const last = failures.length >= retry.maxRetries;
+    const waitMs = last ? 0 : retryWaitMs(failures.length, retry.backoffMs ?? 0, Math.random());
+    retry.onFailure(failures.length, result.failure, result.stderrTail, waitMs);
+    if (last || stopping() || !(await waitUnlessStopping(waitMs, stopping))) return { ...result, retries: failures.length - 1, totalCost, failures };
   }
 }
 
+/** The longest wait between two failed attempts (RETRY_BACKOFF doubles up to this). */
+export const MAX_RETRY_WAIT_MS = 5 * 60_000;
+
+/** The wait after `failures` failed attempts in a row: exponential from `baseMs`, capped, jittered by `random` (0..1) to 50-100 %. */
+export function retryWaitMs(failures: number, baseMs: number, random: number): number {
+  if (baseMs <= 0) return 0;
+  const full = Math.min(MAX_RETRY_WAIT_MS, baseMs * 2 ** Math.max(0, failures - 1));
+  return Math.round(full * (0.5 + random / 2));
+}
+
+/** Waits `ms`, looking at `stopping` 4 times a second; false when it stopped the wait. */
+async function waitUnlessStopping(ms: number, stopping: () => boolean): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (stopping()) return false;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(250, until - Date.now())));
+  }
+  return !stopping();
+}
+
 function interruptedResult(): AgentResult {
-  return { code: null, signal: null, events: [], response: "", failure: "interrupted while waiting for a usage limit", stderrTail: [] };
+  return { code: null, signal: null, events: [], response: "", receipts: [], failure: "interrupted while waiting for a usage limit", stderrTail: [] };
+}
+
+/** " in 7.4s" for a failed attempt's message, "" when the next attempt starts at once. */
+export function retryIn(waitMs: number): string {
+  return waitMs > 0 ? ` in ${(waitMs / 1000).toFixed(1)}s` : "";
 }

@@ -1,6 +1,6 @@
 /**
  * What the run's guardian costs (issue 20). Every run starts one (a /bin/sh waiting on a pipe,
- * src/runtime/parts/guardian.ts), once, and nothing per iteration. Measured side by side, runs
+ * src/guardian/part.ts), once, and nothing per iteration. Measured side by side, runs
  * alternated in rounds, medians, under node and bun:
  *
  * - per run: `loopx run -n 1` of a no-op bash script, wall and CPU time (loopx, its script and the
@@ -96,8 +96,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 /** The guardian part alone, in this process: its spawn call and its lifetime to "done". */
 async function lifetime(rounds: number): Promise<{ spawnCallMs: number; lifetimeMs: number }> {
-  const { guardianPart } = (await import(pathToFileURL(join(ROOT, "dist", "runtime", "parts", "guardian.js")).href)) as typeof import("../../../src/runtime/parts/guardian.js");
-  const { TmpdirPart } = (await import(pathToFileURL(join(ROOT, "dist", "runtime", "parts", "tmpdir.js")).href)) as typeof import("../../../src/runtime/parts/tmpdir.js");
+  const { guardianPart } = (await import(pathToFileURL(join(ROOT, "dist", "guardian", "part.js")).href)) as typeof import("../../../src/guardian/part.js");
+  const { TmpdirPart } = (await import(pathToFileURL(join(ROOT, "dist", "parts", "tmpdir.js")).href)) as typeof import("../../../src/parts/tmpdir.js");
   const calls: number[] = [];
   const lives: number[] = [];
   for (let i = 0; i < rounds; i++) {

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
-const STRAYS_JS = join(ROOT, "dist", "runtime", "parts", "strays.js");
+const STRAYS_JS = join(ROOT, "dist", "parts", "strays.js");
 const BUN = realpathSync(join(ROOT, "node_modules", ".bin", "bun"));
 const EXTRA_PROCESSES = 1000;
 const CARRYING = 5;
@@ -42,7 +42,7 @@ export async function benchStrays(options: { quick?: boolean } = {}): Promise<St
     await Promise.all(children.map((child) => new Promise((resolve) => child.once("spawn", resolve))));
     const processes = readdirSync("/proc").filter((name) => /^\d+$/.test(name)).length;
 
-    const { findStrays } = (await import(pathToFileURL(STRAYS_JS).href)) as typeof import("../../../src/runtime/parts/strays.js");
+    const { findStrays } = (await import(pathToFileURL(STRAYS_JS).href)) as typeof import("../../../src/parts/strays.js");
     const nodeTimes: number[] = [];
     let found = 0;
     for (let i = 0; i < scans; i++) {

@@ -3,7 +3,7 @@ import type { CommandGroup } from "../command-spec.js";
 import { LoopxError } from "../../core/errors.js";
 import { envValueProblem, isValidEnvKey } from "../../core/envfile.js";
 import { listGlobalEnv, removeGlobalEnvVar, setGlobalEnvVar } from "../../runtime/env-files.js";
-import { warnToStderr } from "../../runtime/stderr.js";
+import { warnToStderr } from "../../os/stderr.js";
 
 function checkName(name: string): void {
   if (!isValidEnvKey(name)) {

@@ -16,6 +16,7 @@ export const COMMAND_GROUPS: CommandGroups = {
   init: async () => oneCommand("init", (await import("./init.js")).InitCommand),
   runs: async () => (await import("./runs.js")).RUNS_COMMANDS,
   note: async () => oneCommand("note", (await import("./note.js")).NoteCommand),
+  receipt: async () => oneCommand("receipt", (await import("./receipt.js")).ReceiptCommand),
   completion: async () => oneCommand("completion", (await import("./completion.js")).CompletionCommand),
 };
 

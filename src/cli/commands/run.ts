@@ -1,4 +1,5 @@
 import { Command, Option } from "clipanion";
+import { parseDuration } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
 import { optionalValueOption, parseCount, parseDurationOption, repeatedOption, valueOption } from "../options.js";
 
@@ -61,6 +62,24 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
   summary = Option.Boolean("--summary", false, { description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" });
   targets = Option.Rest({ name: "target" });
 
+  /**
+   * `loopx run --timeout main`: the target was taken as the option's value, so what is missing is
+   * the value (the duration, the count), not the target; the line names it.
+   */
+  private missingTarget(): string {
+    const valued: Array<[string, string | undefined, (value: string) => boolean, string]> = [
+      ["--timeout", this.timeout, (value) => parseDuration(value).ok, "a duration, e.g. --timeout 20m"],
+      ["--max-time", this.maxTime, (value) => parseDuration(value).ok, "a duration, e.g. --max-time 8h"],
+      ["-n", this.maxIterations, (value) => /^[0-9]+$/.test(value), "a count, e.g. -n 10"],
+    ];
+    for (const [flag, value, valid, example] of valued) {
+      if (value !== undefined && !valid(value)) {
+        return `${flag} needs ${example}: it took ${JSON.stringify(value)} as its value, and loopx run has no target (loopx run ${flag} <value> <workflow>[:<script>])`;
+      }
+    }
+    return "loopx run needs a target: loopx run <workflow>[:<script>]";
+  }
+
   async execute(): Promise<number> {
     const count = this.maxIterations;
     const envFile = this.envFile;
@@ -68,7 +87,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
     const maxTime = this.maxTime;
     const log = this.log;
     if (log === "") throw new UsageError("--log needs a file path");
-    if (this.targets.length === 0) throw new UsageError("loopx run needs a target: loopx run <workflow>[:<script>]");
+    if (this.targets.length === 0) throw new UsageError(this.missingTarget());
     if (this.targets.length > 1) {
       throw new UsageError(`loopx run takes exactly one target, got ${this.targets.length}: ${this.targets.map((t) => JSON.stringify(t)).join(" ")}`);
     }

@@ -126,7 +126,7 @@ export class RunsServeCommand extends Command {
     const [{ serveRuns }, { VERSION }, { warnToStderr }] = await Promise.all([
       import("../../dashboard/serve.js"),
       import("../../version.js"),
-      import("../../runtime/stderr.js"),
+      import("../../os/stderr.js"),
     ]);
     return serveRuns({ port: this.port, host: this.host, open: this.open }, process.env, VERSION, out, warnToStderr);
   }

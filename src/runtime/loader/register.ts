@@ -5,7 +5,7 @@
  * only on Node versions without it. Neither path loads tsx or esbuild unless a TypeScript/JSX file
  * misses the transform cache (transform.ts).
  */
-import { nodeModule } from "../builtins.js";
+import { nodeModule } from "../../os/builtins.js";
 
 process.setSourceMapsEnabled(true); // stack traces point into the .ts source (inline source maps)
 const registerHooks = (nodeModule as { registerHooks?: (hooks: object) => unknown }).registerHooks;

@@ -11,7 +11,7 @@
  * - TypeScript and JSX files load as the transformed JavaScript from transform.ts.
  */
 import { fileURLToPath } from "node:url";
-import { fs } from "../builtins.js";
+import { fs } from "../../os/builtins.js";
 import { TRANSFORMED, transformFile } from "./transform.js";
 
 export const OWN_ENTRY = new URL("../../script.js", import.meta.url).href;

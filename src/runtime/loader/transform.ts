@@ -16,9 +16,9 @@
  * module.register() (hooks thread, Node < 22.15).
  */
 import { dirname, extname, join } from "node:path";
-import { writeFileAtomic } from "../atomic-write.js";
-import { fs, nodeModule } from "../builtins.js";
-import { loopxDir } from "../xdg.js";
+import { writeFileAtomic } from "../../os/atomic-write.js";
+import { fs, nodeModule } from "../../os/builtins.js";
+import { loopxDir } from "../../os/xdg.js";
 
 const { mkdirSync, readFileSync, readdirSync, rmSync, statSync } = fs;
 

@@ -1,7 +1,8 @@
 /** Bun: Bun.spawn for scripts, Bun itself for JS/TS, Bun.gc for long loops. */
 import { closeSync, readFileSync } from "node:fs";
 import { delimiter } from "node:path";
-import { boundedWait, failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
+import { StdoutCapture } from "../stdout-capture.js";
+import { boundedWait, capturedStdout, failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
 import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
@@ -82,7 +83,7 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
   // Read chunk by chunk (not `new Response(stdout)`) so that stopReading() can cancel the read
   // and close loopx's end of the pipe: a pending read would keep the process alive.
   const reader = (pipe ? bun().file(pipe.read).stream() : proc.stdout!).getReader();
-  const chunks: Uint8Array[] = [];
+  const capture = new StdoutCapture();
   let ended = false;
   let cancelled = false;
   const readAll = async (): Promise<void> => {
@@ -90,7 +91,7 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        chunks.push(value);
+        capture.push(value);
       }
       // A cancelled read ends as "done" too, but that is no end of file: a writer may remain.
       ended = !cancelled;
@@ -110,7 +111,7 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
     await proc.exited;
     stderr.settle(proc.pid);
     if (!ended) {
-      const stopWatching = stopReadingOnceGroupGone(proc.pid, chunks, stopReading);
+      const stopWatching = stopReadingOnceGroupGone(proc.pid, () => capture.reads, stopReading);
       await reading.finally(stopWatching);
     }
     await reading;
@@ -118,7 +119,7 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
     await stderr.settled;
     const code = proc.signalCode ? null : proc.exitCode;
     const stderrTail = code !== 0 ? stderr.tail() : undefined;
-    return { code, signal: proc.signalCode, stdout: Buffer.concat(chunks), ...(stderrTail ? { stderrTail } : {}) };
+    return { code, signal: proc.signalCode, ...capturedStdout(capture), ...(stderrTail ? { stderrTail } : {}) };
   })().catch((error: unknown) => ({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError: error as Error }));
   return { pid: proc.pid, done, stopReading };
 }

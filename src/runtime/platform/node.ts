@@ -7,9 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
-import { nodeModule } from "../builtins.js";
+import { nodeModule } from "../../os/builtins.js";
 import { hooklessFlags } from "../hookless-script.js";
-import { boundedWait, failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
+import { StdoutCapture } from "../stdout-capture.js";
+import { boundedWait, capturedStdout, failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
 import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
@@ -72,7 +73,7 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
   }
   const stdout: Readable = pipe ? new Socket({ fd: pipe.read, readable: true, writable: false }) : child.stdout!;
   const done = new Promise<ScriptExit>((resolve) => {
-    const chunks: Buffer[] = [];
+    const capture = new StdoutCapture();
     let spawnError: Error | undefined;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let sawEnd = false;
@@ -86,10 +87,10 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
       // The script's last stderr is forwarded before loopx says anything about its end.
       void stderr.settled.then(() => {
         const stderrTail = code !== 0 || signal ? stderr.tail() : undefined;
-        resolve({ code, signal, stdout: Buffer.concat(chunks), spawnError, ...(stderrTail ? { stderrTail } : {}) });
+        resolve({ code, signal, ...capturedStdout(capture), spawnError, ...(stderrTail ? { stderrTail } : {}) });
       });
     };
-    stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stdout.on("data", (chunk: Buffer) => capture.push(chunk));
     stdout.on("end", () => (sawEnd = true));
     stdout.on("error", () => undefined); // a read error ends the capture like an end of file
     stdout.on("close", () => {
@@ -101,7 +102,7 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
     });
     child.on("exit", () => {
       stderr.settle(child.pid);
-      if (!closed && child.pid !== undefined) stopWatching = stopReadingOnceGroupGone(child.pid, chunks, () => stdout.destroy());
+      if (!closed && child.pid !== undefined) stopWatching = stopReadingOnceGroupGone(child.pid, () => capture.reads, () => stdout.destroy());
     });
     // The child's 'close' comes after its exit (and, with the runtime's pipe, after stdout's end).
     child.on("close", (code, signal) => {

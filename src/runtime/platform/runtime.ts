@@ -4,7 +4,7 @@
  * platform/index.ts from `runtimeName`. This module stays tiny: bin.js bundles it for delegation.
  */
 import { fileURLToPath } from "node:url";
-import { fs } from "../builtins.js";
+import { fs } from "../../os/builtins.js";
 
 /** The runtime's name as run records show it. */
 export type RuntimeName = "node" | "bun" | "binary";
@@ -38,7 +38,7 @@ export function loopxBin(): string {
 export const GUARDIAN_ARG = "--loopx-guardian";
 
 /**
- * How this loopx starts itself as a run's guardian (runtime/parts/guardian.ts): its runtime and
+ * How this loopx starts itself as a run's guardian (guardian/part.ts): its runtime and
  * entry, or the standalone binary alone (which then acts as loopx, not as Bun).
  */
 export function guardianCommand(): string[] {

@@ -12,8 +12,8 @@ import { LoopxError, fsReason } from "../../core/errors.js";
 import { VERSION } from "../../version.js";
 import { bunPlatform, BUN_SCRIPT_FLAGS, mayUseCommonJs, prependNodePath } from "./bun.js";
 import type { Platform } from "./types.js";
-import { writeDirAtomic } from "../atomic-write.js";
-import { loopxDir } from "../xdg.js";
+import { writeDirAtomic } from "../../os/atomic-write.js";
+import { loopxDir } from "../../os/xdg.js";
 
 /** Embedded at compile time (`bun build --define`) into standalone binaries only. */
 declare const __LOOPX_HELPERS_JS__: string | undefined;

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { decideResume } from "../../../src/control/resume-point.js";
 import { runLoop } from "../../../src/core/loop.js";
 import { RunSession, type RunPart } from "../../../src/core/run-session.js";
-import type { RecordEvent } from "../../../src/records/events.js";
+import type { RecordEvent } from "../../../src/core/events.js";
 import { memoryHost, MemoryTree } from "../core/memory-host.js";
 
 const T0 = Date.parse("2026-11-23T10:00:00Z");

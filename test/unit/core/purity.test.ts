@@ -1,65 +1,97 @@
 /**
  * src/core/ is pure logic (issue 19): no file system, no processes, no OS, no process object, no
  * Node-only globals. Whatever it needs from outside comes through an interface (the loop's host,
- * the session's options). A scan of the sources, comments left out.
+ * the session's options). What core may import is a dependency-cruiser rule (.dependency-cruiser.cjs,
+ * `npm run lint`); shown here to catch planted violations. The host's globals, which no import
+ * brings in, are a scan of the sources, comments left out.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import { ROOT } from "../../helpers.js";
+import { violations } from "./globals-scan.js";
 
 const CORE = join(ROOT, "src", "core");
 
-/** Modules core code must not import: file system, processes, randomness and the OS. */
-const FORBIDDEN_MODULES: Array<[string, RegExp]> = [
-  ["node:fs", /["'](?:node:)?fs(?:\/promises)?["']/],
-  ["node:child_process", /["'](?:node:)?child_process["']/],
-  ["node:crypto", /["'](?:node:)?crypto["']/],
-  ["node:os", /["'](?:node:)?os["']/],
-  ["node:net / node:http / node:tty", /["'](?:node:)?(?:net|https?|tty|worker_threads)["']/],
-];
-/** The host's globals core code must not use (checked outside string literals). */
-const FORBIDDEN_GLOBALS: Array<[string, RegExp]> = [
-  ["process", /\bprocess\b/],
-  ["the crypto global", /\bcrypto\s*\./],
-  ["Buffer", /\bBuffer\b/],
-  ["Bun", /\bBun\b/],
-];
-
-/** The source without comments (strings stay: an import path is a string). */
-function code(text: string): string {
-  return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
-}
-
-export function violations(sources: Record<string, string>): string[] {
-  const found: string[] = [];
-  for (const [file, text] of Object.entries(sources)) {
-    const body = code(text);
-    const outsideStrings = body.replace(/(["'`])(?:\\.|(?!\1)[^\\\n])*\1/g, '""');
-    for (const [name, pattern] of FORBIDDEN_MODULES) if (pattern.test(body)) found.push(`${file}: ${name}`);
-    for (const [name, pattern] of FORBIDDEN_GLOBALS) if (pattern.test(outsideStrings)) found.push(`${file}: ${name}`);
+/** The rules of .dependency-cruiser.cjs broken by `files` (paths under a scratch project's src/). */
+function ruleViolations(files: Record<string, string>): string[] {
+  const dir = mkdtempSync(join(tmpdir(), "loopx-depcruise-"));
+  dirs.push(dir);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
   }
-  return found;
+  const depcruise = join(ROOT, "node_modules", "dependency-cruiser", "bin", "dependency-cruise.mjs");
+  const out = execFileSync(process.execPath, [depcruise, "src", "--config", join(ROOT, ".dependency-cruiser.cjs"), "--output-type", "json"], { cwd: dir, encoding: "utf8" });
+  const { summary } = JSON.parse(out) as { summary: { violations: Array<{ from: string; to: string; rule: { name: string } }> } };
+  return summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
 }
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 describe("src/core is pure", () => {
-  it("no file of src/core names a forbidden module or global", () => {
+  it("no file of src/core names a forbidden global", () => {
     const files = readdirSync(CORE, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
     expect(files.length).toBeGreaterThan(5);
     expect(violations(Object.fromEntries(files.map((f) => [f, readFileSync(join(CORE, f), "utf8")])))).toEqual([]);
   });
 
   it.each([
-    ['import { readFileSync } from "node:fs";', "node:fs"],
-    ['import { spawn } from "child_process";', "node:child_process"],
-    ['import { randomBytes } from "node:crypto";', "node:crypto"],
-    ['import { homedir } from "node:os";', "node:os"],
     ["const pid = process.pid;", "process"],
     ["const { env } = process;", "process"],
     ["crypto.getRandomValues(bytes);", "the crypto global"],
     ['Buffer.byteLength(text, "utf8");', "Buffer"],
+    ["Bun.spawn(['ls']);", "Bun"],
   ])("the scan catches %s", (line, name) => {
     expect(violations({ "x.ts": `// a comment about process.env is fine\nconst s = "a process";\n${line}\n` })).toEqual([`x.ts: ${name}`]);
     expect(violations({ "x.ts": `/* ${line} */\n// ${line}\nexport const ok = 1;\n` })).toEqual([]);
+  });
+});
+
+describe("the dependency rules (.dependency-cruiser.cjs) catch planted violations", () => {
+  it("core imports no I/O module (node:fs, child_process, crypto, os, net/http/tty) and nothing above it", { timeout: 60_000 }, () => {
+    const found = ruleViolations({
+      "src/core/a.ts": 'import { readFileSync } from "node:fs";\nimport { spawn } from "child_process";\nimport { randomBytes } from "node:crypto";\nexport const a = [readFileSync, spawn, randomBytes];\n',
+      "src/core/b.ts": 'import { homedir } from "node:os";\nimport { connect } from "node:net";\nimport { isatty } from "node:tty";\nimport { join } from "node:path";\nexport const b = [homedir, connect, isatty, join];\n',
+      "src/core/c.ts": 'import type { E } from "../engine/e.js";\nexport type C = E;\nexport const c = () => import("../os/o.js");\n',
+      "src/os/o.ts": "export const o = 1;\n",
+      "src/records/report.ts": 'import { readFileSync } from "node:fs";\nexport const r = readFileSync;\n',
+      "src/engine/e.ts": "export type E = number;\n",
+    });
+    expect(found).toEqual([
+      "core-imports-only-core: src/core/c.ts → src/engine/e.ts",
+      "core-imports-only-core: src/core/c.ts → src/os/o.ts",
+      "core-is-pure: src/core/a.ts → child_process",
+      "core-is-pure: src/core/a.ts → crypto",
+      "core-is-pure: src/core/a.ts → fs",
+      "core-is-pure: src/core/b.ts → net",
+      "core-is-pure: src/core/b.ts → os",
+      "core-is-pure: src/core/b.ts → tty",
+      "records-report-is-pure: src/records/report.ts → fs",
+    ]);
+  });
+
+  it("layers import downward only and features do not import each other (but for the declared pairs)", { timeout: 60_000 }, () => {
+    const found = ruleViolations({
+      "src/os/o.ts": 'import { r } from "../runtime/r.js";\nexport const o = r;\n',
+      "src/runtime/r.ts": 'import { w } from "../records/w.js";\nexport const r = w;\n',
+      "src/records/w.ts": 'import { s } from "../engine/s.js";\nexport const w = s;\n',
+      "src/records/x.ts": 'import { p } from "../parts/p.js";\nexport const x = p;\n',
+      "src/parts/p.ts": 'import { w } from "../records/w.js";\nexport const p = w;\n',
+      "src/control/c.ts": 'import { p } from "../parts/p.js";\nimport { w } from "../records/w.js";\nexport const c = [p, w];\n',
+      "src/engine/s.ts": 'import { m } from "../cli/m.js";\nimport { c } from "../control/c.js";\nexport const s = [m, c];\n',
+      "src/cli/m.ts": 'import { s } from "../engine/s.js";\nimport { missing } from "./gone.js";\nexport const m = [s, missing];\n',
+    });
+    expect(found).toEqual([
+      "engine-imports-below-drivers: src/engine/s.ts → src/cli/m.ts",
+      "feature-control-isolated: src/control/c.ts → src/parts/p.ts",
+      "feature-records-isolated: src/records/x.ts → src/parts/p.ts",
+      "features-import-below: src/records/w.ts → src/engine/s.ts",
+      "not-to-unresolvable: src/cli/m.ts → ./gone.js",
+      "os-imports-core-only: src/os/o.ts → src/runtime/r.ts",
+      "runtime-imports-below: src/runtime/r.ts → src/records/w.ts",
+    ]);
   });
 });

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { LoopxError, ScriptFailedError } from "../../../src/core/errors.js";
 import { runLoop, type LoopHost } from "../../../src/core/loop.js";
-import type { LoopEvent } from "../../../src/records/events.js";
+import type { LoopEvent } from "../../../src/core/events.js";
 import { outputForEvent, RunSession, type RunEnd, type RunPart } from "../../../src/core/run-session.js";
 import { createRunId } from "../../../src/engine/index.js";
 import { memoryHost, MemoryTree } from "./memory-host.js";

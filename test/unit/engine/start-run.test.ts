@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { LoopEvent } from "../../../src/records/events.js";
+import type { LoopEvent } from "../../../src/core/events.js";
 import type * as Engine from "../../../src/engine/index.js";
 import { isolatedEnv, makeProject, ROOT } from "../../helpers.js";
 

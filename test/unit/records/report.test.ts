@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { IterationEndEvent, LoopEvent, RunEndEvent, RunStartEvent } from "../../../src/records/events.js";
+import type { IterationEndEvent, LoopEvent, RunEndEvent, RunStartEvent } from "../../../src/core/events.js";
 import { describeEnding, durationBar, formatElapsed, parseRecord, resultExcerpt, summarizeRun } from "../../../src/records/report.js";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");

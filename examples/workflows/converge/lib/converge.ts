@@ -9,8 +9,9 @@ import { join, relative } from "node:path";
 import { input, output } from "loopx";
 import { agentSpec, type AgentSpec } from "./shared/agent.ts";
 import { limitPolicy } from "./shared/limits.ts";
-import { activeAgent, runAgentWithRetries } from "./shared/run-agent.ts";
-import { duration, durationVar, fail, intVar, newLogFile, readState, resolveFrom, runDir, say, substitute, timeLimitReached, which, workflowConfig, writeState, type Vars } from "./shared/util.ts";
+import { activeAgent, retryIn, runAgentWithRetries } from "./shared/run-agent.ts";
+import { addCost, costText, type Cost } from "./shared/usage.ts";
+import { duration, durationVar, usd, fail, intVar, newLogFile, readState, resolveFrom, runDir, say, substitute, timeLimitReached, which, workflowConfig, writeState, type Vars } from "./shared/util.ts";
 
 const NAME = "converge";
 const STATE = "converge-state.json";
@@ -28,7 +29,8 @@ interface State {
   startedAt: number;
   round: number;
   rounds: Round[];
-  totalCost?: number;
+  /** What this sitting's agent calls reported, by kind (loopx's own totals span resumes). */
+  totalCost?: Cost;
   /** The run's log (agent streams, their stderr, failures), under CONVERGE_DIR/logs/. */
   logFile?: string;
   /** Time spent waiting for usage limits (bounded by MAX_LIMIT_WAIT). */
@@ -44,6 +46,8 @@ interface Settings {
   worker: AgentSpec;
   judge: AgentSpec;
   maxRetries: number;
+  /** RETRY_BACKOFF: the first wait between failed attempts (run-agent.ts retryWaitMs). */
+  retryBackoffMs: number;
   maxRounds: number;
   idleMs: number;
   convergeDir: string;
@@ -72,6 +76,7 @@ function settings(): Settings {
       // The judge reads and never writes: its CLI's read-only mode, and the tree checked after it.
       judge: agentSpec(vars, "CONVERGE_JUDGE_", vars.CONVERGE_WORKER_TYPE || fallbackType, true),
       maxRetries: intVar(vars, "MAX_RETRIES", 3),
+      retryBackoffMs: durationVar(vars, "RETRY_BACKOFF", 10_000),
       maxRounds: intVar(vars, "CONVERGE_MAX_ROUNDS", 0),
       idleMs: durationVar(vars, "AGENT_IDLE_TIMEOUT", 20 * 60_000),
       convergeDir,
@@ -146,10 +151,11 @@ async function callAgent(role: "worker" | "judge", spec: AgentSpec, prompt: stri
     { cwd: s.projectRoot, logFile: log, rawFile: join(tmp, `last_${role}_output`), idleMs: s.idleMs },
     {
       maxRetries: s.maxRetries,
-      onFailure: (attempt, failure, stderrTail) => {
+      backoffMs: s.retryBackoffMs,
+      onFailure: (attempt, failure, stderrTail, waitMs) => {
         if (interrupted) return;
         appendFileSync(log, `Attempt ${attempt} failed: ${failure}\n`);
-        say(NAME, `round ${state.round}: ${role} attempt ${attempt} failed: ${failure}${attempt < s.maxRetries ? " — retrying" : ""}`);
+        say(NAME, `round ${state.round}: ${role} attempt ${attempt} failed: ${failure}${attempt < s.maxRetries ? ` — retrying${retryIn(waitMs)}` : ""}`);
         for (const line of stderrTail) say(NAME, `  ${spec.cli} stderr: ${line}`);
       },
       stopping: () => interrupted !== undefined,
@@ -157,7 +163,7 @@ async function callAgent(role: "worker" | "judge", spec: AgentSpec, prompt: stri
     },
   );
   state.limitWaitMs = waited.ms;
-  if (result.totalCost !== undefined) state.totalCost = (state.totalCost ?? 0) + result.totalCost;
+  state.totalCost = addCost(state.totalCost, result.totalCost);
   writeState(tmp, STATE, state);
   if (interrupted) stopInterrupted(state, `${role} agent`);
   if (result.limitExceeded) fail(NAME, `stopped in round ${state.round}: usage limit: ${result.limitExceeded}`, 5);
@@ -266,7 +272,7 @@ export async function runJudge(): Promise<void> {
       `The independent judge changed files it was only to read (${list}), so the round is not approved. Review those changes: keep what is right, undo the rest.`,
     );
   }
-  const cost = state.totalCost !== undefined ? `, total cost $${state.totalCost.toFixed(6)}` : "";
+  const cost = state.totalCost !== undefined ? `, total cost ${costText(state.totalCost, usd)}` : "";
   if (verdict === "APPROVE") {
     round.judge = "approved";
     writeState(tmp, STATE, state);

@@ -9,7 +9,8 @@ import { dirname, join, relative } from "node:path";
 import { output } from "loopx";
 import { agentSpec, finalAnswer, signalled, type AgentSpec } from "./shared/agent.ts";
 import { limitPolicy } from "./shared/limits.ts";
-import { activeAgent, runAgentWithRetries } from "./shared/run-agent.ts";
+import { activeAgent, retryIn, runAgentWithRetries } from "./shared/run-agent.ts";
+import { addCost, costText, type Cost } from "./shared/usage.ts";
 import {
   duration,
   durationVar,
@@ -47,7 +48,8 @@ interface State {
   iteration: number;
   successful: number;
   failed: number;
-  totalCost?: number;
+  /** What this sitting's agent calls reported, by kind (loopx's own totals span resumes). */
+  totalCost?: Cost;
   /** Time spent waiting for usage limits (bounded by MAX_LIMIT_WAIT). */
   limitWaitMs?: number;
 }
@@ -59,8 +61,12 @@ interface Settings {
   ralphDir: string;
   agent: AgentSpec;
   maxRetries: number;
+  /** RETRY_BACKOFF: the first wait between failed attempts (run-agent.ts retryWaitMs). */
+  retryBackoffMs: number;
   maxIterations: number;
   budget?: number;
+  /** BUDGET_COUNT_ESTIMATES: estimated cost counts against BUDGET_USD too. */
+  budgetCountsEstimates: boolean;
   idleMs: number;
   templatePath: string;
 }
@@ -83,8 +89,10 @@ function settings(mode: Mode): Settings {
       ralphDir,
       agent: agentSpec(vars, "AGENT_", "claude"),
       maxRetries: intVar(vars, "MAX_RETRIES", 3),
+      retryBackoffMs: durationVar(vars, "RETRY_BACKOFF", 10_000),
       maxIterations: intVar(vars, "MAX_ITERATIONS", 0),
       budget: numberVar(vars, "BUDGET_USD"),
+      budgetCountsEstimates: intVar(vars, "BUDGET_COUNT_ESTIMATES", 0) > 0,
       idleMs: durationVar(vars, "AGENT_IDLE_TIMEOUT", 20 * 60_000),
       templatePath,
     };
@@ -112,6 +120,10 @@ function initialize(mode: Mode, s: Settings, tmp: string): State {
   const state: State = { sessionLog, startedAt: Date.now(), iteration: 0, successful: 0, failed: 0 };
   writeState(tmp, STATE, state);
   say(NAME, `${mode} mode, agent ${s.agent.type} (${[s.agent.cli, ...s.agent.args].join(" ")}), session log ${relative(s.projectRoot, state.sessionLog)}`);
+  if (s.budget !== undefined) {
+    const counted = s.budgetCountsEstimates ? "billed and estimated cost" : "billed cost; estimates too with BUDGET_COUNT_ESTIMATES=1";
+    say(NAME, `BUDGET_USD=${s.budget} is ralph's own cap for this sitting (${counted}); loopx run --max-cost is loopx's budget for the whole run`);
+  }
   return state;
 }
 
@@ -129,7 +141,7 @@ function finish(state: State, tmp: string, reason: string, code: number): never 
     `Successful: ${state.successful}`,
     `Failed: ${state.failed}`,
     `Total Duration: ${duration(Date.now() - state.startedAt)}`,
-    ...(state.totalCost !== undefined ? [`Total Cost: ${usd(state.totalCost)}`] : []),
+    ...(state.totalCost !== undefined ? [`Total Cost: ${costText(state.totalCost, usd)}`] : []),
     `Exit Reason: ${reason}`,
     `Exit Code: ${code}`,
     RULE,
@@ -157,13 +169,13 @@ export async function runRalph(mode: Mode): Promise<void> {
   let interrupted: NodeJS.Signals | undefined;
   let inIteration = false;
   let iterationStart = Date.now();
-  let iterationCost: number | undefined;
+  let iterationCost: Cost | undefined;
   const closeInterrupted = (): never => {
     const signal = interrupted!;
     if (inIteration) {
       // What the interrupted iteration's agent calls reported still counts in the totals.
-      if (iterationCost !== undefined) state.totalCost = (state.totalCost ?? 0) + iterationCost;
-      const cost = iterationCost !== undefined ? [`Iteration Cost: ${usd(iterationCost)}`] : [];
+      state.totalCost = addCost(state.totalCost, iterationCost);
+      const cost = iterationCost !== undefined ? [`Iteration Cost: ${costText(iterationCost, usd)}`] : [];
       log(state, [THIN, `ITERATION ${state.iteration} COMPLETE`, `End Time: ${timestamp()}`, `Duration: ${duration(Date.now() - iterationStart)}`, ...cost, `Status: ${signal === "SIGTERM" && timeLimitReached() ? "timed-out" : "interrupted"}`, RULE, "", ""].join("\n"));
       state.failed += 1;
     }
@@ -207,10 +219,11 @@ export async function runRalph(mode: Mode): Promise<void> {
     { cwd: s.projectRoot, logFile: state.sessionLog, rawFile: join(tmp, "last_agent_output"), idleMs: s.idleMs },
     {
       maxRetries: s.maxRetries,
-      onFailure: (attempt, failure, stderrTail) => {
+      backoffMs: s.retryBackoffMs,
+      onFailure: (attempt, failure, stderrTail, waitMs) => {
         if (interrupted) return;
         log(state, `Attempt ${attempt} failed: ${failure}\n`);
-        say(NAME, `attempt ${attempt} failed: ${failure}${attempt < s.maxRetries ? " — retrying" : ""}`);
+        say(NAME, `attempt ${attempt} failed: ${failure}${attempt < s.maxRetries ? ` — retrying${retryIn(waitMs)}` : ""}`);
         for (const line of stderrTail) say(NAME, `  ${s.agent.cli} stderr: ${line}`);
       },
       stopping: () => interrupted !== undefined,
@@ -226,7 +239,7 @@ export async function runRalph(mode: Mode): Promise<void> {
   const complete = !result.failure && signalled(answer, COMPLETE);
   const replan = !result.failure && !complete && signalled(answer, REPLAN);
   const status = result.limitExceeded ? "limit" : result.failure ? "failed" : complete ? "complete" : replan ? "replan" : "success";
-  if (result.totalCost !== undefined) state.totalCost = (state.totalCost ?? 0) + result.totalCost;
+  state.totalCost = addCost(state.totalCost, result.totalCost);
   log(
     state,
     [
@@ -234,7 +247,7 @@ export async function runRalph(mode: Mode): Promise<void> {
       `ITERATION ${state.iteration} COMPLETE`,
       `End Time: ${timestamp()}`,
       `Duration: ${duration(Date.now() - iterationStart)}`,
-      ...(result.totalCost !== undefined ? [`Iteration Cost: ${usd(result.totalCost)}`] : []),
+      ...(result.totalCost !== undefined ? [`Iteration Cost: ${costText(result.totalCost, usd)}`] : []),
       ...(result.balance !== undefined ? [`Balance: ${usd(result.balance)}`] : []),
       `Status: ${status}`,
       `Retries: ${result.retries}`,
@@ -247,15 +260,16 @@ export async function runRalph(mode: Mode): Promise<void> {
   if (result.failure) state.failed += 1;
   else state.successful += 1;
   writeState(tmp, STATE, state);
-  const cost = result.totalCost !== undefined ? `, cost ${usd(result.totalCost)}${state.totalCost !== undefined ? ` (total ${usd(state.totalCost)})` : ""}` : "";
+  const cost = result.totalCost !== undefined ? `, cost ${costText(result.totalCost, usd)}${state.totalCost !== undefined ? ` (total ${costText(state.totalCost, usd)})` : ""}` : "";
   say(NAME, `iteration ${state.iteration} ${status}${cost}`);
 
   if (result.limitExceeded) finish(state, tmp, `Usage limit: ${result.limitExceeded}`, 5);
   if (result.failure) finish(state, tmp, `Agent failure exceeded retries (${result.failures.length} failed attempts, MAX_RETRIES=${s.maxRetries}): ${result.failure}`, 4);
   if (complete) finish(state, tmp, "Completion signal detected", 0);
   if (replan) finish(state, tmp, "Agent requested re-planning. Run 'loopx run ralph:plan' to regenerate the implementation plan.", 3);
-  if (s.budget !== undefined && (state.totalCost ?? 0) >= s.budget) {
-    finish(state, tmp, `Budget exceeded: ${usd(state.totalCost ?? 0)} spent, BUDGET_USD=${s.budget}`, 0);
+  const counted = (state.totalCost?.billed ?? 0) + (s.budgetCountsEstimates ? (state.totalCost?.estimate ?? 0) : 0);
+  if (s.budget !== undefined && counted >= s.budget) {
+    finish(state, tmp, `Budget exceeded: ${usd(counted)} ${s.budgetCountsEstimates ? "billed and estimated" : "billed"} in this sitting, BUDGET_USD=${s.budget}`, 0);
   }
   if (s.maxIterations > 0 && state.iteration >= s.maxIterations) finish(state, tmp, `Max iterations reached (MAX_ITERATIONS=${s.maxIterations})`, 0);
   // No output: the loop resets to this same target for the next iteration.

@@ -1,9 +1,9 @@
-import { LoopxError } from "../../core/errors.js";
-import { shownText } from "../../core/untrusted-text.js";
-import { describeIterationStart, describeRunEnd, describeSteering } from "../../records/report.js";
-import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../../records/events.js";
-import type { RunPart } from "../../core/run-session.js";
-import { stderrKind, stderrLine } from "../stderr.js";
+import { LoopxError } from "../core/errors.js";
+import { shownText } from "../core/untrusted-text.js";
+import { describeIterationStart, describeRunEnd, describeSteering } from "../records/report.js";
+import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
+import type { RunPart } from "../core/run-session.js";
+import { stderrKind, stderrLine } from "../os/stderr.js";
 
 /**
  * Progress (loopx's own extension): one line before each script starts (iteration, target,

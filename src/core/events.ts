@@ -16,7 +16,7 @@ export const EVENT_VERSION = 1;
  * (SIGKILL, an out-of-memory kill; the signal when known), or crashed (a fatal fault, an abort, a
  * host process of `run()` that exited or threw).
  */
-export type RunEndReason = "stopped" | "stopped-on-request" | "limit" | "failed" | "interrupted" | "hangup" | "quit" | "timed-out" | "aborted" | "returned" | "killed" | "crashed";
+export type RunEndReason = "stopped" | "stopped-on-request" | "limit" | "failed" | "interrupted" | "hangup" | "quit" | "timed-out" | "aborted" | "returned" | "killed" | "crashed" | "budget";
 
 /** The endings a run gets from the signals that cancel it (the CLI's, a host's of `run()`). */
 export const SIGNAL_REASONS = { SIGINT: "interrupted", SIGTERM: "interrupted", SIGHUP: "hangup", SIGQUIT: "quit" } as const satisfies Partial<Record<NodeJS.Signals, RunEndReason>>;
@@ -188,7 +188,23 @@ export interface RunEndEvent extends EventBase {
   signal?: string;
 }
 
-export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | TreeSharedEvent | RunEndEvent;
+/**
+ * loopx's own warning about one iteration's script (loopx's own addition): a near-miss structured
+ * output (`output`, once per script per run; LOOPX_WARN_OUTPUT=0 turns it off), a failed bash
+ * script saved with CRLF line endings (`crlf`), a process that keeps a finished script's stdout
+ * open (`stdout-held`). Also one `loopx: warning:` line on stderr (parts/warnings.ts).
+ */
+export interface WarningEvent extends EventBase {
+  type: "warning";
+  kind: "output" | "crlf" | "stdout-held";
+  /** The iteration it is about. */
+  n: number;
+  target: string;
+  /** One line; holds text of the script's (shown escaped). */
+  message: string;
+}
+
+export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | TreeSharedEvent | RunEndEvent;
 
 /**
  * A line a script added to its run's record (`loopx note`, `note()`; see
@@ -207,6 +223,53 @@ export interface NoteEvent extends EventBase {
 }
 
 /**
+ * What a script's work used (`loopx receipt`, `receipt()`; see receipts/receipt.ts): a delta — each
+ * receipt adds to the totals, never replaces them. Only in records: written by the script.
+ */
+export interface ReceiptEvent extends EventBase, Receipt {
+  type: "receipt";
+  /** The iteration (LOOPX_ITERATION) of the script that sent it. */
+  n?: number;
+  /** The workflow of that script (LOOPX_WORKFLOW). */
+  workflow?: string;
+}
+
+/** `billed`: what an API-key call is charged; `estimate`: a list-price estimate nobody pays per call (a subscription). */
+export type CostKind = "billed" | "estimate";
+
+/** Token counts of a receipt; every one optional (absent: not reported). */
+export interface ReceiptTokens {
+  input?: number;
+  output?: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+  reasoning?: number;
+}
+
+/** A usage window's state as the agent reported it (Claude's `rate_limit_event`, Codex's limits). */
+export interface UsageWindow {
+  /** `five_hour`, `seven_day`, ... as the agent names it. */
+  type: string;
+  /** `allowed`, `allowed_warning`, `rejected`, ... as the agent names it. */
+  status: string;
+  /** When the window resets (ISO 8601). */
+  resetsAt?: string;
+  /** The share of the window used, when given (0.42 = 42 %). */
+  utilization?: number;
+}
+
+/** One receipt as a script gives it: cost, tokens, who did the work, the usage window. */
+export interface Receipt {
+  cost?: { usd: number; kind: CostKind };
+  tokens?: ReceiptTokens;
+  model?: string;
+  provider?: string;
+  agent?: string;
+  agentVersion?: string;
+  window?: UsageWindow;
+}
+
+/**
  * Where a record's size cap (LOOPX_RECORD_MAX_BYTES) dropped the events of some iterations: the
  * first and the last iterations stay in full, this line counts what is missing between them. Only
  * in records, written by loopx's record writer.
@@ -222,7 +285,7 @@ export interface GapEvent extends EventBase {
 }
 
 /** What a run record holds: the run's events, its scripts' notes, and gaps of a capped record. */
-export type RecordEvent = LoopEvent | NoteEvent | GapEvent;
+export type RecordEvent = LoopEvent | NoteEvent | ReceiptEvent | GapEvent;
 
 /** What a record keeps of a failed script's stderr: its last lines, within this many bytes. */
 export const STDERR_TAIL_LINES = 20;

@@ -1,6 +1,6 @@
-import { formatDuration } from "../../core/duration.js";
-import { TimeoutError } from "../../core/errors.js";
-import type { RunControls, RunPart } from "../../core/run-session.js";
+import { formatDuration } from "../core/duration.js";
+import { TimeoutError } from "../core/errors.js";
+import type { RunControls, RunPart } from "../core/run-session.js";
 
 /** setTimeout takes at most 2^31-1 ms (~24.8 days); longer limits re-arm. Unref'd: a limit never keeps a process alive. */
 function startTimer(ms: number, onExpiry: () => void): { clear(): void } {

@@ -1,15 +1,16 @@
-import type { RunPart } from "../../core/run-session.js";
-import { spawnWatcher } from "../platform/index.js";
-import { guardianCommand } from "../platform/runtime.js";
-import { SHELL_READ_DEAD_PARENT } from "../procfs.js";
-import type { Watcher } from "../spawn.js";
-import type { TmpdirPart } from "./tmpdir.js";
+import type { RunPart } from "../core/run-session.js";
+import { spawnWatcher } from "../runtime/platform/index.js";
+import { guardianCommand } from "../runtime/platform/runtime.js";
+import { SHELL_READ_DEAD_PARENT } from "../os/procfs.js";
+import type { Watcher } from "../runtime/spawn.js";
+import { onProcessEnd } from "../os/exit-hooks.js";
+import type { TmpdirPart } from "../parts/tmpdir.js";
 
 /**
  * The run's guardian (loopx's own addition): a small process, started once per run, that closes
  * the run when loopx itself dies without doing so — SIGKILL, an out-of-memory kill, a crash, a
  * host process of `run()` that exits. It then ends what is left of the run's processes, removes
- * LOOPX_TMPDIR and appends `run.end` to the run's record (src/runtime/guardian.ts does that work).
+ * LOOPX_TMPDIR and appends `run.end` to the run's record (src/guardian/guardian.ts does that work).
  *
  * It is a `/bin/sh` that blocks reading a pipe whose write end only loopx holds (close-on-exec,
  * so no script inherits it): no polling, no per-iteration cost, ~1 MB while it waits. A normal
@@ -60,7 +61,6 @@ exec "$@" "$ending" "$stat" "$up"`;
 export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string; log?: string }): RunPart {
   let guardian: Watcher | undefined;
   let removeExitHook: (() => void) | undefined;
-  let ended = false;
   let leaving: Watcher | undefined;
   return {
     begin(controls) {
@@ -82,24 +82,12 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
         return;
       }
       // At the last moment loopx can run code (process.exit(), an uncaught exception, a signal
-      // nobody else handles), the hook says how it is going, synchronously. Loaded off the run's
-      // start: a death in the first milliseconds is closed as "killed", without the detail.
-      // The plain "exit" event too: under Bun, signal-exit does not see every exit.
-      const onProcessExit = (code: number) => void guardian?.send(`exit ${code}`);
-      process.once("exit", onProcessExit);
-      removeExitHook = () => process.removeListener("exit", onProcessExit);
-      void import("signal-exit").then(({ onExit }) => {
-        if (ended) return;
-        const removeSignalExit = onExit((code, signal) => void guardian?.send(signal ? `signal ${signal}` : `exit ${code ?? 0}`));
-        removeExitHook = () => {
-          process.removeListener("exit", onProcessExit);
-          removeSignalExit();
-        };
-      });
+      // nobody else handles), the hook says how it is going, synchronously. One set of process
+      // listeners serves every run of the process (exit-hooks.ts).
+      removeExitHook = onProcessEnd((code, signal) => void guardian?.send(signal ? `signal ${signal}` : `exit ${code ?? 0}`));
     },
     onEvent(event) {
       if (event.type !== "run.end") return;
-      ended = true;
       removeExitHook?.();
       guardian?.send("done");
       guardian?.close();

@@ -1,18 +1,18 @@
 import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { constants as os } from "node:os";
 import { join } from "node:path";
-import { EVENT_VERSION, SIGNAL_REASONS, type RunEndEvent, type RunEndReason } from "../records/events.js";
+import { EVENT_VERSION, SIGNAL_REASONS, type RunEndEvent, type RunEndReason } from "../core/events.js";
 import { parseRecord, startEvent } from "../records/report.js";
-import type { GuardedRun } from "./parts/guardian.js";
-import { endStrays, findStrays } from "./parts/strays.js";
-import { removeScratchDir } from "./parts/tmpdir.js";
-import { groupAlive, signalGroup, waitForGroupExit } from "./process-group.js";
-import { exitStatusFromStat, uptimeSeconds } from "./procfs.js";
+import type { GuardedRun } from "./part.js";
+import { endStrays, findStrays } from "../parts/strays.js";
+import { removeScratchDir } from "../parts/tmpdir.js";
+import { groupAlive, signalGroup, waitForGroupExit } from "../os/process-group.js";
+import { exitStatusFromStat, uptimeSeconds } from "../os/procfs.js";
 import { closingPath, readRecordEnds } from "../records/store.js";
-import { KILL_GRACE_MS } from "./supervisor.js";
+import { KILL_GRACE_MS } from "../runtime/supervisor.js";
 
 /**
- * What a run's guardian does once loopx is gone without ending the run (parts/guardian.ts starts
+ * What a run's guardian does once loopx is gone without ending the run (guardian/part.ts starts
  * it): the same ending a Ctrl-C gives — SIGTERM, the 5 s grace, SIGKILL — to every process group
  * led by a process of the run and to every process still carrying LOOPX_RUN_ID, then LOOPX_TMPDIR
  * removed by the rules of the run's own ending, then `run.end` appended to the record. Runs with

@@ -85,16 +85,31 @@ function fileEndsWithoutNewline(): boolean {
   try {
     const size = fstatSync(2).size;
     if (size === 0) return false;
-    // Read through a new descriptor: fd 2 is usually write-only (Linux; elsewhere: no check).
+    const last = readStderrFile(size - 1, 1);
+    return last !== undefined && last.length === 1 && last[0] !== 0x0a;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `length` bytes at `position` of the file loopx's stderr is (`2>log`), or undefined when it cannot
+ * be read. The one place fd 2 is reopened: through a new descriptor, because fd 2 is usually
+ * write-only (Linux /proc; elsewhere nothing is read). Used for the fresh-line check above and for
+ * a failed script's last stderr lines (runtime/stderr-relay.ts).
+ */
+export function readStderrFile(position: number, length: number): Buffer | undefined {
+  try {
     const fd = openSync("/proc/self/fd/2", "r");
     try {
-      const last = Buffer.alloc(1);
-      return readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
+      const buffer = Buffer.alloc(length);
+      const read = readSync(fd, buffer, 0, length, position);
+      return buffer.subarray(0, read);
     } finally {
       closeSync(fd);
     }
   } catch {
-    return false;
+    return undefined;
   }
 }
 

@@ -1,12 +1,12 @@
 /**
- * findStrays / endStrays (src/runtime/parts/strays.ts) on real processes: only an exact
+ * findStrays / endStrays (src/parts/strays.ts) on real processes: only an exact
  * LOOPX_RUN_ID=<id> entry counts (not a longer id, not another variable ending in it), loopx's own
  * process is never listed, zombies are not listed, and endStrays ends SIGTERM-ignoring processes
  * with SIGKILL once the deadline passes.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { endStrays, findStrays } from "../../../../src/runtime/parts/strays.js";
+import { endStrays, findStrays } from "../../../src/parts/strays.js";
 
 const started: ChildProcess[] = [];
 afterEach(() => {

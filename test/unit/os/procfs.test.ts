@@ -1,11 +1,11 @@
 /**
- * The one process reader (src/runtime/procfs.ts) on real processes: what process groups, strays
+ * The one process reader (src/os/procfs.ts) on real processes: what process groups, strays
  * and run records ask of it. Linux (/proc); the macOS fallbacks are exercised by the strays and
  * records tests there.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { groupHasLiveProcess, hasProcfs, listPids, processCommand, processesWithVariable, processRunning, processUid, readProcess } from "../../../src/runtime/procfs.js";
+import { groupHasLiveProcess, hasProcfs, listPids, processCommand, processesWithVariable, processRunning, processUid, readProcess } from "../../../src/os/procfs.js";
 import { waitFor } from "../../helpers.js";
 
 const children: ChildProcess[] = [];

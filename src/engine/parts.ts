@@ -1,14 +1,15 @@
-import type { LoopEvent } from "../../records/events.js";
-import type { RunPart } from "../../core/run-session.js";
-import { strays } from "./strays.js";
-import { timeLimits } from "./time-limits.js";
-import { recordsDir } from "../../records/store.js";
-import { progressPart } from "./progress.js";
-import { logPart, recordMaxBytes, recordPart } from "../../records/writer.js";
-import { TmpdirPart } from "./tmpdir.js";
-import { guardianPart } from "./guardian.js";
-import { runInputPart } from "./run-input.js";
-import { controlPart } from "../../control/part.js";
+import type { LoopEvent } from "../core/events.js";
+import type { RunPart } from "../core/run-session.js";
+import { strays } from "../parts/strays.js";
+import { timeLimits } from "../parts/time-limits.js";
+import { recordsDir } from "../records/store.js";
+import { progressPart } from "../parts/progress.js";
+import { logPart, recordMaxBytes, recordPart } from "../records/writer.js";
+import { TmpdirPart } from "../parts/tmpdir.js";
+import { guardianPart } from "../guardian/part.js";
+import { runInputPart } from "../records/input.js";
+import { controlPart } from "../control/part.js";
+import { warningsPart } from "../parts/warnings.js";
 
 /**
  * What the built-in parts need to know of a run: the engine (src/engine) fills it in from the
@@ -75,6 +76,8 @@ export function runParts(features: PartFeatures): RunPart[] {
     const progress = progressPart(env, { summary: features.summary });
     if (progress) parts.push(progress);
   }
+  // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.
+  parts.push(warningsPart());
   if (features.onEvent) parts.push({ onEvent: features.onEvent });
   return parts;
 }

@@ -1,6 +1,6 @@
-import type { RunControls, RunEnd, RunPart } from "../../core/run-session.js";
-import { processesWithVariable } from "../procfs.js";
-import { KILL_GRACE_MS } from "../supervisor.js";
+import type { RunControls, RunEnd, RunPart } from "../core/run-session.js";
+import { processesWithVariable } from "../os/procfs.js";
+import { KILL_GRACE_MS } from "../runtime/supervisor.js";
 
 /** A live process of this user carrying a run's LOOPX_RUN_ID in its environment. */
 export interface Stray {

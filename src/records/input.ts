@@ -1,7 +1,7 @@
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { RESULT_EXCERPT_BYTES } from "../../records/events.js";
-import type { RunPart } from "../../core/run-session.js";
+import { RESULT_EXCERPT_BYTES } from "../core/events.js";
+import type { RunPart } from "../core/run-session.js";
 
 /**
  * The last piped input, kept with the run record (loopx's own addition) so that `loopx runs

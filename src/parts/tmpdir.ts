@@ -1,8 +1,8 @@
 import { chmodSync, lstatSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, unlinkSync, type BigIntStats } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { fsReason, LoopxError } from "../../core/errors.js";
-import type { RunControls, RunPart } from "../../core/run-session.js";
+import { fsReason, LoopxError } from "../core/errors.js";
+import type { RunControls, RunPart } from "../core/run-session.js";
 
 /**
  * LOOPX_TMPDIR (loopx's own addition): a private scratch directory for one run. Created after
@@ -10,7 +10,7 @@ import type { RunControls, RunPart } from "../../core/run-session.js";
  * to every script of the run, and removed however the run ends — safely: a symlink is never
  * followed, and a path that no longer is the directory created here (another directory, a file, a
  * FIFO) is left alone with one warning. When loopx itself is killed, the run's guardian removes it
- * (parts/guardian.ts) by the same rules.
+ * (guardian/part.ts) by the same rules.
  */
 
 function kindOf(stat: BigIntStats): string {

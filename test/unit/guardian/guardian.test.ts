@@ -1,9 +1,9 @@
 /**
- * Tests for src/runtime/guardian.ts: how the guardian names the ending of a run whose loopx died —
+ * Tests for src/guardian/guardian.ts: how the guardian names the ending of a run whose loopx died —
  * from what loopx's exit hook said, else from the dead loopx's wait status in /proc/<pid>/stat.
  */
 import { describe, expect, it } from "vitest";
-import { endingOf, reasonForSignal } from "../../../src/runtime/guardian.js";
+import { endingOf, reasonForSignal } from "../../../src/guardian/guardian.js";
 
 /** A /proc/<pid>/stat line of a process in `state` whose field 52 (exit_code) is `status`. */
 function stat(state: string, status: number): string {

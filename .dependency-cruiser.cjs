@@ -1,0 +1,111 @@
+// The direction of src/ (issue 28), held by dependency-cruiser in `npm run lint`. Each layer imports
+// only the layers below it:
+//
+//   core (pure: the loop, the event schema, run states, durations)
+//     <- os (procfs, process groups, xdg, atomic/complete writes, builtins, lazy fs, the one stderr reopen)
+//       <- runtime (platform, spawn, supervisor, script runner, loaders)
+//         <- features (records, parts, control, guardian, install, receipts, hooks, telemetry, worktree)
+//           <- engine (validates a run into its plan, composes the features' parts)
+//             <- drivers (cli, api, dashboard, and the entry files bin.ts, index.ts, script.ts)
+//
+// src/version.ts reads package.json: it sits with os. A new feature folder is added to FEATURES;
+// features do not import each other, except for the few pairs in ALLOWED, each with its reason.
+
+/** The feature folders (src/<name>/). Add yours here. */
+const FEATURES = ["records", "parts", "control", "guardian", "install", "receipts", "hooks", "telemetry", "worktree"];
+
+/** The only imports between features: [from, to, why]. Keep this list short. */
+const ALLOWED = [
+  ["control", "records", "steering and resume read the run's record (reader, store, kept input)"],
+  ["parts", "records", "progress words a run's end as `loopx runs` does (records/report.ts)"],
+  ["guardian", "records", "the guardian appends run.end to the record of a run whose loopx died"],
+  ["guardian", "parts", "the guardian ends a dead run's strays and scratch dir as those parts would"],
+  ["receipts", "records", "a receipt is appended to the run's record the way a note is (records/note.ts)"],
+  ["worktree", "records", "the same-workflow warning and runs clean find live runs and kept worktrees in the run records"],
+];
+
+const DRIVERS = "^src/(cli|api|dashboard)/|^src/(bin|index|script)\\.ts$";
+const features = `^src/(${FEATURES.join("|")})/`;
+const below = (...layers) => `^src/(${layers.join("|")})/|^src/version\\.ts$`;
+
+/** Node's modules that do I/O or reach the OS: never in core. */
+const IMPURE_BUILTINS = "^(node:)?(fs|fs/promises|child_process|crypto|os|net|http|https|tty|worker_threads)$";
+
+const featureIsolation = FEATURES.map((feature) => {
+  const allowed = ALLOWED.filter(([from]) => from === feature).map(([, to]) => to);
+  const others = FEATURES.filter((other) => other !== feature && !allowed.includes(other));
+  return {
+    name: `feature-${feature}-isolated`,
+    comment: `src/${feature}/ imports no other feature folder${allowed.length ? ` (allowed: ${allowed.join(", ")})` : ""}; the engine composes them`,
+    severity: "error",
+    from: { path: `^src/${feature}/` },
+    to: { path: `^src/(${others.join("|")})/` },
+  };
+});
+
+module.exports = {
+  forbidden: [
+    {
+      name: "core-is-pure",
+      comment: "src/core/ does no I/O: no file system, processes, randomness, OS, network or terminal (its host and options bring those in)",
+      severity: "error",
+      from: { path: "^src/core/" },
+      to: { dependencyTypes: ["core"], path: IMPURE_BUILTINS },
+    },
+    {
+      name: "core-imports-only-core",
+      comment: "src/core/ is the bottom layer: it imports nothing else of src/",
+      severity: "error",
+      from: { path: "^src/core/" },
+      to: { path: "^src/", pathNot: "^src/core/" },
+    },
+    {
+      name: "records-report-is-pure",
+      comment: "records/report.ts (reading and wording records) does no I/O either: store.ts, writer.ts and runs.ts do",
+      severity: "error",
+      from: { path: "^src/records/report\\.ts$" },
+      to: { dependencyTypes: ["core"], path: IMPURE_BUILTINS },
+    },
+    {
+      name: "os-imports-core-only",
+      comment: "src/os/ sits on core only",
+      severity: "error",
+      from: { path: "^src/os/|^src/version\\.ts$" },
+      to: { path: "^src/", pathNot: below("core", "os") },
+    },
+    {
+      name: "runtime-imports-below",
+      comment: "src/runtime/ sits on core and os only",
+      severity: "error",
+      from: { path: "^src/runtime/" },
+      to: { path: "^src/", pathNot: below("core", "os", "runtime") },
+    },
+    {
+      name: "features-import-below",
+      comment: "a feature never imports the engine or a driver",
+      severity: "error",
+      from: { path: features },
+      to: { path: `^src/engine/|${DRIVERS}` },
+    },
+    ...featureIsolation,
+    {
+      name: "engine-imports-below-drivers",
+      comment: "the engine is called by the drivers, never the other way round",
+      severity: "error",
+      from: { path: "^src/engine/" },
+      to: { path: DRIVERS },
+    },
+    {
+      name: "not-to-unresolvable",
+      comment: "every import resolves",
+      severity: "error",
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    parser: "swc",
+  },
+};

@@ -1,0 +1,55 @@
+// Reporting an agent call's usage to loopx as receipts (`receipt()` from "loopx", loopx's own
+// addition): once per call — when the call ends, or earlier when the script is being ended
+// (SIGTERM, Ctrl-C) and the agent has not finished within PARTIAL_REPORT_MS, with what its stream
+// showed so far. A loopx without receipt(), or a script outside a run: nothing is reported.
+// Shared by the ralph and converge workflows.
+import * as loopx from "loopx";
+import type { AgentSpec } from "./agent.ts";
+import { agentReceipts, type Receipt, type UsageContext } from "./usage.ts";
+
+type Json = Record<string, any>;
+
+/**
+ * After a signal, how long the agent gets to finish on its own before the usage seen so far is
+ * reported and the agent is ended: well inside loopx's 5 s grace, so the report is written and
+ * the workflow closes its iteration before loopx's SIGKILL.
+ */
+export const PARTIAL_REPORT_MS = 3000;
+
+type ReceiptFn = (receipt: Receipt) => boolean;
+
+/** Sends each receipt to loopx; a refused one is one line on stderr (the run goes on). */
+export function sendReceipts(receipts: Receipt[], who: string): void {
+  const receipt = (loopx as { receipt?: ReceiptFn }).receipt;
+  if (typeof receipt !== "function") return;
+  for (const r of receipts) {
+    try {
+      receipt(r);
+    } catch (error) {
+      process.stderr.write(`${who}: usage not recorded (${(error as Error).message}): ${JSON.stringify(r)}\n`);
+    }
+  }
+}
+
+/** The usage of one agent call, reported at most once. */
+export class CallUsage {
+  private reported?: Receipt[];
+
+  constructor(
+    private readonly spec: AgentSpec,
+    private readonly events: Json[],
+  ) {}
+
+  /** The call's receipts from its stream so far; reported to loopx the first time only. */
+  report(balanceCost?: number): Receipt[] {
+    if (this.reported) return this.reported;
+    const context: UsageContext = { env: process.env, costKind: this.spec.costKind, balanceCost };
+    this.reported = agentReceipts(this.spec.type, this.events, context);
+    sendReceipts(this.reported, this.spec.cli);
+    return this.reported;
+  }
+
+  get done(): boolean {
+    return this.reported !== undefined;
+  }
+}

@@ -1,0 +1,87 @@
+import { Command, Option } from "clipanion";
+import { LoopxError } from "../../core/errors.js";
+
+/**
+ * `loopx receipt` (loopx's own addition): reports what the calling script's work used to the run
+ * it belongs to (see receipts/send.ts). The whole receipt as `--json '<object>'`, or its common
+ * fields as options. A malformed receipt is one error line naming the field (exit 1, nothing
+ * recorded); outside a run it does nothing and exits 0.
+ */
+
+/** Bytes of `--json` text read at most (a receipt is at most 4 KiB as JSON; whitespace allowed). */
+const JSON_TEXT_BYTES = 16384;
+
+const NUMBER_FLAGS = [
+  ["usd", "--cost", ["cost", "usd"]],
+  ["input", "--input", ["tokens", "input"]],
+  ["output", "--output", ["tokens", "output"]],
+  ["cacheRead", "--cache-read", ["tokens", "cacheRead"]],
+  ["cacheWrite", "--cache-write", ["tokens", "cacheWrite"]],
+  ["reasoning", "--reasoning", ["tokens", "reasoning"]],
+] as const;
+
+export class ReceiptCommand extends Command {
+  static override paths = [["receipt"]];
+  static override usage = Command.Usage({
+    description: "Report what a script's work used: cost, tokens, model (loopx's own addition)",
+    details: `loopx's own addition. From a script of a run, adds a receipt to the run: what this call of an
+agent used. Receipts add up (each one is a delta); 'loopx runs', 'runs show' and 'runs tail' show
+them and the totals, and --max-cost / --max-tokens budgets count them. --kind says what the cost is:
+"billed" (an API-key call's price) or "estimate" (a list-price estimate, e.g. on a subscription);
+estimates count against --max-cost only with --count-estimates. JS/TS scripts can call
+receipt(object) from "loopx". A malformed receipt is refused with one line naming the field (exit 1);
+outside a run it does nothing (exit 0).
+`,
+    examples: [
+      ["Report a billed call", `$0 receipt --cost 0.0123 --kind billed --input 1200 --output 340 --model claude-sonnet-4-5`],
+      ["Report a whole receipt", `$0 receipt --json '{"cost":{"usd":0.05,"kind":"estimate"},"tokens":{"input":900}}'`],
+    ],
+  });
+  json = Option.String("--json", { description: "The whole receipt as a JSON object (see the README)" });
+  usd = Option.String("--cost", { description: "Cost in USD (needs --kind)" });
+  kind = Option.String("--kind", { description: "What the cost is: billed or estimate" });
+  input = Option.String("--input", { description: "Input tokens (not cached)" });
+  output = Option.String("--output", { description: "Output tokens" });
+  cacheRead = Option.String("--cache-read", { description: "Tokens read from the prompt cache" });
+  cacheWrite = Option.String("--cache-write", { description: "Tokens written to the prompt cache" });
+  reasoning = Option.String("--reasoning", { description: "Reasoning tokens" });
+  model = Option.String("--model", { description: "The model that did the work" });
+  provider = Option.String("--provider", { description: "Its provider (anthropic, openai, ...)" });
+  agent = Option.String("--agent", { description: "The agent CLI (claude-code, codex, ...)" });
+  agentVersion = Option.String("--agent-version", { description: "The agent CLI's version" });
+
+  async execute(): Promise<number> {
+    const { receipt } = await import("../../receipts/send.js");
+    try {
+      receipt(this.receiptValue());
+    } catch (error) {
+      if (error instanceof TypeError) throw new LoopxError(`receipt refused: ${error.message}`);
+      throw error;
+    }
+    return 0;
+  }
+
+  private receiptValue(): unknown {
+    const flagged = NUMBER_FLAGS.some(([key]) => this[key] !== undefined) || [this.kind, this.model, this.provider, this.agent, this.agentVersion].some((v) => v !== undefined);
+    if (this.json !== undefined) {
+      if (flagged) throw new LoopxError("receipt refused: --json takes the whole receipt; give no other option with it");
+      if (Buffer.byteLength(this.json) > JSON_TEXT_BYTES) throw new LoopxError(`receipt refused: --json is over ${JSON_TEXT_BYTES} bytes`);
+      try {
+        return JSON.parse(this.json) as unknown;
+      } catch {
+        throw new LoopxError("receipt refused: --json is not valid JSON");
+      }
+    }
+    const value: Record<string, Record<string, unknown> | string> = {};
+    for (const [key, flag, [group, field]] of NUMBER_FLAGS) {
+      const text = this[key];
+      if (text === undefined) continue;
+      const number = /^\s*$/.test(text) ? Number.NaN : Number(text);
+      if (Number.isNaN(number)) throw new LoopxError(`receipt refused: ${flag} must be a number, got ${JSON.stringify(text)}`);
+      ((value[group] ??= {}) as Record<string, unknown>)[field] = number;
+    }
+    if (this.kind !== undefined) ((value.cost ??= {}) as Record<string, unknown>).kind = this.kind;
+    for (const key of ["model", "provider", "agent", "agentVersion"] as const) if (this[key] !== undefined) value[key] = this[key]!;
+    return value;
+  }
+}
