@@ -33,8 +33,8 @@ export interface RunOptionsChecked {
   timeout: number | undefined;
   maxTime: number | undefined;
   onEvent: ((event: LoopEvent) => void) | undefined;
-  /** The run's own worktree, if asked for (src/worktree/). */
-  worktree: WorktreeOption | undefined;
+  /** The run's own worktree, if asked for (src/worktree/); absent otherwise. */
+  worktree?: WorktreeOption;
 }
 
 export function validateMaxIterations(value: unknown): number | undefined {
@@ -88,12 +88,13 @@ export function validateRunOptions(options: RunOptionValues): RunOptionsChecked 
   if (onEvent !== undefined && typeof onEvent !== "function") throw new LoopxError(`onEvent must be a function, got ${typeof onEvent}`);
   const timeout = checkLimit(options.timeout, "timeout");
   const maxTime = checkLimit(options.maxTime, "maxTime");
-  return {
+  const checked: RunOptionsChecked = {
     maxIterations: validateMaxIterations(options.maxIterations),
     env: validateRunEnv(options.env),
     timeout,
     maxTime,
     onEvent: onEvent as RunOptionsChecked["onEvent"],
-    worktree: validateWorktreeOption(options.worktree, options.worktreeCopy),
   };
+  const worktree = validateWorktreeOption(options.worktree, options.worktreeCopy);
+  return worktree ? { ...checked, worktree } : checked;
 }

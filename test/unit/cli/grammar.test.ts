@@ -118,7 +118,7 @@ describe("an option added to a command class is accepted, shown and listed (no o
     expect((await loopx(["hello", "--name", "you"], FIXTURES)).stdout).toBe("hello you\n");
     expect(await usageError(["hello", "there"], FIXTURES)).toBe(`unexpected argument "there" (usage: loopx hello [options])`);
     expect(await usageError(["--name", "x"], FIXTURES)).toBe(`unknown option "--name" (--name is an option of 'loopx hello': loopx hello --name <value>)`);
-    expect(await usageError(["nope"], FIXTURES)).toMatch(/commands: run, version, output, env, install, init, runs, note, completion, hello;/);
+    expect(await usageError(["nope"], FIXTURES)).toMatch(/commands: run, version, output, env, install, init, runs, note, receipt, completion, hello;/);
   });
 
   it("the catalog lists what the classes declare, fixtures included", async () => {
@@ -137,7 +137,7 @@ describe("the catalog of loopx's own commands", () => {
   it("lists every command with its options, value kinds and arguments", async () => {
     const catalog = await commandCatalog();
     const byPath = new Map(catalog.map((command) => [command.path.join(" "), command]));
-    expect([...byPath.keys()]).toEqual(["run", "version", "output", "env set", "env remove", "env list", "install", "init", "runs", "runs show", "runs tail", "runs stop", "runs pause", "runs continue", "runs resume", "runs serve", "note", "completion"]);
+    expect([...byPath.keys()]).toEqual(["run", "version", "output", "env set", "env remove", "env list", "install", "init", "runs", "runs show", "runs tail", "runs stop", "runs pause", "runs continue", "runs resume", "runs serve", "runs clean", "note", "receipt", "completion"]);
     const run = byPath.get("run")!;
     expect(run.options.map((option) => [option.names.join(","), option.value?.kind])).toEqual([
       ["-n", "count"],
@@ -145,6 +145,8 @@ describe("the catalog of loopx's own commands", () => {
       ["--log", "log-file"],
       ["--timeout", "duration"],
       ["--max-time", "duration"],
+      ["--worktree", undefined],
+      ["--worktree-copy", "path"],
       ["--summary", undefined],
     ]);
     expect(run.arguments).toEqual([{ kind: "target", placeholder: "<workflow>[:<script>]", required: false, rest: true }]);
