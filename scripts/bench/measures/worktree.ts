@@ -4,7 +4,9 @@
  * worktree made, checked out, .loopx/ copied, judged unchanged and removed with its branch) against
  * `run -n 1` in the same tree, alternated, medians; beside it git's own `worktree add` + `worktree
  * remove` + `branch -D` on the same repository, the floor. The worktree part has no per-iteration
- * hook (only `end`): a 50-iteration run is timed both ways to show it.
+ * hook (only `end`): a 50-iteration run is timed both ways to show it. Wall time and CPU time (of
+ * every process involved): on a loaded machine git's checkout waits for the disk and the CPU, and
+ * CPU time is the steadier number.
  *
  * Run alone: `node --import tsx/esm scripts/bench/measures/worktree.ts [--quick]` (dist/ built), or
  * as part of `npm run bench` (`--only worktree`).
@@ -14,31 +16,42 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { childrenCpuMs } from "../harness.js";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const DIST_BIN = join(ROOT, "dist", "bin.js");
 const FILES = 10_000;
 
+/** Wall and CPU milliseconds. */
+export interface Cost {
+  wall: number;
+  cpu: number;
+}
+
 export interface WorktreeBench {
   files: number;
   rounds: number;
-  plainMs: number;
-  worktreeMs: number;
-  addedMs: number;
-  gitFloorMs: number;
-  plain50Ms: number;
-  worktree50Ms: number;
+  plain: Cost;
+  worktree: Cost;
+  added: Cost;
+  gitFloor: Cost;
+  plain50: Cost;
+  worktree50: Cost;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-function timed(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): number {
+function timed(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Cost {
+  const cpu = childrenCpuMs();
   const start = performance.now();
   const result = spawnSync(command, args, { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
-  const ms = performance.now() - start;
+  const wall = performance.now() - start;
   if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed: ${result.stderr}`);
-  return ms;
+  return { wall, cpu: childrenCpuMs() - cpu };
 }
+
+const sum = (...costs: Cost[]): Cost => ({ wall: costs.reduce((t, c) => t + c.wall, 0), cpu: costs.reduce((t, c) => t + c.cpu, 0) });
+const medianCost = (costs: Cost[]): Cost => ({ wall: median(costs.map((c) => c.wall)), cpu: median(costs.map((c) => c.cpu)) });
 
 function makeRepository(work: string, env: NodeJS.ProcessEnv): string {
   const repo = join(work, "repo");
@@ -70,34 +83,35 @@ export async function benchWorktree(options: { quick?: boolean } = {}): Promise<
   };
   try {
     const repo = makeRepository(work, env);
-    const plain: number[] = [];
-    const worktree: number[] = [];
-    const floor: number[] = [];
-    const plain50: number[] = [];
-    const worktree50: number[] = [];
+    const plain: Cost[] = [];
+    const worktree: Cost[] = [];
+    const floor: Cost[] = [];
+    const plain50: Cost[] = [];
+    const worktree50: Cost[] = [];
     for (let i = 0; i < rounds; i++) {
       plain.push(timed(process.execPath, [DIST_BIN, "run", "-n", "1", "n"], repo, env));
       worktree.push(timed(process.execPath, [DIST_BIN, "run", "-n", "1", "--worktree", "n"], repo, env));
       const path = join(work, `floor-${i}`);
       floor.push(
-        timed("git", ["-C", repo, "worktree", "add", "-q", "-b", `floor-${i}`, path, "HEAD"], repo, env) +
-          timed("git", ["-C", repo, "worktree", "remove", "--force", path], repo, env) +
+        sum(
+          timed("git", ["-C", repo, "worktree", "add", "-q", "-b", `floor-${i}`, path, "HEAD"], repo, env),
+          timed("git", ["-C", repo, "worktree", "remove", "--force", path], repo, env),
           timed("git", ["-C", repo, "branch", "-D", `floor-${i}`], repo, env),
+        ),
       );
       plain50.push(timed(process.execPath, [DIST_BIN, "run", "-n", "50", "n"], repo, env));
       worktree50.push(timed(process.execPath, [DIST_BIN, "run", "-n", "50", "--worktree", "n"], repo, env));
     }
-    const plainMs = median(plain);
-    const worktreeMs = median(worktree);
+    const [p, w] = [medianCost(plain), medianCost(worktree)];
     return {
       files: FILES,
       rounds,
-      plainMs,
-      worktreeMs,
-      addedMs: worktreeMs - plainMs,
-      gitFloorMs: median(floor),
-      plain50Ms: median(plain50),
-      worktree50Ms: median(worktree50),
+      plain: p,
+      worktree: w,
+      added: { wall: w.wall - p.wall, cpu: w.cpu - p.cpu },
+      gitFloor: medianCost(floor),
+      plain50: medianCost(plain50),
+      worktree50: medianCost(worktree50),
     };
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -105,12 +119,12 @@ export async function benchWorktree(options: { quick?: boolean } = {}): Promise<
 }
 
 export function formatWorktree(result: WorktreeBench): string {
-  const ms = (value: number) => `${value.toFixed(0)} ms`;
+  const ms = (cost: Cost) => `${cost.wall.toFixed(0)} ms wall / ${cost.cpu.toFixed(0)} ms CPU`;
   return [
     `--worktree on a repository of ${result.files.toLocaleString("en-US")} files (node, median of ${result.rounds}):`,
-    `  run -n 1: ${ms(result.plainMs)} plain, ${ms(result.worktreeMs)} with --worktree (made and removed): +${ms(result.addedMs)}`,
-    `  git's floor (worktree add + remove + branch -D): ${ms(result.gitFloorMs)}`,
-    `  run -n 50: ${ms(result.plain50Ms)} plain, ${ms(result.worktree50Ms)} with --worktree (no per-iteration cost: the same +start)`,
+    `  run -n 1: ${ms(result.plain)} plain, ${ms(result.worktree)} with --worktree (made and removed): +${ms(result.added)}`,
+    `  git's floor (worktree add + remove + branch -D): ${ms(result.gitFloor)}`,
+    `  run -n 50: ${ms(result.plain50)} plain, ${ms(result.worktree50)} with --worktree (no per-iteration cost: the same start)`,
   ].join("\n");
 }
 
