@@ -1,7 +1,7 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,scripts,ping,rss,huge-stdout,records,control,runs-show,strays,guardian,worktree,dashboard,node-versions]
+ * [--only loop,startup,scripts,ping,rss,huge-stdout,records,receipts,control,runs-show,strays,guardian,worktree,dashboard,node-versions]
  * [--binary <path>] [--before <checkout>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
@@ -31,6 +31,10 @@
  *
  * Run records (records): the bash loop under bun with records on vs off, and the record part's own
  * cost per iteration.
+ *
+ * Receipts (receipts): a script's receipt() (record only; record + the receipts file of a run
+ * with a budget), the run's live reader after a script with one receipt and with none, and a bash
+ * script's `loopx receipt`. Target: a receipt ≤ 0.2 ms per iteration.
  *
  * Run control channel (control): the bash loop under bun with the channel on vs off, the part's own
  * cost per iteration and per run.
@@ -74,6 +78,7 @@ import { measurePingPong, printPingPong } from "./bench/measures/ping-pong.js";
 import { benchControl, formatControl } from "./bench/measures/control.js";
 import { benchDashboard, formatDashboard } from "./bench/measures/dashboard.js";
 import { benchRecords, formatRecords } from "./bench/measures/records.js";
+import { benchReceipts, formatReceipts } from "./bench/measures/receipts.js";
 import { measureRss, printRss } from "./bench/measures/rss.js";
 import { measureHugeStdout, printHugeStdout } from "./bench/measures/huge-stdout.js";
 import { benchRunsShow, formatRunsShow } from "./bench/measures/runs-show.js";
@@ -167,6 +172,14 @@ const MEASURES: Measure[] = [
       if (!context.usable.some((channel) => channel.name === "bun")) return { print: () => {}, json: {} };
       const records = await benchRecords({ quick: QUICK });
       return { print: () => console.log(`\n${formatRecords(records)}`), json: { records } };
+    },
+  },
+  {
+    id: "receipts",
+    title: "receipts: receipt(), the live reader of a run with a budget, loopx receipt",
+    async run() {
+      const receipts = await benchReceipts({ quick: QUICK });
+      return { print: () => console.log(`\n${formatReceipts(receipts)}`), json: { receipts } };
     },
   },
   {

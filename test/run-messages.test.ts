@@ -48,17 +48,17 @@ describe.each(CHANNELS)("loopx's lines start on a fresh line ($name)", (channel)
     const env = isolatedEnv({ TERM: "xterm-256color", NO_COLOR: "1" });
     const partial = await screenOf([...channel.argv, "run", "-n", "2", "partial"], cwd, env);
     expect(partial).toEqual([
-      expect.stringMatching(/^loopx: iteration 1\/2 · partial:index · \d+ms$/),
+      expect.stringMatching(/^loopx: run [0-9a-z]{8} · iteration 1\/2 · partial:index · \d+ms$/),
       "working...",
       expect.stringMatching(/^loopx: iteration 2\/2 · partial:index · [\d.]+m?s$/),
       "working...",
-      expect.stringMatching(/^loopx: reached -n 2 · 2 iterations · [\d.]+m?s$/),
+      expect.stringMatching(/^loopx: reached -n 2 · 2 iterations · [\d.]+m?s · run [0-9a-z]{8}$/),
     ]);
     const failed = await screenOf([...channel.argv, "run", "nonl"], cwd, env);
     expect(failed).toEqual([
-      expect.stringMatching(/^loopx: iteration 1 · nonl:index · \d+ms$/),
+      expect.stringMatching(/^loopx: run [0-9a-z]{8} · iteration 1 · nonl:index · \d+ms$/),
       "fatal: could not connect",
-      expect.stringMatching(/^loopx: nonl:index exited with code 2 · 1 iteration · [\d.]+m?s$/),
+      expect.stringMatching(/^loopx: nonl:index exited with code 2 · 1 iteration · [\d.]+m?s · run [0-9a-z]{8}$/),
     ]);
   });
 
@@ -66,9 +66,9 @@ describe.each(CHANNELS)("loopx's lines start on a fresh line ($name)", (channel)
     const cwd = makeProject(WORKFLOWS);
     const screen = await screenOf([...channel.argv, "run", "badgoto"], cwd, isolatedEnv({ TERM: "xterm-256color", NO_COLOR: "1" }), 200);
     expect(screen).toEqual([
-      expect.stringMatching(/^loopx: iteration 1 · badgoto:index · \d+ms$/),
+      expect.stringMatching(/^loopx: run [0-9a-z]{8} · iteration 1 · badgoto:index · \d+ms$/),
       "about to jump",
-      expect.stringMatching(/^loopx: invalid goto from badgoto:index: script "nowhere" not found in workflow "badgoto" .* · 1 iteration · [\d.]+m?s$/),
+      expect.stringMatching(/^loopx: invalid goto from badgoto:index: script "nowhere" not found in workflow "badgoto" .* · 1 iteration · [\d.]+m?s · run [0-9a-z]{8}$/),
     ]);
   });
 
@@ -86,21 +86,21 @@ describe.each(CHANNELS)("the summary line off a terminal ($name)", (channel) => 
     const result = await loopx(channel, ["run", "--summary", "ok"], cwd, isolatedEnv());
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("");
-    expect(result.stderr).toMatch(/^loopx: stopped by ok:index · 1 iteration · [\d.]+m?s\n$/);
+    expect(result.stderr).toMatch(/^loopx: stopped by ok:index · 1 iteration · [\d.]+m?s · run [0-9a-z]{8}\n$/);
   });
 
   it("--summary with a failure: one line, the summary carrying the reason", async () => {
     const cwd = makeProject(WORKFLOWS);
     const result = await loopx(channel, ["run", "--summary", "nonl"], cwd, isolatedEnv());
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^fatal: could not connect\nloopx: nonl:index exited with code 2 · 1 iteration · [\d.]+m?s\n$/);
+    expect(result.stderr).toMatch(/^fatal: could not connect\nloopx: nonl:index exited with code 2 · 1 iteration · [\d.]+m?s · run [0-9a-z]{8}\n$/);
   });
 
   it("LOOPX_PROGRESS=1 forces progress and the summary, unstyled", async () => {
     const cwd = makeProject(WORKFLOWS);
     const result = await loopx(channel, ["run", "-n", "2", "partial"], cwd, isolatedEnv({ LOOPX_PROGRESS: "1", TERM: "xterm-256color" }));
     expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/^loopx: iteration 1\/2 · partial:index · \d+ms\nworking\.\.\.\nloopx: iteration 2\/2 · partial:index · [\d.]+m?s\nworking\.\.\.\nloopx: reached -n 2 · 2 iterations · [\d.]+m?s\n$/);
+    expect(result.stderr).toMatch(/^loopx: run [0-9a-z]{8} · iteration 1\/2 · partial:index · \d+ms\nworking\.\.\.\nloopx: iteration 2\/2 · partial:index · [\d.]+m?s\nworking\.\.\.\nloopx: reached -n 2 · 2 iterations · [\d.]+m?s · run [0-9a-z]{8}\n$/);
   });
 
   it("without either, a successful run off a terminal stays silent (as the spec's CLI is)", async () => {

@@ -74,15 +74,15 @@ describe.each(CHANNELS)("run records and progress ($name)", (channel) => {
     const env = isolatedEnv({ TERM: "xterm-256color" });
     const styled = await onPty([...channel.argv, "run", "-n", "2", "s:loop"], cwd, env);
     expect(styled.code).toBe(0);
-    expect(styled.stdout).toMatch(/\x1b\[2mloopx: iteration 1\/2 · s:loop · \d+ms\x1b\[22m\r\n/);
+    expect(styled.stdout).toMatch(/\x1b\[2mloopx: run \x1b\[1m[0-9a-z]{6,8}\x1b\[22m\x1b\[2m[0-9a-z]{0,2} · iteration 1\/2 · s:loop · \d+ms\x1b\[22m\r\n/);
     expect(styled.stdout).toMatch(/loopx: iteration 2\/2 · s:loop · [\d.]+m?s/);
-    expect(styled.stdout).toMatch(/\x1b\[32mloopx: reached -n 2 · 2 iterations · [\d.]+m?s\x1b\[39m\r\n$/);
+    expect(styled.stdout).toMatch(/\x1b\[32mloopx: reached -n 2 · 2 iterations · [\d.]+m?s · run \x1b\[1m[0-9a-z]{6,8}\x1b\[22m\x1b\[32m[0-9a-z]{0,2}\x1b\[39m\r\n$/);
 
     const plain = await onPty([...channel.argv, "run", "s"], cwd, { ...env, NO_COLOR: "1" });
     expect(plain.stdout).not.toContain("\x1b");
     // After a script has written to the terminal, loopx's next line starts on a fresh row: spaces
     // to the terminal's width and a carriage return (run-messages.test.ts checks the screen).
-    expect(plain.stdout).toMatch(/^loopx: iteration 1 · s:index · \d+ms\r\ns says hi\r\n(?: +\r)?loopx: stopped by s:index · 1 iteration · \d+ms\r\n$/);
+    expect(plain.stdout).toMatch(/^loopx: run [0-9a-z]{8} · iteration 1 · s:index · \d+ms\r\ns says hi\r\n(?: +\r)?loopx: stopped by s:index · 1 iteration · \d+ms · run [0-9a-z]{8}\r\n$/);
     const dumb = await onPty([...channel.argv, "run", "f"], cwd, { ...env, TERM: "dumb" });
     expect(dumb.stdout).not.toContain("\x1b");
     expect(dumb.stdout).toContain("loopx: f:index exited with code 3 · 1 iteration · ");
@@ -282,7 +282,7 @@ describe("run records: pruning, ids, formats (node)", () => {
     const help = await loopx(node, ["runs", "-h"], cwd, env);
     expect(help).toMatchObject({ code: 0, stderr: "", stdout: expect.stringContaining("loopx runs tail [<id>] [--json]") });
     expect(help.stdout).toContain("LOOPX_RECORD=0");
-    expect((await loopx(node, ["-h"], cwd, env)).stdout).toMatch(/^ {2}runs \[--json\] \[--all\] \[--limit <c>\] \[--state <s>\]$/m);
+    expect((await loopx(node, ["-h"], cwd, env)).stdout).toMatch(/^ {2}runs \[--json\] \[--all\] \[--limit <c>\] \[--state <s>\] \[--since <d>\]$/m);
     expect((await loopx(node, ["run", "-h"], cwd, env)).stdout).toMatch(/--log <file>[\s\S]*LOOPX_PROGRESS=0[\s\S]*NO_COLOR/);
     const empty = isolatedEnv();
     expect(await loopx(node, ["runs"], cwd, empty)).toMatchObject({ code: 0, stdout: `no runs of ${cwd} recorded in ${runsDir(empty)} (--all: every project's)\n`, stderr: "" });

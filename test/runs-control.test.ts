@@ -50,7 +50,7 @@ describe.each(CHANNELS)("runs stop / pause / continue ($name)", (channel: Channe
     const result = await run;
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/loopx: stop requested at \d\d:\d\d:\d\d · w:index finishes, no further script starts\r\n/);
-    expect(result.stdout).toMatch(/loopx: stopped on request · 1 iteration · [\d.]+s\r\n$/);
+    expect(result.stdout).toMatch(/loopx: stopped on request · 1 iteration · [\d.]+s · run [0-9a-z]{8}\r\n$/);
     expect(trace(cwd)).toEqual(["start 1", "end 1"]);
 
     const record = events(env, id);

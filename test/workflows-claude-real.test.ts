@@ -12,7 +12,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
 import { BINARY, IS_ROOT, ROOT, RUNTIMES, runCommand, runLoopx, waitFor, type RunOptions, type RunResult } from "./helpers.js";
-import { FakeAgents, lastWorkflowLine, sessionLog, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
+import { FakeAgents, lastWorkflowLine, recordedReceipts, sessionLog, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
 import { realClaudeBin, realClaudeEnv, startMessagesApi, type MessagesApi } from "./fixtures/agents/messages-api.js";
 
 const COMPLETE = "<promise>COMPLETE</promise>";
@@ -52,6 +52,11 @@ describe.concurrent("the workflows on the real Claude Code CLI, against a local 
     const log = sessionLog(join(project, ".ralph"));
     expect(log).toContain('"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":');
     expect(log).toMatch(/Status: complete\nRetries: 0\n/);
+    // Each call is reported: the refused one (no tokens) with the window Claude saw, then the one that ran.
+    expect(recordedReceipts(env).map((r) => [r.n, r.window, r.tokens])).toEqual([
+      [1, { type: "five_hour", status: "rejected", resetsAt: new Date(resetsAt * 1000).toISOString() }, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }],
+      [1, undefined, { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 }],
+    ]);
   });
 
   it("two ralph runs on one account: after the first sees the limit, the second waits without calling the API", async (context) => {

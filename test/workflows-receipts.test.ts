@@ -69,6 +69,23 @@ describe.concurrent("the workflows' receipts", () => {
     expect(recordedReceipts(env)).toEqual(receipts.map((r) => ({ n: 1, workflow: "ralph", ...r, agent: type })));
   });
 
+  it("converge: the worker's and the judge's calls, each in the iteration of its script, each with its own kind", async () => {
+    const fake = new FakeAgents()
+      .step(1, { out: claudeFixture("claude-oauth.ndjson", "Wrote it."), run: "echo ok > done.txt" }) // worker: a subscription
+      .step(2, { out: clineStream("p", "<verdict>APPROVE</verdict>", 0.0125) }); // judge: cline, billed
+    const project = workflowProject(["converge"]);
+    const env = workflowEnv(fake, { CONVERGE_TASK: "Write ok into done.txt.", CONVERGE_GATE: "grep -qx ok done.txt", CONVERGE_JUDGE_TYPE: "cline" });
+    const result = await runLoopx(NODE, ["run", "converge"], { cwd: project, env, timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(0);
+    const receipts = recordedReceipts(env);
+    expect(receipts.map((r) => [r.n, r.workflow, r.agent, r.cost])).toEqual([
+      [1, "converge", "claude-code", { usd: 0.0523, kind: "estimate" }],
+      [1, "converge", "claude-code", undefined], // the seven-day window
+      [3, "converge", "cline", { usd: 0.0125, kind: "billed" }],
+    ]);
+    expect(result.stderr).toMatch(/total cost \$0\.052300 estimate, \$0\.012500 billed\)|total cost \$0\.012500 billed, \$0\.052300 estimate\)/);
+  });
+
   it("Ctrl-C while an agent ignores it: what it used so far is reported within loopx's grace, the iteration closed, nothing left", async () => {
     const partial = claudeFixture("claude-no-result.ndjson", "Working…").split("\n").slice(0, 3).join("\n") + "\n";
     const fake = new FakeAgents().step(1, { out: partial, run: "trap '' INT TERM HUP", sleep: 120 });

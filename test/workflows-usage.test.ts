@@ -115,6 +115,17 @@ describe("amp and cline", () => {
     ]);
   });
 
+  it("a field in a shape loopx refuses is left out, never the whole receipt", () => {
+    const events = fixture("claude-oauth.ndjson");
+    const result = events.find((e) => e.type === "result")!;
+    result.modelUsage = { ["m".repeat(201)]: { ...result.modelUsage["claude-opus-4-5"], inputTokens: 1.5, outputTokens: -3 } };
+    const [first] = agentReceipts("claude", events, { env: {} });
+    expect(first).toMatchObject({ cost: { usd: 0.0523, kind: "estimate" }, tokens: { cacheRead: 18000, cacheWrite: 4200 } });
+    expect(first!.model).toBeUndefined();
+    expect(first!.tokens).not.toHaveProperty("input");
+    expect(first!.tokens).not.toHaveProperty("output");
+  });
+
   it("costs add kind by kind and are shown apart", () => {
     expect(addCost({ billed: 0.1 }, { estimate: 0.2 })).toEqual({ billed: 0.1, estimate: 0.2 });
     expect(addCost(undefined, undefined)).toBeUndefined();

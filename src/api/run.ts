@@ -44,6 +44,16 @@ export interface RunOptions {
   /** Time limit for the whole run, in milliseconds (loopx's own addition); as `timeout` on expiry. */
   maxTime?: number;
   /**
+   * Budget in USD (loopx's own addition): once the billed cost its scripts reported (`receipt()`,
+   * `loopx receipt`) reaches it, no further script starts and the loop rejects with a LoopxError
+   * naming the budget and the total (the run ends "budget"; the CLI exits 3). Estimated cost
+   * counts only with `countEstimates: true`. On a resume: the whole run's new budget.
+   */
+  maxCost?: number;
+  countEstimates?: boolean;
+  /** Budget in tokens of every kind (loopx's own addition), as `maxCost`. */
+  maxTokens?: number;
+  /**
    * loopx's own extension: go on with the recorded run of this id (or unique prefix) where it
    * ended, as `loopx runs resume` does — same LOOPX_RUN_ID, iterations counted on, the script
    * that was running again with the stdin it got, in the run's own project (`cwd` is not used),
@@ -54,6 +64,14 @@ export interface RunOptions {
    * cannot be resumed makes the first `next()` throw, saying why.
    */
   resume?: string;
+  /**
+   * loopx's own extension: a shell command (`sh -c`) run once when the run ends, however it ends,
+   * as `loopx run --on-end` runs it (README "When a run ends"): the outcome as JSON on its stdin and
+   * LOOPX_END_* variables, in the project root; its failure is one warning and never changes how
+   * the run ends. The run's guardian runs it if the process running the loop dies. API runs do not
+   * read LOOPX_ON_END. A resumed run keeps the recorded one unless this replaces it.
+   */
+  onEnd?: string;
   /**
    * loopx's own extension, as `loopx run --worktree[=<name>]`: the run works in a new git worktree
    * on branch `loopx/<name>` (true: named after the run id), made from the project's HEAD under
@@ -88,9 +106,13 @@ export function run(target: string, options?: RunOptions): AsyncGenerator<Output
       env: snapshotEnv(options?.env),
       timeout: options?.timeout,
       maxTime: options?.maxTime,
+      maxCost: options?.maxCost,
+      countEstimates: options?.countEstimates,
+      maxTokens: options?.maxTokens,
       onEvent: options?.onEvent,
       worktree: options?.worktree,
       worktreeCopy: Array.isArray(options?.worktreeCopy) ? [...options.worktreeCopy] : options?.worktreeCopy,
+      onEnd: options?.onEnd,
       envFile: envFile === undefined ? undefined : isAbsolute(envFile) ? envFile : resolve(cwd, envFile),
       projectRoot: resolve(cwd),
       baseEnv: { ...process.env },
@@ -113,6 +135,10 @@ export function run(target: string, options?: RunOptions): AsyncGenerator<Output
             ...(given.envFile !== undefined ? { envFile: given.envFile } : {}),
             ...(given.timeout !== undefined ? { timeout: given.timeout as number } : {}),
             ...(given.maxTime !== undefined ? { maxTime: given.maxTime as number } : {}),
+            ...(typeof given.onEnd === "string" ? { onEnd: given.onEnd } : {}),
+            ...(given.maxCost !== undefined ? { maxCost: given.maxCost as number } : {}),
+            ...(given.countEstimates !== undefined ? { countEstimates: given.countEstimates as boolean } : {}),
+            ...(given.maxTokens !== undefined ? { maxTokens: given.maxTokens as number } : {}),
           },
         });
         return { ...prepared.request, env: given.env, onEvent: given.onEvent };

@@ -7,6 +7,7 @@ import { Command, type CommandClass } from "clipanion";
  */
 export const VALUE_KINDS = {
   count: "<count>", // a non-negative integer
+  usd: "<usd>", // an amount of US dollars: 5, 0.50
   "env-file": "<path>", // an existing .env file
   "log-file": "<file>", // a file appended to
   duration: "<duration>", // 90, 1.5, 500ms, 1h30m
@@ -23,6 +24,7 @@ export const VALUE_KINDS = {
   "run-state": "<state>", // how a run ended: stopped, limit, failed, ... (`loopx runs --state`)
   port: "<port>", // a TCP port, 0 to 65535
   address: "<address>", // an address of this machine to listen on
+  command: "<command>", // a shell command (`sh -c`), e.g. `loopx run --on-end`
   "worktree-name": "<name>", // a name for a run's worktree (`loopx run --worktree=<name>`)
   path: "<path>", // a file or directory
 } as const;

@@ -43,6 +43,24 @@ export function parseCount(value: string, flag: string): number {
   return count;
 }
 
+/** Parses `--max-cost <usd>`: dollars in plain decimal (`5`, `0.50`, `$5`), or a usage error naming the option. */
+export function parseUsd(value: string, flag: string): number {
+  const usd = /^\$?[0-9]+(?:\.[0-9]+)?$/.test(value) ? Number(value.replace(/^\$/, "")) : Number.NaN;
+  if (!Number.isFinite(usd)) throw new UsageError(`${flag} needs an amount of US dollars (5, 0.50), got ${JSON.stringify(value)}`);
+  return usd;
+}
+
+/** `--max-cost`, `--count-estimates`, `--max-tokens` as given (run, runs resume): checked values, only those given. */
+export function budgetOptions(given: { maxCost?: string; countEstimates?: boolean; maxTokens?: string }, resume = false): { maxCost?: number; countEstimates?: boolean; maxTokens?: number } {
+  // A resume may count estimates against the --max-cost the run recorded.
+  if (given.countEstimates && given.maxCost === undefined && !resume) throw new UsageError("--count-estimates needs --max-cost <usd>");
+  return {
+    ...(given.maxCost !== undefined ? { maxCost: parseUsd(given.maxCost, "--max-cost") } : {}),
+    ...(given.countEstimates ? { countEstimates: true } : {}),
+    ...(given.maxTokens !== undefined ? { maxTokens: parseCount(given.maxTokens, "--max-tokens") } : {}),
+  };
+}
+
 /** Parses a time limit (`--timeout 20m`): milliseconds, or a usage error naming the option. */
 export function parseDurationOption(value: string, flag: string): number {
   const parsed = parseDuration(value);

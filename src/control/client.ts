@@ -1,13 +1,13 @@
 import { spawn } from "node:child_process";
-import { lstatSync, readdirSync, unlinkSync } from "node:fs";
+import { lstatSync, unlinkSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { parseRecord, summarizeRun } from "../records/report.js";
 import { loopxBin, runtimeName } from "../runtime/platform/runtime.js";
-import { listRecordIds, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
+import { readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
 import { pickRunId } from "../records/runs.js";
-import { controlDirs, socketName } from "./paths.js";
+import { controlDirs, knownRunIds, socketName } from "./paths.js";
 import type { ControlReply, ControlRequest } from "./protocol.js";
 import { prepareResume } from "./resume.js";
 
@@ -39,31 +39,10 @@ export function createControlChannel(env: Env = process.env): ControlChannel {
 
 const REPLY_TIMEOUT_MS = 5000;
 
-/** The ids of the sockets in `dir`; a directory that cannot be read is reported through `unreadable`. */
-function socketIds(dir: string, unreadable: string[]): string[] {
-  try {
-    return readdirSync(dir)
-      .filter((name) => name.endsWith(".sock"))
-      .map((name) => name.slice(0, -5));
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT" && code !== "ENOTDIR") unreadable.push(`${dir}: ${fsReason(error)}`);
-    return [];
-  }
-}
-
 /** The full id for `prefix`, among the runs with a control channel and the recorded ones. */
 function resolveId(env: Env, prefix: string): string {
   const unreadable: string[] = [];
-  const ids = new Set<string>();
-  for (const dir of controlDirs(env)) for (const id of socketIds(dir, unreadable)) ids.add(id);
-  let recorded: string[] = [];
-  try {
-    recorded = listRecordIds(recordsDir(env));
-  } catch (error) {
-    unreadable.push(`${recordsDir(env)}: ${fsReason(error)}`);
-  }
-  for (const id of recorded) ids.add(id);
+  const ids = knownRunIds(env, unreadable);
   // A full id needs no listing (and works where the directories cannot be listed).
   if (/^[0-9a-z]{15}$/.test(prefix)) return prefix;
   if (ids.size === 0 && unreadable.length > 0) throw new LoopxError(`cannot look for run ${JSON.stringify(prefix)}: ${unreadable[0]}`);

@@ -1,8 +1,8 @@
-import { chmodSync, lstatSync, mkdirSync, rmdirSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readdirSync, rmdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import { recordsDir } from "../records/store.js";
+import { listRecordIds, recordsDir } from "../records/store.js";
 
 /**
  * Where a run's control channel lives (loopx's own addition): a Unix socket `<run id>.sock` in a
@@ -68,4 +68,32 @@ export function removeMadeDirs(dir: string, made: string | undefined): void {
       return;
     }
   }
+}
+
+/** The ids of the sockets in `dir`; a directory that cannot be read is reported through `unreadable`. */
+function socketIds(dir: string, unreadable: string[]): string[] {
+  try {
+    return readdirSync(dir)
+      .filter((name) => name.endsWith(".sock"))
+      .map((name) => name.slice(0, -5));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") unreadable.push(`${dir}: ${fsReason(error)}`);
+    return [];
+  }
+}
+
+/**
+ * Every run id a run id prefix can name (`loopx runs stop <prefix>`): the runs with a control
+ * channel and the recorded ones. Directories that cannot be read are reported through `unreadable`.
+ */
+export function knownRunIds(env: Record<string, string | undefined>, unreadable: string[] = []): Set<string> {
+  const ids = new Set<string>();
+  for (const dir of controlDirs(env)) for (const id of socketIds(dir, unreadable)) ids.add(id);
+  try {
+    for (const id of listRecordIds(recordsDir(env))) ids.add(id);
+  } catch (error) {
+    unreadable.push(`${recordsDir(env)}: ${fsReason(error)}`);
+  }
+  return ids;
 }

@@ -2,12 +2,13 @@ import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { decideResume, type ResumePoint } from "./resume-point.js";
-import { parseRecord } from "../records/report.js";
+import { newerRecordError, parseRecord } from "../records/report.js";
 import { EVENT_VERSION, type RecordedOptions, type WorktreeInfo } from "../core/events.js";
 import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
 import { readKeptInput } from "../records/input.js";
 import { closingPath, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
 import { resolveRunId } from "../records/runs.js";
+import { recordTotals, type RunTotals } from "../core/receipts.js";
 
 /**
  * A resume, ready for the engine (loopx's own addition): the run's record read and judged
@@ -39,6 +40,8 @@ export interface ResumeRequest {
   elapsedMs: number;
   /** The run's worktree (it ran with --worktree): the run goes on in it. */
   worktree?: WorktreeInfo;
+  /** What the run's receipts added up to so far: its budget goes on from there (never reset). */
+  totals?: RunTotals;
 }
 
 /** The run as it started, with what is left of it: the engine's request for the resumed run. */
@@ -47,6 +50,9 @@ export interface ResumedRequest {
   maxIterations: number | undefined;
   timeout: number | undefined;
   maxTime: number | undefined;
+  maxCost: number | undefined;
+  countEstimates: boolean | undefined;
+  maxTokens: number | undefined;
   envFile: string | undefined;
   projectRoot: string;
   baseEnv: Record<string, string | undefined>;
@@ -78,7 +84,7 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
   if (uid !== undefined && owner !== uid) throw new LoopxError(`run ${id} belongs to another user (uid ${owner}): loopx resumes only your own runs`);
   const record = parseRecord(readRecordText(dir, id));
   if (record.newerVersion !== undefined) {
-    throw new LoopxError(`run ${id} was recorded by a newer loopx (record format v${record.newerVersion}; this loopx reads v${EVENT_VERSION})`);
+    throw newerRecordError(id, record.newerVersion);
   }
   const decision = decideResume(id, record.events, runProcessAlive, options.maxIterations);
   if (!decision.ok) throw new LoopxError(decision.message);
@@ -121,6 +127,10 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
       maxIterations: point.maxIterations,
       timeout: recorded.timeout,
       maxTime: recorded.maxTime,
+      ...(recorded.onEnd !== undefined ? { onEnd: recorded.onEnd } : {}),
+      maxCost: recorded.maxCost,
+      countEstimates: recorded.countEstimates,
+      maxTokens: recorded.maxTokens,
       envFile: recorded.envFile,
       projectRoot,
       baseEnv: env,
@@ -130,6 +140,7 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
         ...(stdin !== undefined ? { stdin } : {}),
         iterations: point.n - 1,
         elapsedMs: point.elapsedMs,
+        totals: recordTotals(record.events).run,
         // It ran with --worktree: it goes on in its worktree (projectRoot is inside it).
         ...(point.start.worktree ? { worktree: point.start.worktree } : {}),
       },

@@ -1,3 +1,5 @@
+import type { RunTotals } from "./receipts.js";
+
 /**
  * The events of one run, in order: `run.start`, then `iteration.start` / `iteration.end` per script
  * execution, then `run.end`. They are the one description of "what happened" that every observer
@@ -73,6 +75,12 @@ export interface RecordedOptions {
   maxTime?: number;
   /** Absolute path of the `--log` file. */
   log?: string;
+  /** `--on-end` / RunOptions.onEnd: the command run once when the run ends (src/hooks). */
+  onEnd?: string;
+  /** `--max-cost` in USD, `--count-estimates`, `--max-tokens` (receipts/budget.ts). */
+  maxCost?: number;
+  countEstimates?: boolean;
+  maxTokens?: number;
 }
 
 /**
@@ -119,6 +127,28 @@ export interface RunStopEvent extends EventBase {
 }
 
 /**
+ * The run's end-of-run hook (`--on-end`, loopx's own addition; src/hooks) has run: just before
+ * `run.end`, written by loopx or, when loopx died, by the run's guardian.
+ */
+export interface RunHookEvent extends EventBase {
+  type: "run.hook";
+  hook: "on-end";
+  /** Who ran it: loopx, or the guardian after loopx died. */
+  by: "loopx" | "guardian";
+  /** Its exit code; null when it was killed by a signal or could not start. */
+  exitCode: number | null;
+  signal: string | null;
+  /** True when it was ended at its time limit. */
+  timedOut: boolean;
+  durationMs: number;
+  /** What it wrote (stdout and stderr, interleaved), its first 4 KiB. */
+  output: string;
+  outputBytes: number;
+  /** Why it could not start, or how it failed, in one line. */
+  error?: string;
+}
+
+/**
  * A run started without --worktree where another live run of the same workflow works in the same
  * tree (loopx's own addition): it was warned, once, at its start.
  */
@@ -132,7 +162,7 @@ export interface TreeSharedEvent extends EventBase {
 }
 
 /** The events a part may add to its run (see RunControls.emit): the fields the session fills in left out. */
-export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | TreeSharedEvent, keyof EventBase>;
+export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | RunHookEvent | TreeSharedEvent, keyof EventBase>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface IterationStartEvent extends EventBase {
@@ -177,6 +207,11 @@ export interface RunEndEvent extends EventBase {
   reason: RunEndReason;
   /** The CLI's exit code for this ending (null for API-only endings: aborted, returned). */
   exitCode: number | null;
+  /**
+   * In records: what the run's receipts added up to, every sitting included, when it had any
+   * (`loopx runs` reads it instead of the whole record). Absent from a run.end its guardian wrote.
+   */
+  receipts?: RunTotals;
   /** Iterations of the whole run (those before a resume included). */
   iterations: number;
   /** Time the run was going, every sitting included (the time between a death and a resume left out). */
@@ -204,7 +239,7 @@ export interface WarningEvent extends EventBase {
   message: string;
 }
 
-export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | TreeSharedEvent | RunEndEvent;
+export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | TreeSharedEvent | RunEndEvent;
 
 /**
  * A line a script added to its run's record (`loopx note`, `note()`; see
@@ -246,6 +281,9 @@ export interface ReceiptTokens {
   reasoning?: number;
 }
 
+/** The token fields of a receipt, in the order loopx shows them. */
+export const TOKEN_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "reasoning"] as const satisfies ReadonlyArray<keyof ReceiptTokens>;
+
 /** A usage window's state as the agent reported it (Claude's `rate_limit_event`, Codex's limits). */
 export interface UsageWindow {
   /** `five_hour`, `seven_day`, ... as the agent names it. */
@@ -282,6 +320,8 @@ export interface GapEvent extends EventBase {
   iterations: number;
   /** Bytes of record dropped. */
   bytes: number;
+  /** What the dropped receipts added up to (so the run's totals stay whole), when there were any. */
+  receipts?: RunTotals;
 }
 
 /** What a run record holds: the run's events, its scripts' notes, and gaps of a capped record. */

@@ -188,7 +188,8 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
   let end: RunEnd | undefined;
   let label = formatTarget(current);
   try {
-    const runVars = await session.begin({ projectRoot: request.projectRoot, target: label, maxIterations });
+    const userEnv = { ...request.baseEnv, ...Object.fromEntries(userVars), ...optionVars };
+    const runVars = await session.begin({ projectRoot: request.projectRoot, target: label, maxIterations, env: userEnv });
 
     // Built once per workflow: inherited env < global < local (spec §8.3) < RunOptions.env < the
     // run's parts' variables (LOOPX_TMPDIR) < loopx's own variables; LOOPX_ITERATION is set per
@@ -197,7 +198,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
     const envFor = (workflow: string) => {
       let env = envByWorkflow.get(workflow);
       if (!env) {
-        env = { ...request.baseEnv, ...Object.fromEntries(userVars), ...optionVars, ...runVars };
+        env = { ...userEnv, ...runVars };
         env.LOOPX_BIN = request.loopxBin;
         env.LOOPX_PROJECT_ROOT = request.projectRoot;
         env.LOOPX_WORKFLOW = workflow;

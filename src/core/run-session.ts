@@ -43,7 +43,7 @@ export interface RunEnd {
 
 /** A cancellation requested from outside the engine. The first one decides how the run ends. */
 export interface RunCancel {
-  reason: "interrupted" | "hangup" | "quit" | "timed-out" | "aborted" | "returned" | "stopped-on-request";
+  reason: "interrupted" | "hangup" | "quit" | "timed-out" | "aborted" | "returned" | "stopped-on-request" | "budget";
   /**
    * Sent to the running script's process group (grace, then SIGKILL, as on Ctrl-C); none for a
    * cancellation between two scripts (a stop on request), which leaves nothing to end.
@@ -63,8 +63,18 @@ export interface RunControls {
   cancel(cancel: RunCancel): Promise<void>;
   /** One `loopx: warning:` line. */
   warn(message: string): void;
-  /** Adds an event of the part's own (a pause, a stop request) to the run's events. */
+  /**
+   * Adds an event of the part's own (a pause, a stop request) to the run's events: while the run
+   * goes, and from a part's `end` (before `run.end`).
+   */
   emit(event: PartEvent): void;
+  /**
+   * The environment every script of the run inherits (the caller's, the env files, RunOptions.env),
+   * before the parts' and loopx's own variables; known once the run has begun.
+   */
+  readonly runEnv: Readonly<Record<string, string | undefined>>;
+  /** The iterations counted so far (a resumed run's earlier ones included) and the run's duration. */
+  progress(): { iterations: number; durationMs: number };
 }
 
 /** What a part's `beforeScript` is told of the script about to start. */
@@ -137,13 +147,17 @@ export interface RunSessionOptions {
 }
 
 /**
- * A short, URL-safe id that sorts by start time: 9 base-36 digits of ms since 1970, then one digit
- * per random byte (the engine gives 6).
+ * A short, URL-safe id that sorts by start time: 8 base-36 digits of ms since 1970, then one digit
+ * per random byte (the engine gives 7). The time leads, so ids sort by start time (and after every
+ * id older loopx versions made, which padded the time to 9 digits with a leading "0"); its 6th digit
+ * changes every 1.3 s, its 7th every 36 ms and its 8th every ms, so runs started in the same second
+ * differ within 8 characters unless they started in the same millisecond, and a 6-character prefix
+ * is unique unless two runs started within about a second of each other. (8 digits last until 2059.)
  */
 export function newRunId(now: number, random: Uint8Array): string {
   let suffix = "";
   for (const byte of random) suffix += (byte % 36).toString(36);
-  return `${now.toString(36).padStart(9, "0")}${suffix}`;
+  return `${now.toString(36).padStart(8, "0")}${suffix}`;
 }
 
 /** The UTF-8 size of `text`, without encoding it (lone surrogates count as U+FFFD, as encoders write them). */
@@ -200,6 +214,9 @@ export class RunSession implements RunControls {
   private termination: Promise<void> | undefined;
   private ending: Promise<RunEnd> | undefined;
   private readonly failedObservers = new Set<RunPart>();
+  /** run.end is out: no part adds events any more. */
+  private closed = false;
+  runEnv: Readonly<Record<string, string | undefined>> = {};
 
   constructor(private readonly options: RunSessionOptions) {
     this.id = options.id;
@@ -248,8 +265,9 @@ export class RunSession implements RunControls {
   emit(event: PartEvent): void;
   emit(event: LoopEvent): void;
   emit(given: LoopEvent | PartEvent): void {
-    // A part's own event counts only while the run is going (not before run.start, nor once it ends).
-    if (!("v" in given) && (!this.started || this.ending)) return;
+    // A part's own event counts only while the run is going or its parts end (not before
+    // run.start, nor once run.end is out).
+    if (!("v" in given) && (!this.started || this.closed)) return;
     const event = ("v" in given ? given : { ...this.base(given.type), ...given }) as LoopEvent;
     for (const part of this.parts) {
       if (!part.onEvent) continue;
@@ -272,9 +290,10 @@ export class RunSession implements RunControls {
    * Validation passed: emits `run.start`, begins every part, and returns the variables the parts
    * give every script. Throws (and the run fails) if a part cannot begin.
    */
-  async begin(start: { projectRoot: string; target: string; maxIterations: number | undefined }): Promise<Record<string, string>> {
+  async begin(start: { projectRoot: string; target: string; maxIterations: number | undefined; env?: Record<string, string | undefined> }): Promise<Record<string, string>> {
     this.started = true;
     this.startedAt = Date.now();
+    if (start.env) this.runEnv = start.env;
     const resume = this.options.resume;
     if (resume) {
       this.emit({
@@ -309,6 +328,10 @@ export class RunSession implements RunControls {
       if (partVars) Object.assign(vars, partVars);
     }
     return vars;
+  }
+
+  progress(): { iterations: number; durationMs: number } {
+    return { iterations: this.iterationCount, durationMs: Date.now() - this.startedAt + (this.options.resume?.elapsedMs ?? 0) };
   }
 
   /** A script is about to start; returns its 1-based iteration number (LOOPX_ITERATION). */
@@ -388,12 +411,13 @@ export class RunSession implements RunControls {
       }
     }
     if (this.started) {
+      this.closed = true;
       this.emit({
         ...this.base("run.end"),
         reason: end.reason,
         exitCode: end.exitCode,
         iterations: this.iterationCount,
-        durationMs: Date.now() - this.startedAt + (this.options.resume?.elapsedMs ?? 0),
+        durationMs: this.progress().durationMs,
         ...(end.target !== undefined ? { target: end.target } : {}),
         ...(end.message !== undefined ? { message: end.message } : {}),
         ...(end.signal !== undefined ? { signal: end.signal } : {}),

@@ -1,9 +1,10 @@
-import { closeSync, fstatSync, openSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
 import type { IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunContinueEvent, RunEndEvent, RunPauseEvent, RunResumeEvent, RunStartEvent, RunStopEvent } from "../core/events.js";
 import { parseRecord, recordEvent, summarizeRun, type RunSummary } from "../records/report.js";
 import { listRecordIds, readRecordEnds, runProcessAlive } from "../records/store.js";
 import { RunIndex } from "./run-index.js";
+import { addReceipt, addRunTotals, emptyRunTotals, recordTotals, recordedReceipt, type RunTotals } from "../core/receipts.js";
 
 /**
  * The dashboard's view of the records directory, kept current without ever slowing a loop: it
@@ -52,6 +53,11 @@ interface Tracked {
   lastStart?: IterationStartEvent;
   lastEnd?: IterationEndEvent;
   end?: RunEndEvent;
+  /**
+   * Receipt totals kept as the record grows, for a run whose run.end does not hold them (going,
+   * or closed by its guardian): started from the whole record once, when such a run is found.
+   */
+  totals?: RunTotals;
   newerVersion?: number;
   detail?: RunIndex;
   run?: DashboardRun;
@@ -247,6 +253,7 @@ export class RecordsWatch {
       const record = parseRecord(text);
       if (record.newerVersion !== undefined) tracked.newerVersion = record.newerVersion;
       for (const event of record.events) remember(tracked, event);
+      if (size === 0 || !tracked.end?.receipts) tracked.totals = wholeRecordTotals(path, size, text);
       this.tracked.set(id, tracked);
     }
     this.refreshAll();
@@ -325,7 +332,11 @@ function remember(tracked: Tracked, event: RecordEvent): void {
       if (!tracked.lastEnd || event.n >= tracked.lastEnd.n) tracked.lastEnd = event;
       break;
     case "run.resume":
-      // The run goes on (loopx runs resume): the ending before it no longer holds.
+      // The run goes on (loopx runs resume): the ending before it no longer holds; its totals go on.
+      if (!tracked.totals) {
+        tracked.totals = emptyRunTotals();
+        if (tracked.end?.receipts) addRunTotals(tracked.totals, tracked.end.receipts);
+      }
       tracked.sitting = event;
       tracked.end = undefined;
       tracked.steering = undefined;
@@ -339,6 +350,21 @@ function remember(tracked: Tracked, event: RecordEvent): void {
       tracked.end = event;
       tracked.steering = undefined;
       break;
+    case "receipt": {
+      const receipt = tracked.totals && recordedReceipt(event);
+      if (receipt) addReceipt(tracked.totals!, receipt);
+      break;
+    }
+  }
+}
+
+/** A record's receipt totals, from the whole of it (its ends already read, when that is all of it). */
+function wholeRecordTotals(path: string, size: number, ends: string): RunTotals {
+  if (size === 0) return emptyRunTotals();
+  try {
+    return recordTotals(parseRecord(Buffer.byteLength(ends) >= size ? ends : readFileSync(path, "utf8")).events).run;
+  } catch {
+    return emptyRunTotals();
   }
 }
 
@@ -356,6 +382,8 @@ function summarize(tracked: Tracked, alive: (sitting: Pick<RunStartEvent, "pid" 
   const summary = summarizeRun(tracked.id, events, alive, now);
   if (!summary) return undefined;
   const run: DashboardRun = summary;
+  // A run.end written by loopx holds the totals (summarizeRun took them); otherwise the kept ones.
+  if (!run.totals && tracked.totals && tracked.totals.receipts > 0) run.totals = tracked.totals;
   if (tracked.sitting) run.resumed = { time: tracked.sitting.time, n: tracked.sitting.iterations + 1, target: tracked.sitting.target };
   const current = tracked.lastStart;
   if (isGoing(summary.state) && current && (!tracked.lastEnd || tracked.lastEnd.n < current.n)) {

@@ -1,4 +1,5 @@
 import type { RecordEvent, RunEndEvent } from "../core/events.js";
+import { addUsd, recordedReceipt, tokenSum, receiptTotals } from "../core/receipts.js";
 
 /**
  * What the dashboard keeps of one run's iterations (pure, no I/O): a few numbers per iteration in
@@ -29,7 +30,8 @@ export interface Timeline {
   maxMs: number;
   /**
    * One entry per column: [first n, last n, longest ms, mean ms, most frequent target, failures,
-   * timeouts, gotos, stops, open (1 while its iteration runs)].
+   * timeouts, gotos, stops, open (1 while its iteration runs), billed USD, estimated USD, tokens]
+   * (the last three: what its iterations' receipts add up to).
    */
   columns: number[][];
 }
@@ -46,6 +48,10 @@ export class RunIndex {
   private flag = new Uint8Array(INITIAL);
   private endAt = new Float64Array(INITIAL);
   private endLength = new Uint32Array(INITIAL);
+  /** What each iteration's receipts add up to: billed and estimated USD (apart), tokens. */
+  private billed = new Float64Array(INITIAL);
+  private estimate = new Float64Array(INITIAL);
+  private tokens = new Float64Array(INITIAL);
   /** Where the notes of iteration n are: offset, length, offset, length, ... */
   private readonly noteLines = new Map<number, number[]>();
 
@@ -75,6 +81,18 @@ export class RunIndex {
       case "run.end":
         this.markEnding(event);
         return;
+      case "receipt": {
+        const receipt = recordedReceipt(event);
+        // Its iteration is the one running (at most one past the last ended): a stray n grows nothing.
+        if (!receipt || typeof event.n !== "number" || event.n > this.count + 1) return;
+        const i = this.slot(event.n);
+        if (i < 0) return;
+        const one = receiptTotals(receipt);
+        this.billed[i] = addUsd(this.billed[i]!, one.costUsd.billed);
+        this.estimate[i] = addUsd(this.estimate[i]!, one.costUsd.estimate);
+        this.tokens[i]! += tokenSum(one);
+        return;
+      }
       case "note": {
         if (typeof event.n !== "number") return;
         const lines = this.noteLines.get(event.n);
@@ -131,9 +149,15 @@ export class RunIndex {
       let gotos = 0;
       let stops = 0;
       let running = 0;
+      let billed = 0;
+      let estimate = 0;
+      let tokens = 0;
       votes.clear();
       for (let i = from; i < to; i++) {
         const flags = this.flag[i]!;
+        billed = addUsd(billed, this.billed[i]!);
+        estimate = addUsd(estimate, this.estimate[i]!);
+        tokens += this.tokens[i]!;
         let ms: number;
         if (flags & FLAG.ENDED) ms = this.durationMs[i]!;
         else if (open && i === open.n - 1) {
@@ -154,7 +178,7 @@ export class RunIndex {
       let best = -1;
       for (const [candidate, n] of votes) if (n > best) [target, best] = [candidate, n];
       maxMs = Math.max(maxMs, longest);
-      columns.push([from + 1, to, Math.round(longest), Math.round(measured ? total / measured : 0), target, failed, timeouts, gotos, stops, running]);
+      columns.push([from + 1, to, Math.round(longest), Math.round(measured ? total / measured : 0), target, failed, timeouts, gotos, stops, running, billed, estimate, tokens]);
     }
     return { count, perColumn, targets: this.targets, maxMs: Math.round(maxMs), columns };
   }
@@ -187,6 +211,9 @@ export class RunIndex {
       this.flag = grow(this.flag, new Uint8Array(size));
       this.endAt = grow(this.endAt, new Float64Array(size));
       this.endLength = grow(this.endLength, new Uint32Array(size));
+      this.billed = grow(this.billed, new Float64Array(size));
+      this.estimate = grow(this.estimate, new Float64Array(size));
+      this.tokens = grow(this.tokens, new Float64Array(size));
     }
     this.count = Math.max(this.count, n);
     return i;

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { FINISHED_REASONS } from "../control/resume-point.js";
 import { formatElapsed, formatLocalTime } from "../records/report.js";
+import { addUsd, formatTokens, formatUsd } from "../core/receipts.js";
 import { ASSETS } from "./assets.generated.js";
 import { applyControl, isControlAction, type ControlChannel } from "./controls.js";
 import { RecordsWatch, type Change } from "./records-watch.js";
@@ -44,6 +45,7 @@ const TABLE_TEXT = 300;
 /** The browser's copies of core's wording and of the resume rule: the same functions and list, shipped as their source. */
 const SHARED_JS =
   `const formatElapsed = (${formatElapsed.toString()});\nconst formatLocalTime = (${formatLocalTime.toString()});\n` +
+  `const formatUsd = (${formatUsd.toString()});\nconst formatTokens = (${formatTokens.toString()});\nconst addUsd = (${addUsd.toString()});\n` +
   `const FINISHED = ${JSON.stringify(FINISHED_REASONS)};\n`;
 
 export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {

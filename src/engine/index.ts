@@ -2,6 +2,7 @@ import { abortReason } from "../core/errors.js";
 import { runLoop } from "../core/loop.js";
 import type { Output } from "../core/output.js";
 import type { RecordedOptions } from "../core/events.js";
+import type { Budget } from "../receipts/budget.js";
 import { newRunId, RunSession, type RunCancel, type RunEnd, type RunPart } from "../core/run-session.js";
 import { createHeapKeeper, loopxBin, runtimeName } from "../runtime/platform/index.js";
 import { runParts } from "./parts.js";
@@ -66,6 +67,8 @@ export interface RunFeatures {
   compactHeap?: boolean;
   /** More parts for this run (a control channel, a guardian, ...), after the built-in ones. */
   parts?: RunPart[];
+  /** The CLI's: LOOPX_ON_END (environment, env files) is the end-of-run hook when no `onEnd` is given. */
+  onEndFromEnv?: boolean;
 }
 
 /**
@@ -99,20 +102,22 @@ export interface RunHandle extends AsyncIterableIterator<Output, void, undefined
   readonly outcome: Promise<RunOutcome>;
 }
 
-/** A run id: start time, then 6 random base-36 digits (core/run-session.ts newRunId). */
+/** A run id: start time, then 7 random base-36 digits (core/run-session.ts newRunId). */
 export function createRunId(now: number = Date.now()): string {
-  return newRunId(now, crypto.getRandomValues(new Uint8Array(6)));
+  return newRunId(now, crypto.getRandomValues(new Uint8Array(7)));
 }
 
 const DONE: IteratorResult<Output, void> = { done: true, value: undefined };
 
 /** The options `run.start` keeps for a resume; only those given. */
-function recordedOptions(envFile: string | undefined, timeout: number | undefined, maxTime: number | undefined, log: string | undefined): RecordedOptions {
+function recordedOptions(envFile: string | undefined, timeout: number | undefined, maxTime: number | undefined, log: string | undefined, budget: Budget | undefined, onEnd: string | undefined): RecordedOptions {
   return {
+    ...(onEnd !== undefined ? { onEnd } : {}),
     ...(envFile !== undefined ? { envFile } : {}),
     ...(timeout !== undefined ? { timeout } : {}),
     ...(maxTime !== undefined ? { maxTime } : {}),
     ...(log !== undefined ? { log } : {}),
+    ...budget,
   };
 }
 
@@ -202,6 +207,10 @@ class EngineRun implements RunHandle {
       maxTime: options.maxTime,
       onEvent: options.onEvent,
       control: true,
+      ...(options.onEnd !== undefined ? { onEnd: options.onEnd } : {}),
+      ...(features.onEndFromEnv ? { onEndFromEnv: true } : {}),
+      budget: options.budget,
+      ...(request.resume?.totals ? { totals: request.resume.totals } : {}),
     });
     // First to begin, last to end: the worktree is judged once every other part is done with the run.
     if (worktree) parts.unshift(worktree.part);
@@ -225,7 +234,7 @@ class EngineRun implements RunHandle {
       version: VERSION,
       parts,
       ...(features.argv ? { argv: features.argv } : {}),
-      options: recordedOptions(request.envFile, options.timeout, options.maxTime, features.log),
+      options: recordedOptions(request.envFile, options.timeout, options.maxTime, features.log, options.budget, options.onEnd),
       ...(worktree && !resume ? { worktree: worktree.info } : {}),
       ...(resume
         ? { resume: { iterations: resume.iterations, elapsedMs: resume.elapsedMs, ...(resume.stdin !== undefined ? { stdinBytes: Buffer.byteLength(resume.stdin) } : {}) } }

@@ -4,6 +4,7 @@ import { LoopxError } from "../core/errors.js";
 import type { LoopEvent } from "../core/events.js";
 import type { WorktreeOption } from "../worktree/part.js";
 import { validateWorktreeOption } from "../worktree/option.js";
+import type { Budget } from "../receipts/budget.js";
 
 /**
  * A run's options as the CLI or the API hand them over, not yet checked. The CLI has already
@@ -24,6 +25,12 @@ export interface RunOptionValues {
   worktree?: unknown;
   /** `--worktree-copy <path>`, RunOptions.worktreeCopy: untracked paths copied into the worktree. */
   worktreeCopy?: unknown;
+  /** `--on-end` / RunOptions.onEnd: a shell command run once when the run ends (src/hooks). */
+  onEnd?: unknown;
+  /** Budgets (`--max-cost`, `--count-estimates`, `--max-tokens`; RunOptions the same): receipts/budget.ts. */
+  maxCost?: unknown;
+  countEstimates?: unknown;
+  maxTokens?: unknown;
 }
 
 /** The same options, checked: what the engine and the run's parts work with. */
@@ -35,6 +42,9 @@ export interface RunOptionsChecked {
   onEvent: ((event: LoopEvent) => void) | undefined;
   /** The run's own worktree, if asked for (src/worktree/); absent otherwise. */
   worktree?: WorktreeOption;
+  onEnd: string | undefined;
+  /** The run's budget, when it has one. */
+  budget: Budget | undefined;
 }
 
 export function validateMaxIterations(value: unknown): number | undefined {
@@ -86,6 +96,10 @@ export function validateRunEnv(value: unknown): Record<string, string> {
 export function validateRunOptions(options: RunOptionValues): RunOptionsChecked {
   const onEvent = options.onEvent;
   if (onEvent !== undefined && typeof onEvent !== "function") throw new LoopxError(`onEvent must be a function, got ${typeof onEvent}`);
+  const onEnd = options.onEnd;
+  if (onEnd !== undefined && (typeof onEnd !== "string" || onEnd.trim() === "" || onEnd.includes("\0"))) {
+    throw new LoopxError(`onEnd must be a shell command (a non-empty string without NUL), got ${shapeOf(onEnd)}`);
+  }
   const timeout = checkLimit(options.timeout, "timeout");
   const maxTime = checkLimit(options.maxTime, "maxTime");
   const checked: RunOptionsChecked = {
@@ -94,7 +108,28 @@ export function validateRunOptions(options: RunOptionValues): RunOptionsChecked 
     timeout,
     maxTime,
     onEvent: onEvent as RunOptionsChecked["onEvent"],
+    onEnd,
+    budget: validateBudget(options),
   };
   const worktree = validateWorktreeOption(options.worktree, options.worktreeCopy);
   return worktree ? { ...checked, worktree } : checked;
+}
+
+/** maxCost (USD, a finite number ≥ 0), countEstimates (a boolean, with maxCost), maxTokens (an integer ≥ 0). */
+function validateBudget(options: RunOptionValues): Budget | undefined {
+  const { maxCost, countEstimates, maxTokens } = options;
+  if (maxCost !== undefined && (typeof maxCost !== "number" || !Number.isFinite(maxCost) || maxCost < 0)) {
+    throw new LoopxError(`maxCost must be a non-negative number of US dollars, got ${describeValue(maxCost)}`);
+  }
+  if (countEstimates !== undefined && typeof countEstimates !== "boolean") throw new LoopxError(`countEstimates must be a boolean, got ${describeValue(countEstimates)}`);
+  if (countEstimates === true && maxCost === undefined) throw new LoopxError("countEstimates needs maxCost (--count-estimates needs --max-cost)");
+  if (maxTokens !== undefined && (typeof maxTokens !== "number" || !Number.isSafeInteger(maxTokens) || maxTokens < 0)) {
+    throw new LoopxError(`maxTokens must be a non-negative integer, got ${describeValue(maxTokens)}`);
+  }
+  if (maxCost === undefined && maxTokens === undefined) return undefined;
+  return {
+    ...(maxCost !== undefined ? { maxCost: maxCost as number } : {}),
+    ...(countEstimates === true ? { countEstimates: true } : {}),
+    ...(maxTokens !== undefined ? { maxTokens: maxTokens as number } : {}),
+  };
 }

@@ -3,12 +3,17 @@ import type { RunPart } from "../core/run-session.js";
 import { strays } from "../parts/strays.js";
 import { timeLimits } from "../parts/time-limits.js";
 import { recordsDir } from "../records/store.js";
-import { progressPart } from "../parts/progress.js";
+import { progressPart, progressShown } from "../parts/progress.js";
+import { LiveReceipts } from "../receipts/part.js";
+import type { Budget } from "../receipts/budget.js";
+import type { RunTotals } from "../core/receipts.js";
 import { logPart, recordMaxBytes, recordPart } from "../records/writer.js";
 import { TmpdirPart } from "../parts/tmpdir.js";
 import { guardianPart } from "../guardian/part.js";
 import { runInputPart } from "../records/input.js";
 import { controlPart } from "../control/part.js";
+import { onEndPart } from "../hooks/part.js";
+import { knownRunIds } from "../control/paths.js";
 import { warningsPart } from "../parts/warnings.js";
 
 /**
@@ -40,6 +45,14 @@ export interface PartFeatures {
   onEvent?: (event: LoopEvent) => void;
   /** A control channel, so that the run can be stopped and paused from elsewhere (LOOPX_CONTROL=0 turns it off). */
   control?: boolean;
+  /** `--on-end` / RunOptions.onEnd: a command run once when the run ends (src/hooks). */
+  onEnd?: string;
+  /** The CLI's runs: LOOPX_ON_END (environment, env files) is the hook when `onEnd` is not given. */
+  onEndFromEnv?: boolean;
+  /** `--max-cost` / `--max-tokens` (RunOptions the same): the run stops once its receipts reach it. */
+  budget?: Budget;
+  /** A resumed run's receipts so far (its record's): the running totals go on from them. */
+  totals?: RunTotals;
 }
 
 /**
@@ -59,12 +72,21 @@ export function runParts(features: PartFeatures): RunPart[] {
   // Always on: every run that starts a script has its own LOOPX_TMPDIR. After the records (a run
   // that cannot create it is still recorded); a part that must be done with the run's processes
   // before the directory goes belongs after it (parts end in reverse order).
+  // The end-of-run hook: before the parts that end processes and the scratch directory, so that
+  // it ends after them (parts end in reverse order), once nothing of the run is left but its record.
+  const onEnd =
+    features.onEnd !== undefined || features.onEndFromEnv
+      ? onEndPart({ ...(features.onEnd !== undefined ? { command: features.onEnd } : { fromEnv: true }), ...(records !== undefined ? { recordsDir: records } : {}) })
+      : undefined;
+  if (onEnd) parts.push(onEnd);
   const tmpdir = new TmpdirPart();
   parts.push(tmpdir);
   // Every run: one process started once, that closes the run if loopx dies without doing so.
-  // After the scratch directory (it needs its identity) and after the records (it is told "done"
-  // once run.end is written).
-  parts.push(guardianPart({ tmpdir, ...(records !== undefined ? { recordsDir: records } : {}), ...(features.log !== undefined ? { log: features.log } : {}) }));
+  // After the scratch directory (it needs its identity), the hook (its command) and the records
+  // (it is told "done" once run.end is written).
+  const guardian = guardianPart({ tmpdir, ...(records !== undefined ? { recordsDir: records } : {}), ...(features.log !== undefined ? { log: features.log } : {}), ...(onEnd ? { onEnd } : {}) });
+  if (onEnd) onEnd.starting = () => guardian.hooked();
+  parts.push(guardian);
   // Every run: it scans once, when the run ends, and never per iteration. After the scratch
   // directory, so that the run's strays are gone before it is removed.
   parts.push(strays());
@@ -72,8 +94,14 @@ export function runParts(features: PartFeatures): RunPart[] {
     parts.push(timeLimits({ timeout: features.timeout, maxTime: features.maxTime }));
   }
   if (features.control && env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
+  // Receipts read as they come: only for a budget or a progress line that shows the running total
+  // (a run with neither has no receipts file and reads nothing). After the scratch directory (the
+  // file is in it, read a last time before it goes).
+  const showsProgress = features.progress === true && progressShown(env);
+  const live = features.budget || showsProgress ? new LiveReceipts(() => tmpdir.scratch?.path, features.budget, features.totals) : undefined;
+  if (live) parts.push(live);
   if (features.progress) {
-    const progress = progressPart(env, { summary: features.summary });
+    const progress = progressPart(env, { summary: features.summary, knownIds: () => knownRunIds(env), ...(live ? { receipts: live } : {}) });
     if (progress) parts.push(progress);
   }
   // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.

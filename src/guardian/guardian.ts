@@ -10,6 +10,7 @@ import { groupAlive, signalGroup, waitForGroupExit } from "../os/process-group.j
 import { exitStatusFromStat, uptimeSeconds } from "../os/procfs.js";
 import { closingPath, readRecordEnds } from "../records/store.js";
 import { KILL_GRACE_MS } from "../runtime/supervisor.js";
+import { hookAfterDeath } from "../hooks/guardian.js";
 
 /**
  * What a run's guardian does once loopx is gone without ending the run (guardian/part.ts starts
@@ -140,7 +141,10 @@ function endedAtFrom(uptime: string): number {
   return Date.now() - Math.max(0, Math.round((now - then) * 1000));
 }
 
-/** The guardian's work; `args`: the JSON of the run, what loopx said, its stat line, the uptime it died at. */
+/**
+ * The guardian's work; `args`: the JSON of the run, what loopx said, its stat line, the uptime it
+ * died at, and "1" if loopx had started the run's end-of-run hook.
+ */
 export async function guard(args: string[]): Promise<number> {
   const endedAt = endedAtFrom(args[3] ?? "");
   let run: GuardedRun;
@@ -185,8 +189,9 @@ export async function guard(args: string[]): Promise<number> {
     message: [ending.message, ...problems].join("; "),
     ...(ending.signal !== undefined ? { signal: ending.signal } : {}),
   };
+  const hook = await hookAfterDeath(run, events, end, args[4] === "1");
   const files = [...(run.records !== undefined ? [join(run.records, `${run.run}.jsonl`)] : []), ...(run.log !== undefined ? [run.log] : [])];
-  for (const file of files) append(file, `${JSON.stringify(end)}\n`);
+  for (const file of files) append(file, `${hook ? `${JSON.stringify(hook)}\n` : ""}${JSON.stringify(end)}\n`);
   if (closing !== undefined) rmSync(closing, { force: true });
   return 0;
 }

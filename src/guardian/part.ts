@@ -5,6 +5,8 @@ import { SHELL_READ_DEAD_PARENT } from "../os/procfs.js";
 import type { Watcher } from "../runtime/spawn.js";
 import { onProcessEnd } from "../os/exit-hooks.js";
 import type { TmpdirPart } from "../parts/tmpdir.js";
+import type { OnEndPart } from "../hooks/part.js";
+import type { DeadRun } from "../hooks/guardian.js";
 
 /**
  * The run's guardian (loopx's own addition): a small process, started once per run, that closes
@@ -34,6 +36,12 @@ export interface GuardedRun {
   records?: string;
   /** The `--log` file, if any: run.end is appended to it too. */
   log?: string;
+  /**
+   * The run has an end-of-run hook (src/hooks): what the guardian tells it of the run when there is
+   * no record to read. The command and its environment are the guardian's own environment
+   * (LOOPX_ON_END, LOOPX_ON_END_TIMEOUT): never on a command line others can read.
+   */
+  onEnd?: DeadRun["onEnd"];
 }
 
 /**
@@ -47,32 +55,43 @@ export interface GuardedRun {
 const GUARDIAN_EXIT_WAIT_MS = 1_000;
 
 const WAITING_SH = `ending=
+hooked=
 while IFS= read -r line; do
   [ "$line" = done ] && exit 0
+  [ "$line" = hooked ] && hooked=1 && continue
   ending=$line
 done
 ${SHELL_READ_DEAD_PARENT}
-exec "$@" "$ending" "$stat" "$up"`;
+exec "$@" "$ending" "$stat" "$up" "$hooked"`;
 
 /**
- * The guardian part. After the scratch directory (it needs its identity); its `run.end` observer
- * must come after the record's, so that "done" is only said once the record is closed.
+ * The guardian part. After the scratch directory (it needs its identity) and the end-of-run hook
+ * (it needs its command); its `run.end` observer must come after the record's, so that "done" is
+ * only said once the record is closed. `hooked()` tells it the hook has started: it must not run
+ * it again if loopx dies now.
  */
-export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string; log?: string }): RunPart {
+export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string; log?: string; onEnd?: OnEndPart }): RunPart & { hooked(): void } {
   let guardian: Watcher | undefined;
+  let start: { project: string; target: string; startedAt: string; maxIterations: number | null } | undefined;
   let removeExitHook: (() => void) | undefined;
   let leaving: Watcher | undefined;
   return {
+    hooked() {
+      guardian?.send("hooked");
+    },
     begin(controls) {
       const scratch = options.tmpdir.scratch;
+      const hook = options.onEnd?.spec;
       const guarded: GuardedRun = {
         run: controls.id,
         startedAt: Date.now(),
         ...(scratch ? { scratch: { path: scratch.path, dev: String(scratch.dev), ino: String(scratch.ino), birth: String(scratch.birth) } } : {}),
         ...(options.recordsDir !== undefined ? { records: options.recordsDir } : {}),
         ...(options.log !== undefined ? { log: options.log } : {}),
+        ...(hook && start ? { onEnd: start } : {}),
       };
-      const env: Record<string, string | undefined> = { ...process.env };
+      // With a hook, the guardian's environment is the hook's (the run's, without its id).
+      const env: Record<string, string | undefined> = hook ? { ...hook.env, LOOPX_ON_END: hook.command, LOOPX_ON_END_TIMEOUT: `${hook.timeoutMs}ms` } : { ...process.env };
       delete env.LOOPX_RUN_ID; // an outer run's id: its stray scan must not end this run's guardian
       const warn = (error: unknown) => controls.warn(`cannot start the run's guardian: ${error instanceof Error ? error.message : String(error)}; the run goes on without it`);
       try {
@@ -87,6 +106,9 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
       removeExitHook = onProcessEnd((code, signal) => void guardian?.send(signal ? `signal ${signal}` : `exit ${code ?? 0}`));
     },
     onEvent(event) {
+      if (event.type === "run.start" || event.type === "run.resume") {
+        start = { project: event.projectRoot, target: event.target, startedAt: event.time, maxIterations: event.maxIterations };
+      }
       if (event.type !== "run.end") return;
       removeExitHook?.();
       guardian?.send("done");

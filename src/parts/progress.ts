@@ -4,6 +4,13 @@ import { describeIterationStart, describeRunEnd, describeSteering } from "../rec
 import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
 import type { RunPart } from "../core/run-session.js";
 import { stderrKind, stderrLine } from "../os/stderr.js";
+import { uniquePrefixLengths } from "../records/runs.js";
+import { describeTotals, type RunTotals } from "../core/receipts.js";
+
+/** " · $0.0369 · 12.3k tokens" once the run has receipts; "" before. */
+function runningTotal(totals: RunTotals | undefined): string {
+  return totals && totals.receipts > 0 ? ` · ${describeTotals(totals)}` : "";
+}
 
 /**
  * Progress (loopx's own extension): one line before each script starts (iteration, target,
@@ -11,7 +18,9 @@ import { stderrKind, stderrLine } from "../os/stderr.js";
  * (LOOPX_PROGRESS=0 turns them off), anywhere with LOOPX_PROGRESS=1; `--summary` asks for the
  * summary line alone wherever stderr goes. Never on stdout. Styled on a terminal unless NO_COLOR is
  * set or TERM=dumb. The summary of a failed run says why it failed, so the CLI prints no second
- * line for the same failure (the error is marked as reported).
+ * line for the same failure (the error is marked as reported). The first line and the summary name
+ * the run (its id's first 8 characters, longer if they name another run too; on a terminal its
+ * shortest unique prefix is bold): what `loopx runs stop` and the other steering commands take.
  */
 
 const DIM = ["\x1b[2m", "\x1b[22m"] as const;
@@ -22,16 +31,55 @@ const COLOURS: Record<string, readonly [string, string]> = {
   failed: ["\x1b[31m", "\x1b[39m"],
 };
 const YELLOW = ["\x1b[33m", "\x1b[39m"] as const;
+const BOLD = ["\x1b[1m", "\x1b[22m"] as const;
+/** How much of the run's id the lines show, at least. */
+const SHOWN_ID = 8;
 
-/** The part, or undefined when neither progress nor the summary line is asked for here. */
-export function progressPart(env: Record<string, string | undefined>, options: { summary?: boolean } = {}): RunPart | undefined {
+/**
+ * The run's id as the lines show it: at least its first 8 characters, as many as name it alone
+ * among the runs known now (recorded, or with a control channel); `unique` of them name it today.
+ */
+export function shownRunId(id: string, known: () => Set<string>): { text: string; unique: number } {
+  const ids = known();
+  ids.add(id);
+  const unique = uniquePrefixLengths([...ids]).get(id) ?? id.length;
+  return { text: id.slice(0, Math.max(SHOWN_ID, unique)), unique };
+}
+
+/** True when progress lines show before each script here (stderr a terminal, or LOOPX_PROGRESS=1). */
+export function progressShown(env: Record<string, string | undefined>): boolean {
+  return env.LOOPX_PROGRESS === "1" || (stderrKind() === "terminal" && env.LOOPX_PROGRESS !== "0");
+}
+
+/**
+ * The part, or undefined when neither progress nor the summary line is asked for here. With
+ * `receipts` (the run's live totals), each line shows the running total once there is one.
+ * `knownIds`: the ids a run id prefix can name now (recorded runs, runs with a control channel).
+ */
+export function progressPart(
+  env: Record<string, string | undefined>,
+  options: { summary?: boolean; receipts?: { readonly totals: RunTotals }; knownIds?: () => Set<string> } = {},
+): RunPart | undefined {
   const terminal = stderrKind() === "terminal";
-  const iterations = env.LOOPX_PROGRESS === "1" || (terminal && env.LOOPX_PROGRESS !== "0");
+  const iterations = progressShown(env);
   if (!iterations && !options.summary) return undefined;
   const styled = terminal && !env.NO_COLOR && env.TERM !== "dumb";
   const paint = (text: string, [on, off]: readonly [string, string]) => (styled ? `${on}${text}${off}` : text);
   // What a line says may quote what a script wrote (a goto value): shown, never obeyed.
-  const write = (text: string, colour: readonly [string, string]) => stderrLine(paint(`loopx: ${shownText(text)}`, colour));
+  let id: { text: string; unique: number } | undefined;
+  /**
+   * One line; `run` names the run's id at the line's start ("run <id> · <text>") or end ("<text>
+   * · run <id>"). The id is loopx's own text: its bold prefix is styled inside the line's colour.
+   */
+  const write = (text: string, colour: readonly [string, string], run?: { id: string; at: "start" | "end" }) => {
+    let line = shownText(text);
+    if (run) {
+      id ??= shownRunId(run.id, options.knownIds ?? (() => new Set()));
+      const named = styled ? `run ${BOLD[0]}${id.text.slice(0, id.unique)}${BOLD[1]}${colour[0]}${id.text.slice(id.unique)}` : `run ${id.text}`;
+      line = run.at === "start" ? `${named} · ${line}` : `${line} · ${named}`;
+    }
+    stderrLine(paint(`loopx: ${line}`, colour));
+  };
   let start: RunStartEvent | RunResumeEvent | undefined;
   let startedAt = 0;
   let last: IterationEndEvent | undefined;
@@ -49,7 +97,7 @@ export function progressPart(env: Record<string, string | undefined>, options: {
         case "run.resume":
           start = event;
           startedAt = Date.now();
-          if (iterations) write(`resuming run ${event.run} at ${event.target} (iteration ${event.iterations + 1})`, DIM);
+          if (iterations) write(`resuming at ${event.target} (iteration ${event.iterations + 1})`, DIM, { id: event.run, at: "start" });
           break;
         case "run.pause":
         case "run.continue":
@@ -59,14 +107,18 @@ export function progressPart(env: Record<string, string | undefined>, options: {
             if (line !== undefined) write(line, YELLOW);
           }
           break;
-        case "iteration.start":
-          if (iterations) write(describeIterationStart(event, start?.maxIterations ?? null, Date.now() - startedAt), DIM);
+        case "iteration.start": {
+          if (!iterations) break;
+          const line = `${describeIterationStart(event, start?.maxIterations ?? null, Date.now() - startedAt)}${runningTotal(options.receipts?.totals)}`;
+          // The first line of the run names it.
+          write(line, DIM, id === undefined ? { id: event.run, at: "start" } : undefined);
           break;
+        }
         case "iteration.end":
           last = event;
           break;
         case "run.end":
-          write(describeRunEnd(event, start?.maxIterations ?? null, last), COLOURS[event.reason] ?? YELLOW);
+          write(`${describeRunEnd(event, start?.maxIterations ?? null, last)}${runningTotal(options.receipts?.totals)}`, COLOURS[event.reason] ?? YELLOW, { id: event.run, at: "end" });
           if (ending instanceof LoopxError) ending.reported = true;
           break;
       }

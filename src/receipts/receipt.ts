@@ -1,4 +1,4 @@
-import type { CostKind, Receipt, ReceiptTokens, UsageWindow } from "../core/events.js";
+import { TOKEN_FIELDS, type CostKind, type Receipt, type ReceiptTokens, type UsageWindow } from "../core/events.js";
 
 /**
  * A receipt as a script gives it, checked (pure; loaded by a script's `import "loopx"`, so no
@@ -13,7 +13,6 @@ export const RECEIPT_TEXT_CHARS = 200;
 /** One receipt's cost, at most (USD): a typo of a few zeros is refused, not recorded. */
 export const RECEIPT_MAX_USD = 1_000_000;
 
-export const TOKEN_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "reasoning"] as const satisfies ReadonlyArray<keyof ReceiptTokens>;
 export const COST_KINDS: readonly CostKind[] = ["billed", "estimate"];
 const TEXT_FIELDS = ["model", "provider", "agent", "agentVersion"] as const;
 const FIELDS = new Set(["cost", "tokens", "window", ...TEXT_FIELDS]);

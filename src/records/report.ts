@@ -1,3 +1,4 @@
+import { LoopxError } from "../core/errors.js";
 import { shownText } from "../core/untrusted-text.js";
 import {
   EVENT_VERSION,
@@ -12,6 +13,14 @@ import {
   type RunResumeEvent,
   type RunStartEvent,
 } from "../core/events.js";
+import { addReceipt, addRunTotals, addTotals, describeCost, emptyRunTotals, emptyTotals, formatTokens, receiptTotals, recordedReceipt, tokenSum, type RunTotals, type Totals } from "../core/receipts.js";
+import { describeReceipt, totalsLines } from "./receipts-report.js";
+
+
+/** The one wording for a record this loopx cannot read: written by a newer loopx. */
+export function newerRecordError(id: string, version: number): LoopxError {
+  return new LoopxError(`run ${id} was recorded by a newer loopx (record format v${version}; this loopx reads v${EVENT_VERSION})`);
+}
 
 /**
  * Pure reading and wording of run events (loopx's own extension of the spec): what terminal
@@ -153,6 +162,8 @@ export interface RunSummary {
   /** The ending in words ("stopped by ralph:check"), once ended. */
   ending?: string;
   message?: string;
+  /** What its receipts added up to (when it had any): from run.end, or the whole record (runs.ts). */
+  totals?: RunTotals;
   /** --worktree: the run's branch and the worktree it works in (`project` is the tree it was started from). */
   worktree?: { branch: string; path: string };
 }
@@ -232,6 +243,7 @@ export function summarizeRun(id: string, events: RecordEvent[], alive: (sitting:
     summary.exitCode = end.exitCode;
     summary.ending = describeEnding(end, start.maxIterations, lastIterationEnd(events));
     if (end.message !== undefined) summary.message = end.message;
+    if (end.receipts) summary.totals = end.receipts;
   } else if (alive(sitting)) {
     summary.state = steering(events) ?? "running";
     summary.durationMs = Math.max(0, now - startMs);
@@ -279,16 +291,20 @@ export function formatTable(cells: string[][]): string {
  * `idPrefix`: the length of each id's shortest unique prefix, shown in bold.
  */
 export function formatRunList(summaries: RunSummary[], options: { project?: boolean; idPrefix?: Map<string, number> } = {}): string {
-  // The BRANCH column only when a run worked in its own worktree (--worktree).
+  // COST and TOKENS only when a listed run had receipts, BRANCH only when one had its own worktree
+  // (--worktree): a user of neither sees the table as before.
+  const costs = summaries.some((run) => run.totals);
   const branches = summaries.some((run) => run.worktree);
-  const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", "TARGET", ...(branches ? ["BRANCH"] : []), ...(options.project === false ? [] : ["PROJECT"])]];
+  const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", ...(costs ? ["COST", "TOKENS"] : []), "TARGET", ...(branches ? ["BRANCH"] : []), ...(options.project === false ? [] : ["PROJECT"])]];
   for (const run of summaries) {
+    const used = costs ? [run.totals ? describeCost(run.totals) || "-" : "", run.totals ? formatTokens(tokenSum(run.totals)) : ""] : [];
     rows.push([
       run.id,
       run.state,
       formatLocalTime(run.start),
       formatElapsed(run.durationMs),
       String(run.iterations),
+      ...used,
       run.target,
       ...(branches ? [run.worktree?.branch ?? "-"] : []),
       ...(options.project === false ? [] : [run.project]),
@@ -356,6 +372,8 @@ interface DetailRow {
   next?: string;
   result?: string;
   stderr?: string[];
+  /** What its script's receipts added up to, when it sent any. */
+  totals?: Totals;
 }
 
 /**
@@ -367,6 +385,8 @@ export class RunDetail {
   private readonly byN = new Map<number, DetailRow>();
   readonly notes: NoteEvent[] = [];
   readonly gaps: GapEvent[] = [];
+  /** The run's receipts added up, every sitting and what a capped record dropped included. */
+  readonly totals: RunTotals = emptyRunTotals();
   readonly warnings: WarningEvent[] = [];
   /**
    * The run's own events (run.start, run.resume, pause/continue/stop, run.end), in record order:
@@ -405,7 +425,16 @@ export class RunDetail {
         break;
       case "gap":
         this.gaps.push(event);
+        if (event.receipts) addRunTotals(this.totals, event.receipts);
         break;
+      case "receipt": {
+        const receipt = recordedReceipt(event);
+        if (!receipt) break;
+        addReceipt(this.totals, receipt);
+        const row = event.n === undefined ? undefined : this.byN.get(event.n);
+        if (row) addTotals((row.totals ??= emptyTotals()), receiptTotals(receipt));
+        break;
+      }
       case "warning":
         this.warnings.push(event);
         break;
@@ -420,6 +449,7 @@ export class RunDetail {
     detail.rows.push(...this.rows.filter((row) => row.n > after));
     detail.notes.push(...this.notes.filter((note) => note.n === undefined || note.n > after));
     detail.gaps.push(...this.gaps.filter((gap) => gap.after >= after));
+    addRunTotals(detail.totals, this.totals);
     detail.warnings.push(...this.warnings.filter((warning) => warning.n > after));
     detail.lastTime = this.lastTime;
     return detail;
@@ -451,6 +481,7 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
     `started ${formatLocalTime(summary.start)} · ${summary.target} · ${summary.project} · pid ${summary.pid} · loopx ${summary.version} (${summary.runtime})`,
     ...(summary.worktree ? [`worktree ${summary.worktree.branch} · ${summary.worktree.path}`] : []),
     ...(summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? [summary.message] : []),
+    ...(detail.totals.receipts > 0 ? totalsLines(detail.totals) : []),
   ];
   const header = headerLines.map((line) => `${shownText(line)}\n`).join("");
   const until = summary.state === "running" ? now : Date.parse(detail.lastTime);
@@ -459,7 +490,9 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
   if (iterations.length === 0) return header + [...before, ...detail.notes.map(describeNote)].map((line) => `${line}\n`).join("");
   const msOf = (row: DetailRow) => row.ms ?? Math.max(0, until - row.startMs);
   const max = iterations.reduce((most, row) => Math.max(most, msOf(row)), 0);
-  const rows = [["N", "TARGET", "DURATION", "", "EXIT", "NEXT", "RESULT"]];
+  // COST and TOKENS only for a run whose scripts sent receipts.
+  const costs = detail.totals.receipts > 0;
+  const rows = [["N", "TARGET", "DURATION", "", "EXIT", "NEXT", ...(costs ? ["COST", "TOKENS"] : []), "RESULT"]];
   for (const row of iterations) {
     const open = row.exit === undefined;
     const ms = msOf(row);
@@ -470,6 +503,7 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
       durationBar(ms, max),
       open ? (summary.state === "running" ? "running" : "-") : row.exit!,
       open ? "" : row.next!,
+      ...(costs ? [row.totals ? describeCost(row.totals) : "", row.totals ? formatTokens(tokenSum(row.totals)) : ""] : []),
       open ? "" : row.result!,
     ]);
   }
@@ -529,6 +563,8 @@ function describeTailEvent(event: RecordEvent, start: RunStartEvent | undefined,
       return describeNote(event);
     case "gap":
       return describeGap(event);
+    case "receipt":
+      return describeReceipt(event, formatLocalTime);
     case "warning":
       return describeWarning(event);
     case "run.resume":

@@ -3,7 +3,9 @@ import { join } from "node:path";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
 import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "../core/events.js";
-import { RunDetail, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, projectOf, startEvent, summarizeRun, type RunState, type RunSummary } from "./report.js";
+import { RunDetail, newerRecordError, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, projectOf, startEvent, summarizeRun, type RunState, type RunSummary } from "./report.js";
+import { showRunAs } from "./run-formats.js";
+import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
 
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */
@@ -11,9 +13,7 @@ import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsD
 type Env = Record<string, string | undefined>;
 type Write = (text: string) => void;
 
-function newer(id: string, version: number): LoopxError {
-  return new LoopxError(`run ${id} was recorded by a newer loopx (record format v${version}; this loopx reads v${EVENT_VERSION})`);
-}
+const newer = newerRecordError;
 
 /** How a run can be: what `--state` accepts. */
 export const RUN_STATES = [
@@ -48,6 +48,8 @@ export interface ListOptions {
   cwd: string;
   /** Bold the shortest unique prefix of each id (a terminal). */
   highlight: boolean;
+  /** `--since`: runs started at or after this time (ms since 1970) only, and their receipt totals. */
+  since?: number;
 }
 
 /**
@@ -93,6 +95,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
   const newerRecords: Array<{ id: string; v: number }> = [];
   const lines: string[] = [];
   let matching = 0;
+  const period: RunSummary[] = [];
   for (const id of allIds) {
     let text: string;
     try {
@@ -123,12 +126,17 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
     if (!start || (!options.all && !sameProject(projectOf(start), options.cwd))) continue;
     const summary = summarizeRun(id, record.events, runProcessAlive, now);
     if (!summary || (options.state !== undefined && summary.state !== options.state)) continue;
+    if (options.since !== undefined && Date.parse(summary.start) < options.since) continue;
+    addRecordTotals(summary, () => readRecordText(dir, id));
     matching++;
+    // The period's totals count every run of it, listed or past --limit.
+    if (options.since !== undefined) period.push(summary);
     if (matching > limit) continue;
     summaries.push(summary);
     lines.push(jsonLine(summary));
   }
   if (options.json) {
+    if (options.since !== undefined) lines.push(jsonLine(periodTotals(period, options.since)));
     if (lines.length) write(`${lines.join("\n")}\n`);
     return;
   }
@@ -140,9 +148,10 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
   const prefixes = uniquePrefixLengths(allIds);
   let text = summaries.length ? formatRunList(summaries, { project: options.all, idPrefix: options.highlight ? prefixes : undefined }) : "";
   for (const { id, v } of newerRecords) {
-    text += `${id}  recorded by a newer loopx (record format v${v}; this loopx reads v${EVENT_VERSION})\n`;
+    text += `${id}  ${newerRecordError(id, v).message.slice(`run ${id} was `.length)}\n`;
   }
   if (matching > limit) text += `… ${matching - limit} more (--limit ${matching} shows all ${matching})\n`;
+  if (options.since !== undefined) text += formatPeriodTotals(periodTotals(period, options.since));
   write(text);
 }
 
@@ -176,9 +185,10 @@ function runIdFor(dir: string, prefix: string | undefined, cwd: string): string 
  * `loopx runs show [<id>]`: one row per iteration; `--last N`: the last N only; `--json`: the
  * record's events (with `--last`, those of the last N iterations, with the run's start and end).
  */
-export function showRun(env: Env, prefix: string | undefined, cwd: string, options: { json: boolean; last?: number }, write: Write): void {
+export function showRun(env: Env, prefix: string | undefined, cwd: string, options: { json: boolean; last?: number; markdown?: boolean; outcome?: boolean }, write: Write): void {
   const dir = recordsDir(env);
   const id = runIdFor(dir, prefix, cwd);
+  if (options.markdown || options.outcome) return showRunAs(dir, id, options.outcome ? "outcome" : "markdown", write);
   const last = options.last;
   // --last N: only as much of the record's end as holds N iterations (and one more, for the count
   // of those not shown).
@@ -192,7 +202,9 @@ export function showRun(env: Env, prefix: string | undefined, cwd: string, optio
     const from = last === undefined ? 0 : summary.iterations - last;
     // run.start and run.end (no n) stay; a note of no known iteration stays too.
     const shown = events.filter((event) => !("n" in event) || event.n === undefined || event.n > from);
-    write(shown.map((event) => `${jsonLine(event)}\n`).join(""));
+    // Then the run's receipt totals, when it had receipts: one `totals` line (README: stable fields).
+    const totals = runTotalsLine(id, last === undefined ? events : parseChecked(id, readRecordText(dir, id)));
+    write(shown.map((event) => `${jsonLine(event)}\n`).join("") + (totals ? `${jsonLine(totals)}\n` : ""));
     return;
   }
   // The table: gathered event by event, none of them kept (100,000 iterations in well under 1 s).

@@ -1,7 +1,9 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import type { LoopEvent } from "../core/events.js";
+import type { LoopEvent, RecordEvent, RunEndEvent } from "../core/events.js";
+import { recordTotals, type RunTotals } from "../core/receipts.js";
+import { parseRecord } from "./report.js";
 import type { RunPart } from "../core/run-session.js";
 import { RECORD_PATH_VAR } from "./note.js";
 import { pruneRecords } from "./store.js";
@@ -20,6 +22,8 @@ class EventFile {
   private path: string | undefined;
   /** Bytes in the file, as far as this writer knows (notes by scripts come on top). */
   private bytes = 0;
+  /** The file held events of earlier sittings (a resume): their receipts count in the totals too. */
+  private resumed = false;
 
   /** `maxBytes`: compact the file (compactRecord) whenever it grows past it. */
   constructor(
@@ -31,10 +35,26 @@ class EventFile {
     this.path = path;
     this.fd = openSync(path, "a", 0o600);
     this.bytes = fstatSync(this.fd).size;
+    this.resumed = this.bytes > 0;
   }
 
   isOpen(): boolean {
     return this.fd !== undefined;
+  }
+
+  /**
+   * What the receipts in the file add up to, when there are any: read (once, at the run's end)
+   * only when scripts appended to the file — a run whose scripts report nothing reads nothing.
+   */
+  receiptTotals(): RunTotals | undefined {
+    if (this.fd === undefined || this.path === undefined) return undefined;
+    try {
+      if (!this.resumed && fstatSync(this.fd).size <= this.bytes) return undefined;
+      const totals = recordTotals(parseRecord(readFileSync(this.path, "utf8")).events).run;
+      return totals.receipts > 0 ? totals : undefined;
+    } catch {
+      return undefined; // the run.end is written without them; readers add the record up themselves
+    }
   }
 
   write(event: LoopEvent): void {
@@ -132,6 +152,8 @@ export function compactRecord(text: string, maxBytes: number, base: { v: 1; time
     const n = /"type":"iteration\.start".*?"n":(\d+)/.exec(line);
     if (n) after = Number(n[1]);
   }
+  // Receipts dropped (an earlier gap's included) are kept as their totals: a run's totals stay whole.
+  const receipts = recordTotals(lines.slice(headEnd, tailStart).flatMap((line) => (line.includes('"type":"receipt"') || line.includes('"type":"gap"') ? parsedLine(line) : []))).run;
   for (const line of lines.slice(headEnd, tailStart)) {
     if (!line.includes('"type":"gap"')) dropped += Buffer.byteLength(line) + 1;
     if (isStart(line)) iterations++;
@@ -145,8 +167,16 @@ export function compactRecord(text: string, maxBytes: number, base: { v: 1; time
       }
     }
   }
-  const gap = { ...base, type: "gap", after, iterations, bytes: dropped };
+  const gap = { ...base, type: "gap", after, iterations, bytes: dropped, ...(receipts.receipts > 0 ? { receipts } : {}) };
   return `${[...lines.slice(0, headEnd), JSON.stringify(gap), ...lines.slice(tailStart)].join("\n")}\n`;
+}
+
+function parsedLine(line: string): RecordEvent[] {
+  try {
+    return [JSON.parse(line) as RecordEvent];
+  } catch {
+    return []; // a torn line: nothing to add
+  }
 }
 
 /**
@@ -172,7 +202,9 @@ export function recordPart(dir: string, maxBytes = RECORD_MAX_BYTES): RunPart {
           file.fail(error);
         }
       }
-      file?.write(event);
+      // The record's run.end carries the run's receipt totals (a copy: other parts see the event as emitted).
+      const receipts = event.type === "run.end" ? file?.receiptTotals() : undefined;
+      file?.write(receipts ? { ...(event as RunEndEvent), receipts } : event);
     },
   };
 }

@@ -26,7 +26,7 @@ export function sendReceipts(receipts: Receipt[], who: string): void {
     try {
       receipt(r);
     } catch (error) {
-      process.stderr.write(`${who}: usage not recorded (${(error as Error).message}): ${JSON.stringify(r)}\n`);
+      process.stderr.write(`${who}: usage not recorded: ${(error as Error).message}\n`);
     }
   }
 }
@@ -34,6 +34,7 @@ export function sendReceipts(receipts: Receipt[], who: string): void {
 /** The usage of one agent call, reported at most once. */
 export class CallUsage {
   private reported?: Receipt[];
+  private partial?: NodeJS.Timeout;
 
   constructor(
     private readonly spec: AgentSpec,
@@ -49,7 +50,26 @@ export class CallUsage {
     return this.reported;
   }
 
-  get done(): boolean {
-    return this.reported !== undefined;
+  /**
+   * The call's receipts once it has ended, with the balance it spent (`before` minus what
+   * `measure` gives) when there is a usage command; a call reported while being interrupted is
+   * not measured again (the script is about to end).
+   */
+  settle(before: number | undefined, measure: () => number | undefined): { receipts: Receipt[]; balance?: number } {
+    const balance = before !== undefined && !this.reported ? measure() : undefined;
+    return { receipts: this.report(balance !== undefined ? Math.max(0, before! - balance) : undefined), balance };
+  }
+
+  /** After a signal: unless the agent exits first, its usage so far is reported, then `end` ends it. */
+  reportIfStillRunning(end: () => void): void {
+    this.partial ??= setTimeout(() => {
+      this.report();
+      end();
+    }, PARTIAL_REPORT_MS);
+  }
+
+  /** The agent is gone: no partial report is due any more. */
+  exited(): void {
+    clearTimeout(this.partial);
   }
 }

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { PRESETS, displayEvent, queryBalance, responseText, streamFailure, type AgentSpec } from "./agent.ts";
 import { parkForLimit, sharedLimitUntil, usageLimit, type LimitPolicy } from "./limits.ts";
-import { CallUsage, PARTIAL_REPORT_MS } from "./report.ts";
+import { CallUsage } from "./report.ts";
 import { addCost, receiptsCost, type Cost, type Receipt } from "./usage.ts";
 import { duration } from "./util.ts";
 
@@ -17,9 +17,8 @@ export interface AgentResult {
   events: Json[];
   /** The assistant's response text (see responseText). */
   response: string;
-  /** What this invocation used, as reported to loopx (usage.ts). */
+  /** What this invocation used, as reported to loopx (usage.ts), and its cost in USD by kind. */
   receipts: Receipt[];
-  /** Its cost in USD by kind, when the agent reports one or a usage command measures it. */
   cost?: Cost;
   balance?: number;
   /** Why this invocation failed; undefined when it succeeded. */
@@ -118,16 +117,12 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
     }
   };
   // The agent runs in its own process group, so that it can be ended with everything it started
-  // (idle limit); a signal this script gets is passed on to that group. An agent still running
-  // PARTIAL_REPORT_MS later has what it used so far reported, and is ended (report.ts).
+  // (idle limit); a signal this script gets is passed on to that group (and the usage so far is
+  // reported if the agent is slow to go: report.ts).
   const usage = new CallUsage(spec, events);
-  let partialTimer: NodeJS.Timeout | undefined;
   const forward = (signal: NodeJS.Signals): void => {
     endGroup(signal);
-    partialTimer ??= setTimeout(() => {
-      usage.report();
-      endGroup("SIGKILL");
-    }, PARTIAL_REPORT_MS);
+    usage.reportIfStillRunning(() => endGroup("SIGKILL"));
   };
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolveExit) => {
     let child;
@@ -183,7 +178,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
   const { code, signal, error } = await exit;
   activeAgent = undefined;
   clearTimeout(idleTimer);
-  clearTimeout(partialTimer);
+  usage.exited();
   for (const name of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.off(name, forward);
   if (pending !== "") handleLine(pending);
   keepStderr(stderrPending);
@@ -206,9 +201,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
     if (cause) failure += ` — ${cause}`;
   }
 
-  // An interrupted call is not measured again (the script is about to end).
-  const balance = before !== undefined && !usage.done ? queryBalance(spec, options.cwd) : undefined;
-  const receipts = usage.report(balance !== undefined ? Math.max(0, before! - balance) : undefined);
+  const { receipts, balance } = usage.settle(before, () => queryBalance(spec, options.cwd));
   return { code, signal, events, response: responseText(spec.type, events), receipts, cost: receiptsCost(receipts), balance, failure, stderrTail };
 }
 

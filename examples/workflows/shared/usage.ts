@@ -16,36 +16,13 @@
 //   `cacheReads` and `cost` (no model), `billed`; a message repeated as it updates (same `ts`)
 //   counts once.
 // `<prefix>COST_KIND` (billed | estimate) overrides the kind for any agent.
+import type { CostKind, Receipt, ReceiptTokens, UsageWindow } from "loopx";
 import type { AgentType } from "./agent.ts";
 
 type Json = Record<string, any>;
-export type CostKind = "billed" | "estimate";
-
-export interface Tokens {
-  input?: number;
-  output?: number;
-  cacheRead?: number;
-  cacheWrite?: number;
-  reasoning?: number;
-}
-
-export interface UsageWindow {
-  type: string;
-  status: string;
-  resetsAt?: string;
-  utilization?: number;
-}
-
-/** One receipt, as `receipt()` from "loopx" takes it. */
-export interface Receipt {
-  cost?: { usd: number; kind: CostKind };
-  tokens?: Tokens;
-  model?: string;
-  provider?: string;
-  agent?: string;
-  agentVersion?: string;
-  window?: UsageWindow;
-}
+// The receipt types loopx publishes (type-only: nothing is loaded at run time).
+export type { CostKind, Receipt, UsageWindow };
+type Tokens = ReceiptTokens;
 
 export interface UsageContext {
   /** The environment the agent ran with (decides estimate vs billed when the stream does not). */
@@ -58,7 +35,11 @@ export interface UsageContext {
 
 const AGENTS: Record<AgentType, string> = { claude: "claude-code", codex: "codex", amp: "amp", cline: "cline" };
 
-const count = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined);
+// What loopx accepts (README, "Receipts"): a field the stream gives in another shape is left out
+// rather than the whole receipt refused.
+const count = (value: unknown): number | undefined => (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined);
+const dollars = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) && value >= 0 && value <= 1_000_000 ? value : undefined);
+const label = (value: unknown): string | undefined => (typeof value === "string" && value.trim() !== "" && [...value].length <= 200 ? value : undefined);
 
 /** Tokens with only the fields that are there (and a receipt of nothing is none at all). */
 function tokens(input: unknown, output: unknown, cacheRead: unknown, cacheWrite: unknown, reasoning?: unknown): Tokens | undefined {
@@ -88,10 +69,10 @@ export function claudeWindows(events: Json[]): UsageWindow[] {
   const byType = new Map<string, UsageWindow>();
   for (const event of events) {
     const info = event.type === "rate_limit_event" ? event.rate_limit_info : undefined;
-    if (!info || typeof info.rateLimitType !== "string" || typeof info.status !== "string") continue;
+    if (!info || !label(info.rateLimitType) || !label(info.status)) continue;
     const window: UsageWindow = { type: info.rateLimitType, status: info.status };
     if (count(info.resetsAt) !== undefined) window.resetsAt = new Date(info.resetsAt * 1000).toISOString();
-    if (count(info.utilization) !== undefined) window.utilization = info.utilization;
+    if (dollars(info.utilization) !== undefined && info.utilization <= 1000) window.utilization = info.utilization;
     byType.delete(window.type);
     byType.set(window.type, window);
   }
@@ -114,7 +95,7 @@ export function assistantTokens(events: Json[]): Map<string, Tokens> {
   });
   const byModel = new Map<string, Tokens>();
   for (const message of last.values()) {
-    const model = typeof message.model === "string" ? message.model : "";
+    const model = label(message.model) ?? "";
     const sum = byModel.get(model) ?? {};
     addTokens(sum, messageTokens(message.usage));
     byModel.set(model, sum);
@@ -125,7 +106,7 @@ export function assistantTokens(events: Json[]): Map<string, Tokens> {
 
 /** The receipts of Claude's last `result` event: one per model of `modelUsage`, else one from `usage`. */
 function claudeResultReceipts(result: Json, kind: CostKind, fallbackModel: string | undefined): Receipt[] {
-  const total = count(result.total_cost_usd);
+  const total = dollars(result.total_cost_usd);
   const models = result.modelUsage && typeof result.modelUsage === "object" ? Object.entries(result.modelUsage as Record<string, Json>) : [];
   if (models.length === 0) {
     const receipt: Receipt = { tokens: messageTokens(result.usage), model: fallbackModel };
@@ -135,13 +116,13 @@ function claudeResultReceipts(result: Json, kind: CostKind, fallbackModel: strin
   // One model: the total is its cost. Several: each one's own, when every one has it; else the
   // total once, on a receipt of its own.
   const single = models.length === 1;
-  const perModel = !single && models.every(([, m]) => count(m?.costUSD) !== undefined);
+  const perModel = !single && models.every(([, m]) => dollars(m?.costUSD) !== undefined);
   const receipts: Receipt[] = models.map(([model, m]) => {
     // Claude's output tokens include its thinking; loopx counts reasoning apart from output.
     const thinking = count(m.thinkingTokens) ?? 0;
     const output = count(m.outputTokens) !== undefined ? Math.max(0, m.outputTokens - thinking) : undefined;
-    const receipt: Receipt = { model, tokens: tokens(m.inputTokens, output, m.cacheReadInputTokens, m.cacheCreationInputTokens, thinking) };
-    const usd = perModel ? (m.costUSD as number) : single ? (total ?? count(m.costUSD)) : undefined;
+    const receipt: Receipt = { model: label(model), tokens: tokens(m.inputTokens, output, m.cacheReadInputTokens, m.cacheCreationInputTokens, thinking) };
+    const usd = perModel ? (m.costUSD as number) : single ? (total ?? dollars(m.costUSD)) : undefined;
     if (usd !== undefined) receipt.cost = { usd, kind };
     return receipt;
   });
@@ -154,14 +135,14 @@ export function claudeReceipts(events: Json[], context: UsageContext): Receipt[]
   const init = events.find((e) => e.type === "system" && e.subtype === "init");
   const kind = context.costKind ?? claudeCostKind(init, context.env);
   const resultAt = events.map((e) => e.type).lastIndexOf("result");
-  const fallbackModel = typeof init?.model === "string" ? init.model : undefined;
+  const fallbackModel = label(init?.model);
   const receipts: Receipt[] = [];
   if (resultAt >= 0) receipts.push(...claudeResultReceipts(events[resultAt]!, kind, fallbackModel));
   // Messages after the last result (or all of them, without one) are in no result's totals.
   const counted = new Set(events.slice(0, resultAt + 1).map((e) => (e.type === "assistant" ? e.message?.id : undefined)).filter(Boolean));
   const after = events.slice(resultAt + 1).filter((e) => !(e.type === "assistant" && counted.has(e.message?.id)));
   for (const [model, sum] of assistantTokens(after)) receipts.push({ model: model || fallbackModel, tokens: sum });
-  return finish(receipts, claudeWindows(events), { agent: AGENTS.claude, agentVersion: init?.claude_code_version, provider: "anthropic" });
+  return finish(receipts, claudeWindows(events), { agent: AGENTS.claude, agentVersion: label(init?.claude_code_version), provider: "anthropic" });
 }
 
 /** amp's receipts: its assistant messages' tokens, and the balance it spent. */
@@ -186,7 +167,7 @@ export function clineReceipts(events: Json[], context: UsageContext): Receipt[] 
   });
   const receipts: Receipt[] = [...requests.values()].map((info) => {
     const receipt: Receipt = { tokens: tokens(info.tokensIn, info.tokensOut, info.cacheReads, info.cacheWrites) };
-    if (count(info.cost) !== undefined) receipt.cost = { usd: info.cost, kind: context.costKind ?? "billed" };
+    if (dollars(info.cost) !== undefined) receipt.cost = { usd: info.cost, kind: context.costKind ?? "billed" };
     return receipt;
   });
   if (receipts.length === 0 && context.balanceCost !== undefined) receipts.push({ cost: { usd: context.balanceCost, kind: context.costKind ?? "billed" } });

@@ -23,7 +23,7 @@ const NUMBER_FLAGS = [
 export class ReceiptCommand extends Command {
   static override paths = [["receipt"]];
   static override usage = Command.Usage({
-    description: "Report what a script's work used: cost, tokens, model (loopx's own addition)",
+    description: "Report what a script's work used: cost, tokens (loopx's own addition)",
     details: `loopx's own addition. From a script of a run, adds a receipt to the run: what this call of an
 agent used. Receipts add up (each one is a delta); 'loopx runs', 'runs show' and 'runs tail' show
 them and the totals, and --max-cost / --max-tokens budgets count them. --kind says what the cost is:

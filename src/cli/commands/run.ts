@@ -1,7 +1,7 @@
 import { Command, Option } from "clipanion";
 import { parseDuration } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
-import { optionalValueOption, parseCount, parseDurationOption, repeatedOption, valueOption } from "../options.js";
+import { budgetOptions, optionalValueOption, parseCount, parseDurationOption, repeatedOption, valueOption } from "../options.js";
 
 /**
  * `loopx run [options] <workflow>[:<script>]` (spec §4.1, §4.2). Its options are declared here
@@ -35,6 +35,12 @@ Each run's events are recorded in $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0: o
 'loopx runs -h'. From another terminal, 'loopx runs stop|pause|continue <id>' steer the run and
 'loopx runs resume <id>' goes on with one that was interrupted, timed out, failed or died.
 
+Budgets (loopx's own addition): scripts report what they used with 'loopx receipt' (see
+'loopx receipt -h'); with --max-cost <usd> (billed cost; estimates too with --count-estimates)
+or --max-tokens <count>, no script starts once the run's totals reach the budget, loopx prints
+one line naming the budget and the total, and exits 3. 'loopx runs resume <id> --max-cost <more>'
+raises it.
+
 Worktrees (loopx's own addition): --worktree runs the loop in a new git worktree, on a new
 branch loopx/<name> made from the project's HEAD, under $XDG_STATE_HOME/loopx/worktrees/; the
 project's untracked .loopx/ is copied in (node_modules directories as symlinks), and each
@@ -57,6 +63,10 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
   log = valueOption("--log", "log-file", "Append the run's events (JSON lines) to <file> too (loopx's own addition)");
   timeout = valueOption("--timeout", "duration", "Limit for each script execution (loopx's own addition)");
   maxTime = valueOption("--max-time", "duration", "Limit for the whole run; no script starts after it (loopx's own addition)");
+  onEnd = valueOption("--on-end", "command", "Run <command> (sh -c) once when the run ends, however it ends (loopx's own addition)");
+  maxCost = valueOption("--max-cost", "usd", "Budget: no script starts once the run's billed cost reaches <usd>; exit 3 (loopx's own addition)");
+  countEstimates = Option.Boolean("--count-estimates", false, { description: "With --max-cost: estimated cost counts too (loopx's own addition)" });
+  maxTokens = valueOption("--max-tokens", "count", "Budget: no script starts once the run's tokens reach <count>; exit 3 (loopx's own addition)");
   worktree = optionalValueOption("--worktree", "worktree-name", "Run in a new git worktree on branch loopx/<name> (default name: the run id; loopx's own addition)");
   worktreeCopy = repeatedOption("--worktree-copy", "path", "Copy this untracked path into the worktree too (repeatable; loopx's own addition)");
   summary = Option.Boolean("--summary", false, { description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" });
@@ -87,6 +97,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
     const maxTime = this.maxTime;
     const log = this.log;
     if (log === "") throw new UsageError("--log needs a file path");
+    if (this.onEnd !== undefined && this.onEnd.trim() === "") throw new UsageError("--on-end needs a command");
     if (this.targets.length === 0) throw new UsageError(this.missingTarget());
     if (this.targets.length > 1) {
       throw new UsageError(`loopx run takes exactly one target, got ${this.targets.length}: ${this.targets.map((t) => JSON.stringify(t)).join(" ")}`);
@@ -95,6 +106,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
     const features = {
       timeout: timeout === undefined ? undefined : parseDurationOption(timeout, "--timeout"),
       maxTime: maxTime === undefined ? undefined : parseDurationOption(maxTime, "--max-time"),
+      ...budgetOptions(this),
     };
     const { runFromCli } = await import("../run-loop.js");
     return runFromCli({
@@ -103,6 +115,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
       envFile,
       log,
       summary: this.summary,
+      ...(this.onEnd !== undefined ? { onEnd: this.onEnd } : {}),
       argv: process.argv.slice(2),
       features,
       ...(this.worktree !== undefined && this.worktree !== false ? { worktree: this.worktree } : {}),

@@ -1,6 +1,7 @@
 import { Command, Option } from "clipanion";
+import { UsageError } from "../../core/errors.js";
 import type { CommandGroup } from "../command-spec.js";
-import { parseCount, valueOption } from "../options.js";
+import { budgetOptions, parseCount, parseDurationOption, valueOption } from "../options.js";
 import { RunsCleanCommand } from "./runs-clean.js";
 
 /** `loopx runs` (loopx's own extension): the run records under $XDG_STATE_HOME/loopx/runs/. */
@@ -10,16 +11,21 @@ const out = (text: string) => void process.stdout.write(text);
 /** `loopx runs [--all] [--limit N] [--state S] [--json]`: recent runs, newest first. */
 export class RunsListCommand extends Command {
   static override paths = [["runs"]];
-  static override usage = Command.Usage({ description: "This project's recent runs, newest first: id (its shortest\nunique prefix highlighted), state, start, duration, iterations,\ntarget" });
+  static override usage = Command.Usage({
+    description:
+      "This project's recent runs, newest first: id (its shortest\nunique prefix highlighted), state, start, duration, iterations,\ncost and tokens (when its scripts sent receipts), target;\n--since 24h: those started since, and what their receipts\nadd up to, per project and model",
+  });
   json = Option.Boolean("--json", false);
   all = Option.Boolean("--all", false);
   limit = valueOption("--limit", "count");
   state = valueOption("--state", "run-state");
+  since = valueOption("--since", "duration");
 
   async execute(): Promise<number> {
     const { listRuns } = await import("../../records/runs.js");
     const limit = this.limit === undefined ? undefined : parseCount(this.limit, "--limit");
-    listRuns(process.env, { json: this.json, all: this.all, limit, state: this.state, cwd: process.cwd(), highlight: highlightIds() }, out);
+    const since = this.since === undefined ? undefined : Date.now() - parseDurationOption(this.since, "--since");
+    listRuns(process.env, { json: this.json, all: this.all, limit, state: this.state, cwd: process.cwd(), highlight: highlightIds(), ...(since !== undefined ? { since } : {}) }, out);
     return 0;
   }
 }
@@ -30,12 +36,16 @@ export class RunsShowCommand extends Command {
   static override usage = Command.Usage({ description: "One run's iterations (a unique prefix of the id is enough;\nno id or latest: this project's newest run)" });
   json = Option.Boolean("--json", false);
   last = valueOption("--last", "count");
+  markdown = Option.Boolean("--markdown", false);
+  outcome = Option.Boolean("--outcome", false);
   id = Option.String({ name: "run-id", required: false });
 
   async execute(): Promise<number> {
     const { showRun } = await import("../../records/runs.js");
     const last = this.last === undefined ? undefined : parseCount(this.last, "--last");
-    showRun(process.env, this.id, process.cwd(), { json: this.json, last }, out);
+    const formats = [this.json && "--json", this.markdown && "--markdown", this.outcome && "--outcome", last !== undefined && (this.markdown || this.outcome) && "--last"].filter(Boolean);
+    if (formats.length > 1) throw new UsageError(`runs show takes one of --json, --markdown and --outcome (--last only with the table or --json), got ${formats.join(" and ")}`);
+    showRun(process.env, this.id, process.cwd(), { json: this.json, last, markdown: this.markdown, outcome: this.outcome }, out);
     return 0;
   }
 }
@@ -102,15 +112,18 @@ export class RunsContinueCommand extends Command {
 export class RunsResumeCommand extends Command {
   static override paths = [["runs", "resume"]];
   static override usage = Command.Usage({
-    description: "Resume a run that ended early or died, where it was\n(-n: <count> more iterations; default: what its -n left)",
+    description: "Resume a run that ended early or died, where it was\n(-n: <count> more iterations; default: what its -n left;\n--max-cost / --max-tokens: the whole run's new budget)",
   });
   maxIterations = valueOption("-n", "count");
+  maxCost = valueOption("--max-cost", "usd");
+  countEstimates = Option.Boolean("--count-estimates", false);
+  maxTokens = valueOption("--max-tokens", "count");
   id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
     const count = this.maxIterations;
     const { resumeFromCli } = await import("../run-loop.js");
-    return resumeFromCli(this.id, count === undefined ? undefined : parseCount(count, "-n"), process.argv.slice(2));
+    return resumeFromCli(this.id, count === undefined ? undefined : parseCount(count, "-n"), process.argv.slice(2), budgetOptions(this, true));
   }
 }
 
@@ -146,8 +159,9 @@ timed-out, aborted, returned, or crashed (its process is gone without a run.end)
 'loopx runs' lists this directory's runs (--all: every project's), at most --limit (default 20),
 only those in --state. An id's shortest unique prefix (at least 6 characters) is bold on a
 terminal; 'latest' (or no id, for show and tail) is this project's newest run. 'runs show --last
-<n>': its last <n> iterations only. 'runs tail' exits with the run's exit code (crashed: 1). What
-scripts wrote (results, errors, notes, a failed script's last stderr lines) is shown with its
+<n>': its last <n> iterations only; --markdown: the run as a Markdown summary (the GitHub
+Action's job summary), --outcome: how it ended as one JSON object. 'runs tail' exits with the
+run's exit code (crashed: 1). What scripts wrote (results, errors, notes, a failed script's last stderr lines) is shown with its
 control characters escaped.
 
 Every run (CLI and API) can be steered from another terminal by its id or a unique prefix of it,

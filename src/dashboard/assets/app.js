@@ -1,7 +1,7 @@
 // The dashboard page (loopx runs serve): plain DOM and SVG, no framework. Every text that comes
 // from a record goes into the page through text nodes (textContent / createTextNode), never as
 // HTML, and control characters are shown as visible symbols: a `result` holding markup or
-// terminal escapes stays inert. formatElapsed, formatLocalTime and FINISHED are prepended by the
+// terminal escapes stays inert. formatElapsed, formatLocalTime, formatUsd, formatTokens, addUsd and FINISHED are prepended by the
 // server (core's own functions, the resume rule's list). The token of the page's URL goes with every request.
 "use strict";
 
@@ -9,7 +9,7 @@ const token = new URLSearchParams(location.search).get("token") || "";
 const main = document.getElementById("main");
 const live = document.getElementById("live");
 const PAGE = 50;
-const STATES = ["running", "paused", "stopping", "stopped", "stopped-on-request", "limit", "failed", "interrupted", "hangup", "quit", "timed-out", "killed", "crashed", "aborted", "returned"];
+const STATES = ["running", "paused", "stopping", "stopped", "stopped-on-request", "limit", "failed", "interrupted", "hangup", "quit", "timed-out", "budget", "killed", "crashed", "aborted", "returned"];
 /** States of a run whose loop is going: its control channel answers. */
 const GOING = ["running", "paused", "stopping"];
 const CONTROLS = [
@@ -80,6 +80,18 @@ function elapsed(run) {
   return GOING.includes(run.state) ? Math.max(0, Date.now() - Date.parse(run.start)) : run.durationMs;
 }
 
+/** A run's (or a column's) cost in words: billed and estimated side by side, never added up. */
+function costText(billed, estimate) {
+  return [billed > 0 ? formatUsd(billed) : "", estimate > 0 ? `${formatUsd(estimate)} est.` : ""].filter(Boolean).join(" · ");
+}
+
+/** "$0.30 · $3.00 est. · 3.45k tokens" for a run's totals (from its receipts); "" without any. */
+function usedText(totals) {
+  if (!totals || !totals.receipts) return "";
+  const tokens = Object.values(totals.tokens).reduce((sum, n) => sum + n, 0);
+  return [costText(totals.costUsd.billed, totals.costUsd.estimate), `${formatTokens(tokens)} tokens`].filter(Boolean).join(" · ");
+}
+
 function stateBadge(run) {
   return h("span", { class: `state ${run.state}`, "data-state": run.state }, run.newerVersion ? "newer loopx" : run.state);
 }
@@ -113,7 +125,7 @@ function runsPage() {
   main.replaceChildren(
     h("h1", {}, "Runs"),
     h("div", { class: "filters" }, h("label", {}, "Project ", project), h("label", {}, "State ", state)),
-    h("table", {}, h("thead", {}, h("tr", {}, ...["Run", "State", "Project", "Target", "Started", "Duration", "Iterations", "Ending"].map((t, i) => h("th", { class: i === 5 || i === 6 ? "num" : undefined }, t)))), body),
+    h("table", {}, h("thead", {}, h("tr", {}, ...["Run", "State", "Project", "Target", "Started", "Duration", "Iterations", "Cost", "Tokens", "Ending"].map((t, i) => h("th", { class: i >= 5 && i <= 8 ? "num" : undefined }, t)))), body),
     empty,
   );
 
@@ -147,6 +159,8 @@ function runsPage() {
           h("td", {}, run.start ? formatLocalTime(run.start) : ""),
           h("td", { class: "num", "data-ticking": GOING.includes(run.state) ? run.id : undefined }, formatElapsed(elapsed(run))),
           h("td", { class: "num iterations" }, String(run.iterations) + (run.maxIterations === null || run.maxIterations === undefined ? "" : `/${run.maxIterations}`)),
+          h("td", { class: "num cost" }, run.totals ? costText(run.totals.costUsd.billed, run.totals.costUsd.estimate) : ""),
+          h("td", { class: "num tokens" }, run.totals ? formatTokens(Object.values(run.totals.tokens).reduce((sum, n) => sum + n, 0)) : ""),
           h("td", {}, run.ending || (run.current ? `iteration ${run.current.n} · ${run.current.target}` : "")),
         ),
       );
@@ -197,6 +211,8 @@ function runPage(id) {
   const buttons = CONTROLS.map(([action, label]) => h("button", { type: "button", "data-action": action, onclick: () => control(action, label) }, label));
   const chart = svg("svg", { id: "timeline", viewBox: "0 0 1000 210", preserveAspectRatio: "none", role: "img" });
   const legend = h("div", { class: "legend", id: "legend" });
+  const costs = svg("svg", { id: "costs", viewBox: "0 0 1000 150", preserveAspectRatio: "none", role: "img" });
+  const costSection = h("div", { id: "cost-section", hidden: true }, h("h2", {}, "Cost"), h("div", { class: "chart" }, costs, h("div", { class: "legend" }, h("span", {}, h("span", { class: "swatch billed" }), "billed"), h("span", {}, h("span", { class: "swatch estimate" }), "estimate (not paid per call)"), h("span", {}, h("span", { class: "swatch line" }), "cumulative"))));
   const pager = h("div", { class: "pager" });
   const body = h("tbody", { id: "iterations" });
   main.replaceChildren(
@@ -206,6 +222,7 @@ function runPage(id) {
     h("div", { class: "controls" }, ...buttons, answer),
     h("h2", {}, "Timeline"),
     h("div", { class: "chart" }, chart, legend),
+    costSection,
     h("h2", {}, "Iterations"),
     pager,
     h("table", {}, h("thead", {}, h("tr", {}, ...["#", "Target", "Duration", "Exit", "Next", "Result"].map((t, i) => h("th", { class: i === 0 || i === 2 ? "num" : undefined }, t)))), body),
@@ -240,6 +257,7 @@ function runPage(id) {
       ["Iterations", String(run.iterations) + (run.maxIterations === null ? "" : ` of at most ${run.maxIterations}`)],
       ["Ended", GOING.includes(run.state) ? "not yet" : run.ending || run.state],
     ];
+    if (run.totals) rows.push(["Used", usedText(run.totals)]);
     if (run.worktree) rows.push(["Worktree", `${run.worktree.branch} · ${run.worktree.path}`]);
     if (run.resumed) rows.push(["Resumed", `${formatLocalTime(run.resumed.time)} at iteration ${run.resumed.n} · ${run.resumed.target}`]);
     if (run.message) rows.push(["Message", run.message]);
@@ -297,6 +315,60 @@ function runPage(id) {
     );
   }
 
+  /**
+   * Per-column cost bars (billed and estimated side by side, each to the same scale) and the
+   * cumulative lines of both, to the scale of the larger total; shown once the run has receipts.
+   */
+  function drawCosts(t) {
+    const W = 1000;
+    const BASE = 130;
+    const TOP = 14;
+    const n = t.columns.length;
+    const width = W / Math.max(1, n);
+    let most = 0;
+    let billed = 0;
+    let estimate = 0;
+    let tokens = 0;
+    for (const c of t.columns) {
+      most = Math.max(most, c[10] || 0, c[11] || 0);
+      billed = addUsd(billed, c[10] || 0);
+      estimate = addUsd(estimate, c[11] || 0);
+      tokens += c[12] || 0;
+    }
+    costSection.hidden = most === 0 && tokens === 0;
+    if (costSection.hidden) return;
+    const nodes = [];
+    const scale = most > 0 ? (BASE - TOP) / most : 0;
+    const lineScale = Math.max(billed, estimate) > 0 ? (BASE - TOP) / Math.max(billed, estimate) : 0;
+    const lines = { billed: [`0,${BASE}`], estimate: [`0,${BASE}`] };
+    let sumBilled = 0;
+    let sumEstimate = 0;
+    t.columns.forEach((c, i) => {
+      const [first, last] = c;
+      const x = i * width;
+      const names = first === last ? `iteration ${first}` : `iterations ${first}–${last}`;
+      for (const [kind, usd, offset] of [["billed", c[10] || 0, 0], ["estimate", c[11] || 0, width / 2]]) {
+        if (usd <= 0) continue;
+        const height = Math.max(1, usd * scale);
+        const bar = svg("rect", { class: `cost ${kind}`, x: x + offset, y: BASE - height, width: Math.max(0.3, width / 2 - (width > 4 ? 1 : 0)), height, "data-first": first, "data-usd": usd });
+        bar.append(svg("title", {}, `${names} · ${formatUsd(usd)}${kind === "estimate" ? " est." : ""} · ${formatTokens(c[12] || 0)} tokens`));
+        nodes.push(bar);
+      }
+      sumBilled = addUsd(sumBilled, c[10] || 0);
+      sumEstimate = addUsd(sumEstimate, c[11] || 0);
+      lines.billed.push(`${x + width},${BASE - sumBilled * lineScale}`);
+      lines.estimate.push(`${x + width},${BASE - sumEstimate * lineScale}`);
+    });
+    if (billed > 0) nodes.push(svg("polyline", { class: "cumulative billed", points: lines.billed.join(" "), "data-total": billed }));
+    if (estimate > 0) nodes.push(svg("polyline", { class: "cumulative estimate", points: lines.estimate.join(" "), "data-total": estimate }));
+    nodes.push(svg("line", { x1: 0, x2: W, y1: BASE + 0.5, y2: BASE + 0.5, stroke: "#c8ced8" }));
+    nodes.push(svg("text", { class: "axis", x: 2, y: 11 }, `highest ${formatUsd(most)} per bar`));
+    nodes.push(svg("text", { class: "axis", x: W - 2, y: 11, "text-anchor": "end" }, `total ${[costText(billed, estimate), `${formatTokens(tokens)} tokens`].filter(Boolean).join(" · ")}`));
+    costs.replaceChildren(...nodes);
+    costs.setAttribute("data-billed", String(billed));
+    costs.setAttribute("data-estimate", String(estimate));
+  }
+
   function exitText(row) {
     if (row.durationMs === null) return run && GOING.includes(run.state) && row.n === run.iterations ? "running" : "–";
     if (row.signal) return row.signal;
@@ -346,6 +418,7 @@ function runPage(id) {
     try {
       const [timeline, page] = await Promise.all([getJson(`/api/runs/${id}/timeline`, { columns: 500 }), getJson(`/api/runs/${id}/iterations`, { from, size: PAGE })]);
       drawTimeline(timeline);
+      drawCosts(timeline);
       drawTable(page);
       document.body.dataset.ready = "1";
     } catch (error) {

@@ -72,6 +72,16 @@ describe("run ids", () => {
     expect(early < late).toBe(true);
     expect(createRunId()).not.toBe(createRunId());
   });
+
+  it("of runs started in the same second differ within 8 characters, and sort after the older 9-digit ids", () => {
+    const second = Date.UTC(2026, 10, 25, 14, 0, 0);
+    const ids = [3, 41, 977].map((ms) => createRunId(second + ms));
+    for (const [i, id] of ids.entries()) for (const other of ids.slice(i + 1)) expect(id.slice(0, 8)).not.toBe(other.slice(0, 8));
+    expect([...ids].sort()).toEqual(ids);
+    // What loopx made before: the time padded to 9 digits ("0" first), 6 random digits.
+    const older = `${(second + 5000).toString(36).padStart(9, "0")}zzzzzz`;
+    expect(older < ids[0]!).toBe(true);
+  });
 });
 
 describe("the engine reports a run to its session", () => {

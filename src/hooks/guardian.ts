@@ -1,0 +1,45 @@
+import { join } from "node:path";
+import { EVENT_VERSION, type RecordEvent, type RunEndEvent, type RunHookEvent } from "../core/events.js";
+import { describeEnding, lastIterationEnd, startEvent } from "../records/report.js";
+import { hookBaseEnv, onEndTimeout, type EndOutcome } from "./outcome.js";
+import { hookEvent, runHook } from "./run-hook.js";
+
+/**
+ * The end-of-run hook when loopx died (kill -9, an out-of-memory kill, a crash): the run's
+ * guardian runs it once it has ended the run's processes and before it appends `run.end`, with
+ * the same JSON and variables loopx would have given. Not when loopx had started it already
+ * (`hooked`): a hook runs once per ending. The command and its environment are the guardian's own
+ * environment (LOOPX_ON_END, set by parts/guardian.ts); its output goes to the record only.
+ */
+/** What the guardian knows of the run besides its record (see guardian/part.ts GuardedRun). */
+export interface DeadRun {
+  run: string;
+  records?: string;
+  onEnd?: { project: string; target: string; startedAt: string; maxIterations: number | null };
+}
+
+export async function hookAfterDeath(run: DeadRun, events: RecordEvent[], end: RunEndEvent, hooked: boolean): Promise<RunHookEvent | undefined> {
+  const command = process.env.LOOPX_ON_END;
+  if (run.onEnd === undefined || hooked || command === undefined || command === "") return undefined;
+  const start = startEvent(events);
+  const facts = run.onEnd;
+  const maxIterations = start?.maxIterations ?? facts.maxIterations;
+  const outcome: EndOutcome = {
+    run: run.run,
+    project: start?.projectRoot ?? facts.project,
+    target: start?.target ?? facts.target,
+    state: end.reason,
+    exitCode: end.exitCode,
+    reason: describeEnding(end, maxIterations, lastIterationEnd(events)),
+    iterations: end.iterations,
+    durationMs: end.durationMs,
+    startedAt: start?.time ?? facts.startedAt,
+    endedAt: end.time,
+    record: run.records === undefined ? null : join(run.records, `${run.run}.jsonl`),
+  };
+  const env = hookBaseEnv(process.env);
+  delete env.LOOPX_ON_END_TIMEOUT;
+  const result = await runHook({ command, cwd: outcome.project, env, outcome, timeoutMs: onEndTimeout(process.env).ms });
+  const { type, ...rest } = hookEvent(result, "guardian");
+  return { v: EVENT_VERSION, type, time: new Date().toISOString(), run: run.run, ...rest };
+}

@@ -1,0 +1,117 @@
+import { join } from "node:path";
+import type { RunControls, RunPart } from "../core/run-session.js";
+import type { IterationEndEvent } from "../core/events.js";
+import { describeEnding, parseRecord, startEvent } from "../records/report.js";
+import { readRecordEnds } from "../records/store.js";
+import { loopxBin } from "../runtime/platform/index.js";
+import { noteScriptStderr, stderrKind, writeStderr } from "../os/stderr.js";
+import { hookBaseEnv, onEndTimeout, type EndOutcome } from "./outcome.js";
+import { hookEvent, hookProblem, runHook } from "./run-hook.js";
+
+/**
+ * The end-of-run hook (`--on-end <command>`, LOOPX_ON_END, RunOptions.onEnd; loopx's own
+ * addition): one command run once when the run ends, however it ends. As a part it ends after
+ * every other part of the run that processes (the scratch directory is gone, strays are ended) and
+ * before `run.end`, so its outcome goes into the record; its failure is one warning and never
+ * changes the run's ending. When loopx dies, the run's guardian runs it instead (guardian.ts): it
+ * is told "hooked" before the hook starts here, so that a hook is never run twice.
+ */
+
+/** What the guardian needs to run the hook itself: the command and its environment. */
+export interface HookSpec {
+  command: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+}
+
+export interface OnEndPart extends RunPart {
+  /** The hook as configured for this run, once it has begun; undefined when there is none. */
+  readonly spec: HookSpec | undefined;
+  /** Told just before the hook starts (the guardian then leaves it alone). */
+  starting?: () => void;
+}
+
+export interface OnEndOptions {
+  /** `--on-end` / RunOptions.onEnd. */
+  command?: string;
+  /** The CLI's runs: LOOPX_ON_END of the run's environment (the env files included) when no command is given. */
+  fromEnv?: boolean;
+  recordsDir?: string;
+}
+
+export function onEndPart(options: OnEndOptions): OnEndPart {
+  let spec: HookSpec | undefined;
+  let controls: RunControls | undefined;
+  let project = "";
+  let target = "";
+  let startedAt = "";
+  let maxIterations: number | null = null;
+  let last: IterationEndEvent | undefined;
+  const part: OnEndPart = {
+    get spec() {
+      return spec;
+    },
+    onEvent(event) {
+      if (event.type === "run.start" || event.type === "run.resume") {
+        project = event.projectRoot;
+        target = event.target;
+        startedAt = event.type === "run.start" ? event.time : firstStart(options.recordsDir, event.run) ?? event.time;
+        maxIterations = event.maxIterations;
+      } else if (event.type === "iteration.end") last = event;
+    },
+    begin(given) {
+      const command = options.command ?? (options.fromEnv ? given.runEnv.LOOPX_ON_END : undefined);
+      if (command === undefined || command === "") return;
+      controls = given;
+      const timeout = onEndTimeout(given.runEnv);
+      if (timeout.problem) given.warn(timeout.problem);
+      spec = { command, timeoutMs: timeout.ms, env: hookBaseEnv(given.runEnv, { LOOPX_BIN: loopxBin(), LOOPX_PROJECT_ROOT: project }) };
+    },
+    async end(end) {
+      if (!spec || !controls) return;
+      const { iterations, durationMs } = controls.progress();
+      const outcome: EndOutcome = {
+        run: controls.id,
+        project,
+        target,
+        state: end.reason,
+        exitCode: end.exitCode,
+        reason: describeEnding({ reason: end.reason, target: end.target, signal: end.signal, iterations, message: end.message }, maxIterations, last),
+        iterations,
+        durationMs,
+        startedAt,
+        endedAt: new Date().toISOString(),
+        record: options.recordsDir === undefined ? null : join(options.recordsDir, `${controls.id}.jsonl`),
+      };
+      part.starting?.();
+      const terminal = stderrKind() === "terminal";
+      const result = await runHook({
+        ...spec,
+        cwd: project,
+        outcome,
+        ...(terminal
+          ? {
+              echo: (chunk: Buffer) => {
+                writeStderr(chunk);
+                noteScriptStderr();
+              },
+            }
+          : {}),
+      });
+      controls.emit(hookEvent(result, "loopx"));
+      const problem = hookProblem(result, spec.timeoutMs);
+      if (problem) controls.warn(problem);
+    },
+  };
+  return part;
+}
+
+/** A resumed run's first start, from its record. */
+function firstStart(recordsDir: string | undefined, run: string): string | undefined {
+  if (recordsDir === undefined) return undefined;
+  try {
+    return startEvent(parseRecord(readRecordEnds(recordsDir, run)).events)?.time;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,106 @@
+import { spawn } from "node:child_process";
+import { formatDuration } from "../core/duration.js";
+import type { PartEvent, RunHookEvent } from "../core/events.js";
+import { signalGroup } from "../os/process-group.js";
+import { endVariables, type EndOutcome } from "./outcome.js";
+
+/**
+ * Runs an end-of-run hook once: `/bin/sh -c <command>` in the project root, in a process group of
+ * its own (a Ctrl-C in the terminal is not its), the outcome as JSON on stdin, stdout and stderr
+ * kept (and echoed where asked), ended at its time limit — SIGTERM to its group, SIGKILL 2 s later.
+ * Never throws: what went wrong is in the result.
+ */
+
+/** What the record keeps of the hook's output. */
+const KEPT_OUTPUT_BYTES = 4096;
+/** After SIGTERM at the limit, how long the hook's group has before SIGKILL. */
+const HOOK_KILL_GRACE_MS = 2_000;
+/** Once the hook has exited, how long its output pipes may stay open (a child it left behind holds them). */
+const PIPE_DRAIN_MS = 200;
+
+export interface HookRequest {
+  command: string;
+  cwd: string;
+  /** The run's environment for the hook (hookBaseEnv); LOOPX_END_* are added here. */
+  env: Record<string, string>;
+  outcome: EndOutcome;
+  timeoutMs: number;
+  /** Each piece of output as it comes (loopx's terminal). */
+  echo?: (chunk: Buffer) => void;
+}
+
+export type HookResult = Omit<RunHookEvent, "v" | "time" | "run" | "type" | "hook" | "by">;
+
+export function runHook(request: HookRequest): Promise<HookResult> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const kept: Buffer[] = [];
+    let keptBytes = 0;
+    let outputBytes = 0;
+    let timedOut = false;
+    let settled = false;
+    const timers: NodeJS.Timeout[] = [];
+    const finish = (exitCode: number | null, signal: string | null, error?: string) => {
+      if (settled) return;
+      settled = true;
+      for (const timer of timers) clearTimeout(timer);
+      const output = new TextDecoder().decode(Buffer.concat(kept)).replace(/\uFFFD$/, "");
+      resolve({ exitCode, signal, timedOut, durationMs: Date.now() - started, output, outputBytes, ...(error !== undefined ? { error } : {}) });
+    };
+    let child;
+    try {
+      child = spawn("/bin/sh", ["-c", request.command], {
+        cwd: request.cwd,
+        env: { ...request.env, ...endVariables(request.outcome) },
+        stdio: ["pipe", "pipe", "pipe"],
+        detached: true,
+      });
+    } catch (error) {
+      finish(null, null, `cannot start: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    const take = (chunk: Buffer) => {
+      outputBytes += chunk.length;
+      if (keptBytes < KEPT_OUTPUT_BYTES) {
+        const part = chunk.subarray(0, KEPT_OUTPUT_BYTES - keptBytes);
+        kept.push(part);
+        keptBytes += part.length;
+      }
+      request.echo?.(chunk);
+    };
+    child.stdout.on("data", take);
+    child.stderr.on("data", take);
+    child.stdin.on("error", () => undefined); // a hook that does not read its stdin
+    child.stdin.end(`${JSON.stringify(request.outcome)}\n`);
+    child.on("error", (error) => finish(null, null, `cannot start: ${error.message}`));
+    const pid = child.pid;
+    timers.push(
+      setTimeout(() => {
+        timedOut = true;
+        if (pid !== undefined) signalGroup(pid, "SIGTERM");
+        timers.push(setTimeout(() => pid !== undefined && signalGroup(pid, "SIGKILL"), HOOK_KILL_GRACE_MS));
+      }, request.timeoutMs),
+    );
+    let exit: [number | null, string | null] | undefined;
+    child.on("exit", (code, signal) => {
+      exit = [code, signal];
+      // Output a child of the hook still holds open is not waited for long.
+      timers.push(setTimeout(() => finish(code, signal), PIPE_DRAIN_MS));
+    });
+    child.on("close", () => exit && finish(exit[0], exit[1]));
+  });
+}
+
+/** The one line a hook that did not succeed gets; undefined when it exited 0. */
+export function hookProblem(result: HookResult, timeoutMs: number): string | undefined {
+  if (result.error !== undefined) return `the --on-end command ${result.error}`;
+  if (result.timedOut) return `the --on-end command was ended at its time limit (${formatDuration(timeoutMs)}; LOOPX_ON_END_TIMEOUT)`;
+  if (result.signal !== null) return `the --on-end command was killed by ${result.signal}`;
+  if (result.exitCode !== 0) return `the --on-end command exited with code ${result.exitCode}`;
+  return undefined;
+}
+
+/** The record's `run.hook` event of a result (the session or the guardian fills in v, time, run). */
+export function hookEvent(result: HookResult, by: RunHookEvent["by"]): Extract<PartEvent, { type: "run.hook" }> {
+  return { type: "run.hook", hook: "on-end", by, ...result };
+}

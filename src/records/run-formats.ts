@@ -1,0 +1,24 @@
+import { join } from "node:path";
+import { LoopxError } from "../core/errors.js";
+import { jsonLine } from "../core/untrusted-text.js";
+import { formatRunMarkdown } from "./markdown.js";
+import { addRecordTotals } from "./period.js";
+import { newerRecordError, parseRecord, RunDetail, summarizeRun } from "./report.js";
+import { readRecordText, runProcessAlive } from "./store.js";
+
+/**
+ * `runs show <id> --markdown` (the run as a Markdown summary: the GitHub Action's job summary) and
+ * `--outcome` (how it ended, as one JSON object: the summary `loopx runs --json` prints for it, its
+ * last event's time as `end`, the record's path, and its receipt totals when it had receipts).
+ */
+export function showRunAs(dir: string, id: string, format: "markdown" | "outcome", write: (text: string) => void): void {
+  const detail = new RunDetail();
+  const text = readRecordText(dir, id);
+  const record = parseRecord(text, (event) => detail.add(event));
+  if (record.newerVersion !== undefined) throw newerRecordError(id, record.newerVersion);
+  const summary = summarizeRun(id, detail.forSummary(), runProcessAlive, Date.now());
+  if (!summary) throw new LoopxError(`run ${id} has no run.start in ${join(dir, `${id}.jsonl`)}`);
+  addRecordTotals(summary, () => text);
+  if (format === "markdown") return write(formatRunMarkdown(summary, detail));
+  write(`${jsonLine({ ...summary, end: detail.lastTime, record: join(dir, `${id}.jsonl`) })}\n`);
+}
