@@ -1,7 +1,7 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,scripts,ping,rss,huge-stdout,records,receipts,control,runs-show,strays,guardian,worktree,dashboard,node-versions]
+ * [--only loop,startup,scripts,ping,rss,huge-stdout,records,receipts,control,telemetry,runs-show,strays,guardian,worktree,dashboard,node-versions]
  * [--binary <path>] [--before <checkout>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
@@ -76,6 +76,7 @@ import { measureLoop, printLoop } from "./bench/measures/loop.js";
 import { measureNodeVersions, printNodeVersions } from "./bench/measures/node-versions.js";
 import { measurePingPong, printPingPong } from "./bench/measures/ping-pong.js";
 import { benchControl, formatControl } from "./bench/measures/control.js";
+import { benchTelemetry, formatTelemetry } from "./bench/measures/telemetry.js";
 import { benchDashboard, formatDashboard } from "./bench/measures/dashboard.js";
 import { benchRecords, formatRecords } from "./bench/measures/records.js";
 import { benchReceipts, formatReceipts } from "./bench/measures/receipts.js";
@@ -197,6 +198,15 @@ const MEASURES: Measure[] = [
       if (!context.usable.some((channel) => channel.name === "bun")) return { print: () => {}, json: {} };
       const control = await benchControl({ quick: QUICK });
       return { print: () => console.log(`\n${formatControl(control)}`), json: { control } };
+    },
+  },
+  {
+    id: "telemetry",
+    title: "OpenTelemetry off vs on (bun)",
+    async run(context) {
+      if (!context.usable.some((channel) => channel.name === "bun")) return { print: () => {}, json: {} };
+      const telemetry = await benchTelemetry({ quick: QUICK });
+      return { print: () => console.log(`\n${formatTelemetry(telemetry)}`), json: { telemetry } };
     },
   },
   {

@@ -37,8 +37,8 @@ async function slowServer(): Promise<TestServer> {
   return server;
 }
 
-describe.each(CHANNELS)("install: a slow download ($name)", (channel) => {
-  it.concurrent("a progress line on a terminal, cleared at the end", async () => {
+describe("install: a slow download", () => {
+  it.concurrent.each(CHANNELS)("$name: a progress line on a terminal, cleared at the end", async (channel) => {
     const server = await slowServer();
     const cwd = makeProject();
     const { env } = installEnv({ TERM: "xterm" });

@@ -9,8 +9,8 @@ import { describe, expect, it } from "vitest";
 import { CHANNELS, expectOneLineError, isolatedEnv, makeProject } from "./helpers.js";
 import { events, loopx, recordIds } from "./fixtures/control/support.js";
 
-describe.each(CHANNELS)("run: stdout over the cap ($name)", (channel) => {
-  it.concurrent("fails the iteration with one line naming the script, the size and the cap; the record is closed", async () => {
+describe("run: stdout over the cap", () => {
+  it.concurrent.each(CHANNELS)("$name: fails the iteration with one line naming the script, the size and the cap; the record is closed", async (channel) => {
     const cwd = makeProject({
       ".loopx/main/index.sh": `#!/bin/bash\nhead -c 3000000 /dev/zero | tr '\\0' a\necho done > "$LOOPX_PROJECT_ROOT/finished"\n`,
     });

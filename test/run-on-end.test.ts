@@ -1,6 +1,7 @@
 /**
  * Issue 30, "know when it ends": `--on-end <command>` (and LOOPX_ON_END from the global env file)
- * runs once for every way a run ends — stop, -n, a failure, a time limit, Ctrl-C (SIGINT), a hangup,
+ * runs once for every way a run ends — stop, -n, a failure, a time limit, a budget (--max-cost; the
+ * run's receipt totals in the JSON), Ctrl-C (SIGINT), a hangup,
  * `loopx runs stop`, and kill -9 of loopx (then the run's guardian runs it) — with the outcome as
  * JSON on stdin and LOOPX_END_* variables, in the project root, without the per-script variables;
  * a resumed run fires it again; a hook that hangs is ended at its limit and one that fails is one
@@ -19,6 +20,7 @@ const PROJECT = {
   ".loopx/w/index.sh": sh('echo "$LOOPX_RUN_ID" > "$HOOK_DIR/$CASE.started"\n[ -n "$FAST" ] && { echo \'{"stop":true}\'; exit 0; }\nsleep 30'),
   ".loopx/w/stop.sh": sh('echo "$LOOPX_RUN_ID" > "$HOOK_DIR/$CASE.started"\necho \'{"stop":true}\''),
   ".loopx/w/again.sh": sh('echo "$LOOPX_RUN_ID" > "$HOOK_DIR/$CASE.started"'),
+  ".loopx/w/spend.sh": sh('echo "$LOOPX_RUN_ID" > "$HOOK_DIR/$CASE.started"\n"$LOOPX_BIN" receipt --cost 0.02 --kind billed --input 100 --output 10'),
   ".loopx/w/fail.sh": sh('echo "$LOOPX_RUN_ID" > "$HOOK_DIR/$CASE.started"\nexit 3'),
 };
 
@@ -34,6 +36,7 @@ interface Outcome {
   startedAt: string;
   endedAt: string;
   record: string | null;
+  receipts?: unknown;
 }
 
 /** One ending: how the run is started, what is done to it once its script runs, and what the hook must be told. */
@@ -57,6 +60,7 @@ function endings(channel: Channel, cwd: string): Ending[] {
   return [
     { name: "stop", args: ["w:stop"], state: "stopped", exitCode: 0, reason: /^stopped by w:stop$/, iterations: 1, target: "w:stop" },
     { name: "limit", args: ["-n", "2", "w:again"], fromEnvFile: true, state: "limit", exitCode: 0, reason: /^reached -n 2$/, iterations: 2, target: "w:again" },
+    { name: "budget", args: ["--max-cost", "0.03", "w:spend"], state: "budget", exitCode: 3, reason: /budget|max-cost|\$/, iterations: 2, target: "w:spend" },
     { name: "failure", args: ["w:fail"], state: "failed", exitCode: 1, reason: /^w:fail exited with code 3$/, iterations: 1, target: "w:fail" },
     { name: "time-limit", args: ["--max-time", "1s", "w"], state: "timed-out", exitCode: 124, reason: /time limit|timed out/, iterations: 1, target: "w:index" },
     { name: "ctrl-c", args: ["w"], act: (s) => void s.child.kill("SIGINT"), state: "interrupted", exitCode: 130, reason: /^interrupted by SIGINT$/, iterations: 1, target: "w:index" },
@@ -135,7 +139,7 @@ function hookEvents(record: string): Array<{ by: string; exitCode: number | null
 }
 
 describe.each(CHANNELS)("--on-end ($name)", (channel) => {
-  it("runs once for every ending (stop, -n, failure, time limit, Ctrl-C, hangup, runs stop, kill -9: the guardian), with the outcome; a resumed run fires it again", { timeout: 90_000 }, async () => {
+  it("runs once for every ending (stop, -n, failure, time limit, budget, Ctrl-C, hangup, runs stop, kill -9: the guardian), with the outcome; a resumed run fires it again", { timeout: 90_000 }, async () => {
     const cwd = makeProject(PROJECT);
     const hooks = tempDir("loopx-hooks-");
     const cases = endings(channel, cwd).map(async (ending) => {
@@ -161,6 +165,8 @@ describe.each(CHANNELS)("--on-end ($name)", (channel) => {
       expect(end).toMatchObject({ reason: told.state, exitCode: told.exitCode, iterations: told.iterations });
       expect(hookEvents(told.record!)).toMatchObject([{ by: ending.name === "kill-9" ? "guardian" : "loopx", exitCode: 0, timedOut: false }]);
       expect(result.stderr).not.toContain("on-end");
+      if (ending.name === "budget") expect(told.receipts).toMatchObject({ costUsd: { billed: 0.04, estimate: 0 }, tokens: { input: 200, output: 20 }, receipts: 2 });
+      else expect(told.receipts).toBeUndefined();
       return { ending, id, env };
     });
     const done = await Promise.all(cases);

@@ -7,8 +7,8 @@ import { describe, expect, it } from "vitest";
 import { CHANNELS, expectOneLineError, isolatedEnv, makeProject } from "./helpers.js";
 import { loopx } from "./fixtures/channels.js";
 
-describe.each(CHANNELS)("run: an option that swallowed the target ($name)", (channel) => {
-  it.concurrent("--timeout main, --max-time main, -n main name what the option needs", async () => {
+describe("run: an option that swallowed the target", () => {
+  it.concurrent.each(CHANNELS)("$name: --timeout main, --max-time main, -n main name what the option needs", async (channel) => {
     const cwd = makeProject({ ".loopx/main/index.sh": "#!/bin/bash\necho '{\"stop\":true}'\n" });
     const env = isolatedEnv();
     const timeout = await loopx(channel, ["run", "--timeout", "main"], cwd, env);

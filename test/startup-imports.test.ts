@@ -28,7 +28,7 @@ const GUARD_BIN = realpathSync(process.env.STARTUP_GUARD_DIST ? join(process.env
 
 /** What must never be loaded by the lean commands. */
 const FORBIDDEN = [
-  /\/node_modules\/(?:tar|semver|tsx|esbuild|minipass|minizlib|@esbuild)\//,
+  /\/node_modules\/(?:tar|semver|tsx|esbuild|minipass|minizlib|@esbuild|@opentelemetry)\//,
   /\/dist\/install\//,
   /\/dist\/runtime\/loader\//,
 ];
@@ -93,11 +93,11 @@ process.on("exit", () => {
 let logCounter = 0;
 
 /** Runs `entry ...args` under `runtime` with the recorder preloaded; returns the loaded module paths. */
-async function loadedModules(runtime: Runtime, entry: string, args: string[], cwd: string): Promise<{ modules: string[]; code: number | null; stderr: string }> {
+async function loadedModules(runtime: Runtime, entry: string, args: string[], cwd: string, extraEnv: Record<string, string> = {}): Promise<{ modules: string[]; code: number | null; stderr: string }> {
   const log = join(recorderDir, `loaded-${runtime.name}-${++logCounter}.txt`);
   writeFileSync(log, "");
   const preload = runtime.name === "node" ? ["--import", pathToFileURL(nodeRecorder).href] : ["--preload", bunRecorder];
-  const result = await runCommand(runtime.exe, [...preload, entry, ...args], { cwd, env: isolatedEnv({ STARTUP_GUARD_LOG: log }) });
+  const result = await runCommand(runtime.exe, [...preload, entry, ...args], { cwd, env: isolatedEnv({ STARTUP_GUARD_LOG: log, ...extraEnv }) });
   const modules = readFileSync(log, "utf8")
     .split("\n")
     .filter(Boolean)
@@ -136,6 +136,17 @@ describe.each(RUNTIMES)("start-up imports stay lean ($name)", (runtime) => {
       expect(modules.filter((path) => /\/node_modules\/clipanion\/|\/dist\/cli\/main\.js$/.test(path))).toEqual([]);
     },
   );
+
+  it("a run with telemetry off loads nothing of OpenTelemetry; with LOOPX_OTEL=1 it does (control)", async () => {
+    const otel = (path: string) => /\/node_modules\/@opentelemetry\/|\/dist\/telemetry\/(?:sdk|run-trace|metrics)\.js$/.test(path);
+    const off = await loadedModules(runtime, GUARD_BIN, ["run", "-n", "1", "w"], cwd);
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.modules).toContain(GUARD_BIN);
+    expect(off.modules.filter(otel)).toEqual([]);
+    const on = await loadedModules(runtime, GUARD_BIN, ["run", "-n", "1", "w"], cwd, { LOOPX_OTEL: "1", OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" });
+    expect(on.code, on.stderr).toBe(0);
+    expect(on.modules.filter(otel).length).toBeGreaterThan(0);
+  });
 
   it("the recorder sees a forbidden import when there is one (control)", async () => {
     // version-requirement.js imports semver (CommonJS): the guard must notice it.

@@ -119,7 +119,7 @@ describe("ralph", () => {
   });
 
   it.concurrent.each([
-    ["codex", ["codex", "exec", "--json", "--full-auto", "-"], () => codexStream(`All done.\n${COMPLETE}`), "→ $ bash -lc 'cat progress.txt'", undefined],
+    ["codex", ["codex", "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "-"], () => codexStream(`All done.\n${COMPLETE}`), "→ $ bash -lc 'cat progress.txt'", undefined],
     ["amp", ["amp", "-x", "--stream-json", "--dangerously-allow-all"], (p: string) => ampStream(p, `All done.\n${COMPLETE}`), `All done.\n${COMPLETE}`, ["Iteration Cost: $0.250000 billed", "Balance: $9.75"]],
     ["cline", ["cline", "--json", "-y"], (p: string) => clineStream(p, `All done.\n${COMPLETE}`, 0.0125), "→ $ cat progress.txt", ["Iteration Cost: $0.012500 billed"]],
   ] as const)("preset %s: its invocation, its live view, completion and cost", async (type, argv, stream, shown, costLines) => {

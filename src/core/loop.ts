@@ -54,7 +54,15 @@ export interface ScriptStdout {
  */
 export interface LoopHost {
   /** Runs one script and returns its stdout, or throws a LoopxError (non-zero exit, ...). */
-  runScript(step: { script: DiscoveredScript; workflow: DiscoveredWorkflow; label: string; env: Record<string, string | undefined>; stdin: string | undefined }): Promise<ScriptStdout>;
+  runScript(step: {
+    script: DiscoveredScript;
+    workflow: DiscoveredWorkflow;
+    label: string;
+    env: Record<string, string | undefined>;
+    stdin: string | undefined;
+    /** For a script whose stdout stays open after it exited: one line saying who holds it. */
+    onStdoutHeld?: (message: string) => void;
+  }): Promise<ScriptStdout>;
   /** Writes a warning line to stderr. */
   warn(message: string): void;
   /** Lists directories for discovery (spec §5). */
@@ -209,7 +217,9 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
     };
 
     let stdin = request.resume?.stdin;
+    // Each script is warned about once per run: a near-miss output, a stdout held open.
     const warnedOutput = new Set<string>();
+    const warnedHeld = new Set<string>();
     for (;;) {
       const { workflow, script } = lookup(host.directories, discovery, current, "");
       if (!entered.has(workflow.name)) {
@@ -226,7 +236,13 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
       const n = session.iterationStart(label);
       let ran: ScriptStdout;
       try {
-        ran = await host.runScript({ script, workflow, label, env: { ...envFor(workflow.name), LOOPX_ITERATION: String(n) }, stdin });
+        const onStdoutHeld = warnedHeld.has(label)
+          ? undefined
+          : (message: string) => {
+              warnedHeld.add(label);
+              session.iterationWarning("stdout-held", message);
+            };
+        ran = await host.runScript({ script, workflow, label, env: session.scriptEnv({ ...envFor(workflow.name), LOOPX_ITERATION: String(n) }, n), stdin, onStdoutHeld });
       } catch (error) {
         const exit = error instanceof ScriptFailedError ? error.script : { exitCode: null, signal: null, stdoutBytes: 0 };
         session.iterationEnd({ ...exit, error: error instanceof Error ? error.message : String(error) });

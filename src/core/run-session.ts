@@ -64,6 +64,12 @@ export interface RunControls {
   /** One `loopx: warning:` line. */
   warn(message: string): void;
   /**
+   * True when no script runs, or the running script's own process has already exited and loopx is
+   * only reading what it left (a time limit found expired late — loopx was stopped — must not call
+   * such a script killed: its result is read first). False where this cannot be known.
+   */
+  scriptExited(): boolean;
+  /**
    * Adds an event of the part's own (a pause, a stop request) to the run's events: while the run
    * goes, and from a part's `end` (before `run.end`).
    */
@@ -108,6 +114,12 @@ export interface RunPart {
    */
   beforeScript?(next: NextScript, controls: RunControls): void | Promise<void>;
   /**
+   * Variables for one script execution (iteration `n`), asked right after its `iteration.start`:
+   * each is set, or removed when undefined; loopx's own LOOPX_* variables are never touched. Only
+   * the parts that have it are asked: a run without such a part does nothing more per script.
+   */
+  scriptEnv?(n: number): Record<string, string | undefined>;
+  /**
    * Once, when the run ends (every way it can end), after the running script's process group is
    * gone and before `run.end` is emitted. Errors become one warning; they never change the ending.
    */
@@ -129,6 +141,8 @@ export interface RunSessionOptions {
   terminate(signal: NodeJS.Signals): Promise<void>;
   /** When the grace period of that termination ends (ms since 1970), if one is running. */
   graceEndsAt?(): number | undefined;
+  /** See RunControls.scriptExited. */
+  scriptExited?(): boolean;
   warn(message: string): void;
   parts?: RunPart[];
   /** Facts for `run.start` that only the driver knows. */
@@ -201,6 +215,8 @@ export class RunSession implements RunControls {
   private readonly parts: RunPart[];
   /** The parts that may hold back the next script; empty for nearly every run. */
   private readonly gates: RunPart[];
+  /** The parts with per-script variables (RunPart.scriptEnv); usually none. */
+  private readonly envParts: RunPart[];
   private startedAt = 0;
   private began: RunPart[] = [];
   private started = false;
@@ -222,12 +238,28 @@ export class RunSession implements RunControls {
     this.id = options.id;
     this.parts = options.parts ?? [];
     this.gates = this.parts.filter((part) => part.beforeScript !== undefined);
+    this.envParts = this.parts.filter((part) => part.scriptEnv !== undefined);
     this.iterationCount = options.resume?.iterations ?? 0;
   }
 
   /** The cancellation that decides how this run ends, if any. */
   get cancellation(): RunCancel | undefined {
     return this.cancelled;
+  }
+
+  /**
+   * The script of iteration `n` gets the parts' own variables (RunPart.scriptEnv) in `env`: set, or
+   * removed when undefined; LOOPX_* stay loopx's. Returns `env`; costs nothing without such parts.
+   */
+  scriptEnv(env: Record<string, string | undefined>, n: number): Record<string, string | undefined> {
+    for (const part of this.envParts) {
+      for (const [name, value] of Object.entries(part.scriptEnv!(n))) {
+        if (name.startsWith("LOOPX_")) continue;
+        if (value === undefined) delete env[name];
+        else env[name] = value;
+      }
+    }
+    return env;
   }
 
   /** True when a part may hold back scripts (see RunPart.beforeScript); the loop asks before each. */
@@ -260,6 +292,10 @@ export class RunSession implements RunControls {
 
   warn(message: string): void {
     this.options.warn(message);
+  }
+
+  scriptExited(): boolean {
+    return this.options.scriptExited?.() ?? false;
   }
 
   emit(event: PartEvent): void;

@@ -10,7 +10,7 @@ import { VERSION } from "../version.js";
 /** The loop's host for real runs: the project's files on disk, scripts through the supervisor, warnings to stderr. */
 export function createLoopHost(supervisor: ScriptSupervisor): LoopHost {
   return {
-    runScript: ({ script, workflow, label, env, stdin }) => runScript(supervisor, script, label, workflow.dir, env, stdin),
+    runScript: ({ script, workflow, label, env, stdin, onStdoutHeld }) => runScript(supervisor, script, label, workflow.dir, env, stdin, onStdoutHeld),
     warn: warnToStderr,
     directories: fsDirectoryReader,
     envFiles: fsEnvFileReader,

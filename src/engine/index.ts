@@ -229,6 +229,7 @@ class EngineRun implements RunHandle {
       pid: process.pid,
       terminate: (signal) => this.supervisor.terminate(signal),
       graceEndsAt: () => this.supervisor.graceEndsAt,
+      scriptExited: () => this.supervisor.scriptExited,
       warn: warnToStderr,
       runtime: runtimeName,
       version: VERSION,

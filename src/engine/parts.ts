@@ -12,6 +12,9 @@ import { TmpdirPart } from "../parts/tmpdir.js";
 import { guardianPart } from "../guardian/part.js";
 import { runInputPart } from "../records/input.js";
 import { controlPart } from "../control/part.js";
+import { TelemetryPart } from "../telemetry/part.js";
+import { telemetryEnabled } from "../telemetry/settings.js";
+import { VERSION } from "../version.js";
 import { onEndPart } from "../hooks/part.js";
 import { knownRunIds } from "../control/paths.js";
 import { warningsPart } from "../parts/warnings.js";
@@ -45,6 +48,8 @@ export interface PartFeatures {
   onEvent?: (event: LoopEvent) => void;
   /** A control channel, so that the run can be stopped and paused from elsewhere (LOOPX_CONTROL=0 turns it off). */
   control?: boolean;
+  /** RunOptions.telemetry: export to OpenTelemetry (else LOOPX_OTEL decides; OTEL_SDK_DISABLED=true wins). */
+  telemetry?: boolean;
   /** `--on-end` / RunOptions.onEnd: a command run once when the run ends (src/hooks). */
   onEnd?: string;
   /** The CLI's runs: LOOPX_ON_END (environment, env files) is the hook when `onEnd` is not given. */
@@ -94,12 +99,18 @@ export function runParts(features: PartFeatures): RunPart[] {
     parts.push(timeLimits({ timeout: features.timeout, maxTime: features.maxTime }));
   }
   if (features.control && env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
+  // Only with telemetry on: the part loads the SDK when the run begins (nothing of it otherwise).
+  const telemetry = telemetryEnabled(env, features.telemetry) ? new TelemetryPart(env, VERSION) : undefined;
   // Receipts read as they come: only for a budget or a progress line that shows the running total
   // (a run with neither has no receipts file and reads nothing). After the scratch directory (the
   // file is in it, read a last time before it goes).
   const showsProgress = features.progress === true && progressShown(env);
-  const live = features.budget || showsProgress ? new LiveReceipts(() => tmpdir.scratch?.path, features.budget, features.totals) : undefined;
+  const live = features.budget || showsProgress || telemetry ? new LiveReceipts(() => tmpdir.scratch?.path, features.budget, features.totals) : undefined;
   if (live) parts.push(live);
+  if (telemetry) {
+    live?.listen((receipt, n) => telemetry.receipt(receipt, n));
+    parts.push(telemetry);
+  }
   if (features.progress) {
     const progress = progressPart(env, { summary: features.summary, knownIds: () => knownRunIds(env), ...(live ? { receipts: live } : {}) });
     if (progress) parts.push(progress);

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { EVENT_VERSION, type RecordEvent, type RunEndEvent, type RunHookEvent } from "../core/events.js";
 import { describeEnding, lastIterationEnd, startEvent } from "../records/report.js";
-import { hookBaseEnv, onEndTimeout, type EndOutcome } from "./outcome.js";
+import { hookBaseEnv, onEndTimeout, recordedReceipts, type EndOutcome } from "./outcome.js";
 import { hookEvent, runHook } from "./run-hook.js";
 
 /**
@@ -24,6 +24,7 @@ export async function hookAfterDeath(run: DeadRun, events: RecordEvent[], end: R
   const start = startEvent(events);
   const facts = run.onEnd;
   const maxIterations = start?.maxIterations ?? facts.maxIterations;
+  const record = run.records === undefined ? null : join(run.records, `${run.run}.jsonl`);
   const outcome: EndOutcome = {
     run: run.run,
     project: start?.projectRoot ?? facts.project,
@@ -35,7 +36,8 @@ export async function hookAfterDeath(run: DeadRun, events: RecordEvent[], end: R
     durationMs: end.durationMs,
     startedAt: start?.time ?? facts.startedAt,
     endedAt: end.time,
-    record: run.records === undefined ? null : join(run.records, `${run.run}.jsonl`),
+    record,
+    ...recordedReceipts(record),
   };
   const env = hookBaseEnv(process.env);
   delete env.LOOPX_ON_END_TIMEOUT;

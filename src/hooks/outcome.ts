@@ -1,5 +1,8 @@
+import { readFileSync } from "node:fs";
 import { parseDuration } from "../core/duration.js";
 import type { RunEndReason } from "../core/events.js";
+import { recordTotals, type RunTotals } from "../core/receipts.js";
+import { parseRecord } from "../records/report.js";
 
 /**
  * What an end-of-run hook (`--on-end`, loopx's own addition) is told of the run: one JSON object
@@ -27,8 +30,22 @@ export interface EndOutcome {
   endedAt: string;
   /** The run record's path; null when the run is not recorded. */
   record: string | null;
-  /** The run's receipt totals (`loopx receipt`), when it reported any. */
-  receipts?: unknown;
+  /**
+   * The run's receipt totals (`loopx receipt`; every sitting of a resumed run), when it reported
+   * any and is recorded: `{ costUsd: { billed, estimate }, tokens, receipts, models }`.
+   */
+  receipts?: RunTotals;
+}
+
+/** The receipt totals of the record at `path`, when it holds any receipt. */
+export function recordedReceipts(path: string | null): { receipts?: RunTotals } {
+  if (path === null) return {};
+  try {
+    const totals = recordTotals(parseRecord(readFileSync(path, "utf8")).events).run;
+    return totals.receipts > 0 ? { receipts: totals } : {};
+  } catch {
+    return {};
+  }
 }
 
 /** The hook's time limit unless LOOPX_ON_END_TIMEOUT says otherwise. */

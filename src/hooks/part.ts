@@ -5,7 +5,7 @@ import { describeEnding, parseRecord, startEvent } from "../records/report.js";
 import { readRecordEnds } from "../records/store.js";
 import { loopxBin } from "../runtime/platform/index.js";
 import { noteScriptStderr, stderrKind, writeStderr } from "../os/stderr.js";
-import { hookBaseEnv, onEndTimeout, type EndOutcome } from "./outcome.js";
+import { hookBaseEnv, onEndTimeout, recordedReceipts, type EndOutcome } from "./outcome.js";
 import { hookEvent, hookProblem, runHook } from "./run-hook.js";
 
 /**
@@ -70,6 +70,7 @@ export function onEndPart(options: OnEndOptions): OnEndPart {
     async end(end) {
       if (!spec || !controls) return;
       const { iterations, durationMs } = controls.progress();
+      const record = options.recordsDir === undefined ? null : join(options.recordsDir, `${controls.id}.jsonl`);
       const outcome: EndOutcome = {
         run: controls.id,
         project,
@@ -81,7 +82,8 @@ export function onEndPart(options: OnEndOptions): OnEndPart {
         durationMs,
         startedAt,
         endedAt: new Date().toISOString(),
-        record: options.recordsDir === undefined ? null : join(options.recordsDir, `${controls.id}.jsonl`),
+        record,
+        ...recordedReceipts(record),
       };
       part.starting?.();
       const terminal = stderrKind() === "terminal";

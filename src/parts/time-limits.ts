@@ -16,6 +16,9 @@ function startTimer(ms: number, onExpiry: () => void): { clear(): void } {
   return { clear: () => clearTimeout(timer) };
 }
 
+/** How long a script whose own process exited may keep its stdout open after a late limit. */
+const LATE_GRACE_MS = 2000;
+
 /**
  * `--timeout` / RunOptions.timeout (each script execution) and `--max-time` / RunOptions.maxTime
  * (the whole run, from its first script). On expiry the run is cancelled as on a signal — SIGTERM
@@ -30,7 +33,7 @@ export function timeLimits(limits: { timeout?: number; maxTime?: number }): RunP
   let scriptTimer: { clear(): void } | undefined;
   let runTimer: { clear(): void } | undefined;
 
-  const expire = (message: string) => {
+  const expireNow = (message: string) => {
     void controls?.cancel({
       reason: "timed-out",
       signal: "SIGTERM",
@@ -40,16 +43,42 @@ export function timeLimits(limits: { timeout?: number; maxTime?: number }): RunP
       error: new TimeoutError(message),
     });
   };
+  // A limit found expired when the running script's own process has already exited (loopx was
+  // stopped, SIGSTOP, and continued after the deadline): the script finished in time, so its
+  // result is read first and the run limit applies after it (no further script starts). Only if
+  // its stdout stays open past LATE_GRACE_MS (a process it left behind) is it ended as usual.
+  let late: { message: () => string; fallback: ReturnType<typeof setTimeout> } | undefined;
+  const expire = (message: () => string, afterScript: boolean) => {
+    if (!running || !controls?.scriptExited()) return expireNow(message());
+    if (late) return;
+    const fallback = setTimeout(() => {
+      late = undefined;
+      expireNow(message());
+    }, LATE_GRACE_MS);
+    fallback.unref?.();
+    late = { message: afterScript ? message : () => "", fallback };
+  };
+  const settleLate = () => {
+    if (!late) return;
+    clearTimeout(late.fallback);
+    const message = late.message();
+    late = undefined;
+    if (message) expireNow(message); // the run's limit: after this script; a script's own limit: it finished in time
+  };
 
-  return {
+  let deadline: number | undefined;
+  const runExpired = () => {
+    const limit = formatDuration(limits.maxTime!);
+    expire(() => (running ? `script ${target} timed out: the run's time limit of ${limit} was reached` : `the run's time limit of ${limit} was reached${target === undefined ? "" : ` after script ${target}`}`), true);
+  };
+
+  const part: RunPart = {
     begin(runControls) {
       controls = runControls;
       const maxTime = limits.maxTime;
       if (maxTime !== undefined) {
-        runTimer = startTimer(maxTime, () => {
-          const limit = formatDuration(maxTime);
-          expire(running ? `script ${target} timed out: the run's time limit of ${limit} was reached` : `the run's time limit of ${limit} was reached${target === undefined ? "" : ` after script ${target}`}`);
-        });
+        deadline = Date.now() + maxTime;
+        runTimer = startTimer(maxTime, runExpired);
       }
       // The limits, for scripts: a SIGTERM that comes when one is reached is the time limit.
       const vars: Record<string, string> = {};
@@ -64,17 +93,23 @@ export function timeLimits(limits: { timeout?: number; maxTime?: number }): RunP
         running = true;
         if (timeout !== undefined) {
           const label = event.target;
-          scriptTimer = startTimer(timeout, () => expire(`script ${label} timed out after ${formatDuration(timeout)}`));
+          scriptTimer = startTimer(timeout, () => expire(() => `script ${label} timed out after ${formatDuration(timeout)}`, false));
         }
       } else if (event.type === "iteration.end") {
         running = false;
         scriptTimer?.clear();
         scriptTimer = undefined;
+        settleLate();
       }
     },
     end() {
+      if (late) clearTimeout(late.fallback);
       scriptTimer?.clear();
       runTimer?.clear();
     },
   };
+  // With --max-time, before each script: a deadline already past whose timer has not fired yet
+  // (loopx was stopped; the runtime ran the ended script's I/O first) starts no further script.
+  if (limits.maxTime !== undefined) part.beforeScript = () => void (deadline !== undefined && Date.now() >= deadline && runExpired());
+  return part;
 }

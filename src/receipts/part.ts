@@ -2,7 +2,7 @@ import { closeSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import type { RunControls, RunPart } from "../core/run-session.js";
 import { LoopxError } from "../core/errors.js";
-import type { RecordEvent } from "../core/events.js";
+import type { Receipt, RecordEvent } from "../core/events.js";
 import { budgetReached, BUDGET_EXIT_CODE, type Budget } from "./budget.js";
 import { RECEIPTS_PATH_VAR, receiptsFileName } from "./send.js";
 import { addReceipt, addRunTotals, emptyRunTotals, recordedReceipt, type RunTotals } from "../core/receipts.js";
@@ -22,6 +22,7 @@ export class LiveReceipts implements RunPart {
   /** One read buffer for the run (a script's receipts are a few hundred bytes each). */
   private readonly buffer = Buffer.allocUnsafe(16384);
   private run = "";
+  private listener: ((receipt: Receipt, n: number | undefined) => void) | undefined;
   readonly totals: RunTotals;
 
   /** `scratch`: the run's LOOPX_TMPDIR once it exists; `initial`: a resumed run's totals so far. */
@@ -46,6 +47,11 @@ export class LiveReceipts implements RunPart {
       return undefined;
     }
     return { [RECEIPTS_PATH_VAR]: path };
+  }
+
+  /** Hears each receipt as it is read, with its iteration (another part's view of them: telemetry). */
+  listen(listener: (receipt: Receipt, n: number | undefined) => void): void {
+    this.listener = listener;
   }
 
   onEvent(event: { type: string }): void {
@@ -92,7 +98,9 @@ export class LiveReceipts implements RunPart {
         continue; // not a receipt loopx wrote: any process of the user's can write here
       }
       const receipt = event.run === this.run ? recordedReceipt(event) : undefined;
-      if (receipt) addReceipt(this.totals, receipt);
+      if (!receipt) continue;
+      addReceipt(this.totals, receipt);
+      this.listener?.(receipt, (event as { n?: number }).n);
     }
   }
 }

@@ -4,6 +4,8 @@ import { ScriptFailedError } from "../core/errors.js";
 import { shownText } from "../core/untrusted-text.js";
 import { jsLauncher } from "./platform/index.js";
 import type { ScriptSupervisor } from "./supervisor.js";
+import { STDOUT_HELD_MS } from "./spawn.js";
+import type { FoundProcess } from "../os/procfs.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -31,11 +33,13 @@ export async function runScript(
   cwd: string,
   env: Env,
   stdin: string | undefined,
+  onStdoutHeld?: (message: string) => void,
 ): Promise<{ stdout: string; stdoutBytes: number }> {
   // Discovery is cached for the whole loop; a file removed since then fails here, clearly.
   if (!existsSync(script.path)) throw new ScriptFailedError(`script ${label} cannot be started: ${script.path} no longer exists`);
   const invocation = scriptInvocation(script, env);
-  const exit = await supervisor.run({ ...invocation, cwd, stdin });
+  const held = onStdoutHeld && ((holders: FoundProcess[]) => onStdoutHeld(heldMessage(label, holders)));
+  const exit = await supervisor.run({ ...invocation, cwd, stdin, ...(held ? { onStdoutHeld: held } : {}) });
   if (exit.spawnError) throw new ScriptFailedError(`script ${label} cannot be started: ${exit.spawnError.message}`);
   const ended = { exitCode: exit.code, signal: exit.signal, stdoutBytes: exit.stdoutOverCap?.bytes ?? exit.stdout.length, ...(exit.stderrTail ? { stderr: exit.stderrTail } : {}) };
   if (exit.signal) throw new ScriptFailedError(`script ${label} was killed by ${exit.signal}`, ended, crlfHint(script));
@@ -67,4 +71,14 @@ function crlfHint(script: DiscoveredScript): string | undefined {
   }
   const path = shownText(script.path);
   return `${path} has Windows (CRLF) line endings, which bash reads as part of each command; convert it: sed -i 's/\\r$//' ${path}`;
+}
+
+/** "main:index: its own process exited, but ... held by pid 123 (sleep 20) ...": one line. */
+function heldMessage(label: string, holders: FoundProcess[]): string {
+  const shown = holders.map(({ pid, command }) => `pid ${pid} (${shownText(command.length > 60 ? `${command.slice(0, 60)}…` : command)})`);
+  const by = shown.length > 0 ? `held by ${shown.join(", ")}` : "held by a process loopx cannot see";
+  return (
+    `${label}: its own process has exited, but its stdout is still open after ${STDOUT_HELD_MS / 1000} s, ${by}; ` +
+    `loopx reads a script's stdout to its end, so it waits for them — start background commands with their output elsewhere: cmd >/dev/null 2>&1 &`
+  );
 }

@@ -2,6 +2,8 @@ import { closeSync } from "node:fs";
 import { groupAlive } from "../os/process-group.js";
 import type { StdoutPipe } from "./stdout-pipe.js";
 import type { StdoutCapture } from "./stdout-capture.js";
+import { processesHolding } from "../os/holders.js";
+import type { FoundProcess } from "../os/procfs.js";
 
 /**
  * What a script process is, whatever runtime starts it (platform/node.ts, platform/bun.ts): how it
@@ -16,6 +18,11 @@ export interface SpawnSpec {
   env: Record<string, string | undefined>;
   /** Bytes for the child's stdin; undefined means empty stdin (spec §6.7). */
   stdin?: string;
+  /**
+   * Called once if the child's own process has exited but its stdout is still open STDOUT_HELD_MS
+   * later (a background process holds it), with the processes holding it (Linux; else none).
+   */
+  onStdoutHeld?: (holders: FoundProcess[]) => void;
 }
 
 export interface ScriptExit {
@@ -62,6 +69,20 @@ export function stopReadingOnceGroupGone(pgid: number, reads: () => number, stop
     }
   }, 50);
   return () => clearInterval(timer);
+}
+
+/** How long a script's stdout may stay open after its own process exited before loopx says who holds it. */
+export const STDOUT_HELD_MS = 2000;
+
+/**
+ * Once the child's own process has exited with its stdout (loopx's end: `fd`) still open: after
+ * STDOUT_HELD_MS, `onHeld` is told who holds it. Returns a cancel for when stdout ends. Nothing
+ * where loopx has no descriptor of its own to look for (no FIFO) or nobody asked.
+ */
+export function watchHeldStdout(fd: number | undefined, onHeld: SpawnSpec["onStdoutHeld"]): () => void {
+  if (fd === undefined || !onHeld) return () => {};
+  const timer = setTimeout(() => onHeld(processesHolding(fd)), STDOUT_HELD_MS);
+  return () => clearTimeout(timer);
 }
 
 /** A script process that could not be started. */

@@ -1,5 +1,6 @@
 import { LoopxError } from "../core/errors.js";
 import { groupAlive, signalGroup, waitForGroupExit } from "../os/process-group.js";
+import { hasProcfs, processRunning } from "../os/procfs.js";
 import { spawnScript } from "./platform/index.js";
 import type { ScriptExit, ScriptProcess, SpawnSpec } from "./spawn.js";
 
@@ -35,6 +36,16 @@ export class ScriptSupervisor {
     return this.killAt;
   }
 
+  /**
+   * True when no script runs, or the running script's own process has exited (a zombie not yet
+   * reaped, or gone) while loopx still reads its stdout. False where /proc cannot tell.
+   */
+  get scriptExited(): boolean {
+    const pid = this.active?.pid;
+    if (pid === undefined) return true;
+    return hasProcfs() && !processRunning(pid);
+  }
+
   /** True while a script's process group is running (or being terminated). */
   get running(): boolean {
     return this.active !== undefined;
@@ -61,6 +72,9 @@ export class ScriptSupervisor {
 
   async run(spec: SpawnSpec): Promise<ScriptExit> {
     if (this.termination) throw new SupervisorStoppedError();
+    // Who holds a script's stdout is worth a word only while nobody is ending the script.
+    const onHeld = spec.onStdoutHeld;
+    if (onHeld) spec = { ...spec, onStdoutHeld: (holders) => this.termination === undefined && onHeld(holders) };
     const proc = spawnScript(spec);
     this.active = proc;
     try {

@@ -13,6 +13,7 @@
 //   `text`; the prompt is echoed as say "task", the answer is say "text" / "completion_result",
 //   and say "api_req_started" carries a JSON text with the request's `cost`.
 import { spawnSync } from "node:child_process";
+import { codexErrorLine, codexFailure } from "./codex.ts";
 import { splitArgs, type Vars } from "./util.ts";
 
 export type AgentType = "claude" | "codex" | "amp" | "cline";
@@ -32,7 +33,7 @@ interface Preset {
   usageCmd?: string;
 }
 
-const CLAUDE_STREAM = "-p --output-format stream-json --verbose";
+const [CLAUDE_STREAM, CODEX_STREAM] = ["-p --output-format stream-json --verbose", "exec --json"];
 
 /** Each CLI's non-interactive, JSON-streaming invocation; the prompt goes to stdin. */
 export const PRESETS: Record<AgentType, Preset> = {
@@ -43,7 +44,8 @@ export const PRESETS: Record<AgentType, Preset> = {
     // dontAsk: every tool not listed is refused, nobody is asked; reading and git inspection only.
     readOnlyArgs: `${CLAUDE_STREAM} --permission-mode dontAsk --allowedTools "Read,Grep,Glob,Bash(git status:*),Bash(git diff:*),Bash(git log:*),Bash(git show:*)"`,
   },
-  codex: { cli: "codex", args: "exec --json --full-auto -", streamArgs: "exec --json", readOnlyArgs: "exec --json --sandbox read-only -" },
+  // Unsandboxed like claude's: the loop commits, and codex's sandbox keeps .git read-only (README).
+  codex: { cli: "codex", args: `${CODEX_STREAM} --dangerously-bypass-approvals-and-sandbox -`, streamArgs: CODEX_STREAM, readOnlyArgs: `${CODEX_STREAM} --sandbox read-only -` },
   amp: { cli: "amp", args: "-x --stream-json --dangerously-allow-all", streamArgs: "-x --stream-json", readOnlyArgs: "-x --stream-json", usageCmd: "amp usage" },
   cline: { cli: "cline", args: "--json -y", streamArgs: "--json", readOnlyArgs: "--json -y" },
 };
@@ -162,9 +164,7 @@ export function streamFailure(type: AgentType, events: Json[]): string | undefin
       return `the agent reported an error (${kind}): ${String(result.result ?? "").slice(0, 200)}`;
     }
   } else if (type === "codex") {
-    const failed = events.find((e) => e.type === "turn.failed" || e.type === "error");
-    if (failed) return `the agent reported an error: ${failed.error?.message ?? failed.message ?? "turn failed"}`;
-    if (!events.some((e) => e.type === "turn.completed")) return "the stream has no turn.completed event";
+    return codexFailure(events);
   } else if (type === "cline") {
     const error = events.find((e) => e.type === "say" && (e.say === "error" || e.say === "api_req_failed"));
     if (error && responseText(type, events) === "") return `the agent reported an error: ${String(error.text ?? "").slice(0, 200)}`;
@@ -197,7 +197,7 @@ function toolSummary(input: Json | undefined): string {
 }
 
 /** A human-readable rendering of one stream event for the live view, or undefined to skip it. */
-export function displayEvent(type: AgentType, event: Json): string | undefined {
+export function displayEvent(type: AgentType, event: Json, earlier: Json[] = []): string | undefined {
   if (type === "claude" || type === "amp") {
     if (event.type === "system" && event.subtype === "init") return `· session ${event.session_id ?? ""}${event.model ? ` (${event.model})` : ""}`;
     if (event.type === "assistant") {
@@ -239,14 +239,14 @@ export function displayEvent(type: AgentType, event: Json): string | undefined {
       if (item.type === "reasoning") return `· thinking: ${short(item.text)}`;
       if (item.type === "command_execution") return toolOutput(item.exit_code === 0 ? "←" : "✗", item.aggregated_output, `exit ${item.exit_code ?? "?"}: `).join("\n");
       if (item.type === "file_change") return `→ files: ${(item.changes ?? []).map((c: Json) => `${c.kind ?? "edit"} ${c.path}`).join(", ")}`;
-      if (item.type === "error") return `✗ ${short(item.message)}`;
+      if (item.type === "error") return `· warning: ${short(item.message)}`; // codex: a non-fatal error item
       return `· ${item.type}`;
     }
     if (event.type === "turn.completed") {
       const u = event.usage ?? {};
       return `✓ turn completed: ${u.input_tokens ?? "?"} in / ${u.output_tokens ?? "?"} out tokens`;
     }
-    if (event.type === "turn.failed" || event.type === "error") return `✗ ${short(event.error?.message ?? event.message)}`;
+    if (event.type === "turn.failed" || event.type === "error") return codexErrorLine(event, earlier);
     return undefined;
   }
   // cline

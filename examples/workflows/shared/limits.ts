@@ -8,13 +8,14 @@
 //   api_error_status 429; it exits 1. The same event with status "allowed" comes on normal runs,
 //   so the event alone is no reason to wait. A 429 without the unified headers: status "rejected"
 //   and no resetsAt; API-key users: `system`/`api_retry` events, then a 429 result, no reset time.
-// - codex: an `error` / `turn.failed` event "You've hit your usage limit. … Try again at 3:05 PM."
-//   (or "at Dec 29th, 2025 10:15 PM", local time; "Try again later." when it does not know).
+// - codex: an `error` / `turn.failed` event "You’ve hit your usage limit. … try again at 3:05 PM."
+//   (minute precision: waited to the end of that minute; see codex.ts).
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import * as loopx from "loopx";
 import type { AgentSpec, AgentType } from "./agent.ts";
+import { codexLimit } from "./codex.ts";
 import { duration, durationVar, type Vars } from "./util.ts";
 
 type Json = Record<string, any>;
@@ -32,22 +33,6 @@ export interface UsageLimit {
 
 const oneLine = (text: unknown): string => String(text ?? "").replace(/\s+/g, " ").trim().slice(0, 200);
 
-const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-
-/** codex's "Try again at 3:05 PM." / "… at Dec 29th, 2025 10:15 PM." (local time) as ms since 1970. */
-export function codexResetTime(message: string, now = Date.now()): number | undefined {
-  const at = /try again at (.+?)\.?\s*$/i.exec(message)?.[1];
-  const time = at && /(\d{1,2}):(\d{2})\s*([AP]M)/i.exec(at);
-  if (!time) return undefined;
-  const hours = (Number(time[1]) % 12) + (time[3]!.toUpperCase() === "PM" ? 12 : 0);
-  const day = /([A-Z][a-z]{2}) (\d{1,2})(?:st|nd|rd|th)?, (\d{4})/.exec(at);
-  const date = new Date(now);
-  if (day && MONTHS.includes(day[1]!)) date.setFullYear(Number(day[3]), MONTHS.indexOf(day[1]!), Number(day[2]));
-  date.setHours(hours, Number(time[2]), 0, 0);
-  if (!day && date.getTime() < now - 60_000) date.setDate(date.getDate() + 1); // a time of day already past: tomorrow
-  return date.getTime();
-}
-
 /** The usage limit a failed agent call ran into, if that is why it failed. */
 export function usageLimit(type: AgentType, events: Json[]): UsageLimit | undefined {
   if (type === "claude" || type === "amp") {
@@ -60,14 +45,7 @@ export function usageLimit(type: AgentType, events: Json[]): UsageLimit | undefi
     if (result?.is_error === true && result.api_error_status === 429) return { kind: "rate_limit", message: oneLine(result.result) };
     return undefined;
   }
-  if (type === "codex") {
-    for (const e of events) {
-      const message = e.type === "error" ? e.message : e.type === "turn.failed" ? e.error?.message : undefined;
-      if (typeof message === "string" && /usage limit|rate limit|too many requests|\b429\b/i.test(message)) {
-        return { resetsAt: codexResetTime(message), kind: /usage limit/i.test(message) ? "usage_limit" : "rate_limit", message: oneLine(message) };
-      }
-    }
-  }
+  if (type === "codex") return codexLimit(events);
   return undefined;
 }
 

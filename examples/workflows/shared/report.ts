@@ -5,6 +5,7 @@
 // Shared by the ralph and converge workflows.
 import * as loopx from "loopx";
 import type { AgentSpec } from "./agent.ts";
+import { codexReceipts } from "./codex.ts";
 import { agentReceipts, type Receipt, type UsageContext } from "./usage.ts";
 
 type Json = Record<string, any>;
@@ -45,7 +46,7 @@ export class CallUsage {
   report(balanceCost?: number): Receipt[] {
     if (this.reported) return this.reported;
     const context: UsageContext = { env: process.env, costKind: this.spec.costKind, balanceCost };
-    this.reported = agentReceipts(this.spec.type, this.events, context);
+    this.reported = this.spec.type === "codex" ? codexReceipts(this.spec, this.events, process.env) : agentReceipts(this.spec.type, this.events, context);
     sendReceipts(this.reported, this.spec.cli);
     return this.reported;
   }

@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { PRESETS, displayEvent, queryBalance, responseText, streamFailure, type AgentSpec } from "./agent.ts";
+import { codexProgress } from "./codex.ts"; // codex: progress is a completed item or turn, not any event
 import { parkForLimit, sharedLimitUntil, usageLimit, type LimitPolicy } from "./limits.ts";
 import { CallUsage } from "./report.ts";
 import { addCost, receiptsCost, type Cost, type Receipt } from "./usage.ts";
@@ -35,7 +36,7 @@ export interface RunAgentOptions {
   rawFile?: string;
   /** Called with each rendered line of the live view; default: stderr. */
   display?: (text: string) => void;
-  /** End the agent when it prints no stream event for this long (AGENT_IDLE_TIMEOUT); 0: never. */
+  /** End the agent when it makes no progress for this long (AGENT_IDLE_TIMEOUT): no stream event (codex: no completed item or turn); 0: never. */
   idleMs?: number;
   /** The variable that set idleMs, for the message. */
   idleVar?: string;
@@ -108,9 +109,9 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
     }
     if (!event) return display(line);
     events.push(event);
-    armIdle();
+    if (spec.type !== "codex" || codexProgress(event)) armIdle();
     try {
-      const text = displayEvent(spec.type, event);
+      const text = displayEvent(spec.type, event, events);
       if (text !== undefined && text !== "") display(text);
     } catch {
       // the live view is cosmetic: it never breaks the run
@@ -189,7 +190,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
   if (error) {
     failure = (error as NodeJS.ErrnoException).code === "ENOENT" ? `agent CLI not found on PATH: ${spec.cli} (set ${spec.prefix}CLI to another command)` : `cannot start ${spec.cli}: ${error.message}`;
   } else if (idle) {
-    failure = `no stream event for ${duration(options.idleMs!)} (${options.idleVar ?? "AGENT_IDLE_TIMEOUT"}): ended ${spec.cli} and its processes`;
+    failure = `${spec.type === "codex" ? "no completed item or turn" : "no stream event"} for ${duration(options.idleMs!)} (${options.idleVar ?? "AGENT_IDLE_TIMEOUT"}): ended ${spec.cli} and its processes`;
   } else if (signal) failure = `${spec.cli} was killed by ${signal}`;
   else if (code !== 0) failure = `${spec.cli} exited with code ${code}`;
   else if (events.length === 0) {

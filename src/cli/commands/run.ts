@@ -24,9 +24,10 @@ prints one line naming the script and the limit, and exits 124 (as timeout(1) do
 Scripts get LOOPX_BIN, LOOPX_PROJECT_ROOT and LOOPX_WORKFLOW, and (loopx's own additions)
 LOOPX_TMPDIR (the run's private scratch directory, removed when the run ends), LOOPX_RUN_ID
 (the run's id) and LOOPX_ITERATION (this script execution's number, counted as -n counts); with
-a record, LOOPX_RUN_RECORD (its path, for 'loopx note'); with --timeout / --max-time,
-LOOPX_SCRIPT_TIMEOUT_MS / LOOPX_RUN_DEADLINE (the limit per script in ms; the run's end, ms since
-1970).
+a record, LOOPX_RUN_RECORD (its path, for 'loopx note' and 'loopx receipt'); with --timeout /
+--max-time, LOOPX_SCRIPT_TIMEOUT_MS / LOOPX_RUN_DEADLINE (the limit per script in ms; the run's
+end, ms since 1970); with a budget or a progress line, LOOPX_RUN_RECEIPTS (the file 'loopx
+receipt' appends to as well, read by loopx after each script).
 
 loopx's own additions: when stderr is a terminal, a progress line before each script and a
 summary when the run ends, which for a failed run is the one line saying why (LOOPX_PROGRESS=0
@@ -34,6 +35,12 @@ turns them off, LOOPX_PROGRESS=1 on anywhere; NO_COLOR or TERM=dumb: no styling)
 Each run's events are recorded in $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0: off); see
 'loopx runs -h'. From another terminal, 'loopx runs stop|pause|continue <id>' steer the run and
 'loopx runs resume <id>' goes on with one that was interrupted, timed out, failed or died.
+
+When a run ends (loopx's own addition): --on-end <command> (or LOOPX_ON_END, e.g. in the global
+env file) runs <command> once, however the run ends — its guardian runs it if loopx was killed —
+in the project root, with the outcome as JSON on stdin and LOOPX_END_* variables (RUN_ID, STATE,
+EXIT_CODE, REASON, ...); limit 30s (LOOPX_ON_END_TIMEOUT); its failure is one warning line and
+never changes the exit code. The first progress line and the summary name the run's id.
 
 Budgets (loopx's own addition): scripts report what they used with 'loopx receipt' (see
 'loopx receipt -h'); with --max-cost <usd> (billed cost; estimates too with --count-estimates)

@@ -2,7 +2,7 @@
 import { closeSync, readFileSync } from "node:fs";
 import { delimiter } from "node:path";
 import { StdoutCapture } from "../stdout-capture.js";
-import { boundedWait, capturedStdout, failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
+import { boundedWait, capturedStdout, failedSpawn, stopReadingOnceGroupGone, watchHeldStdout, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
 import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
@@ -112,7 +112,11 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
     stderr.settle(proc.pid);
     if (!ended) {
       const stopWatching = stopReadingOnceGroupGone(proc.pid, () => capture.reads, stopReading);
-      await reading.finally(stopWatching);
+      const stopHeldWatch = watchHeldStdout(pipe?.read, spec.onStdoutHeld);
+      await reading.finally(() => {
+        stopWatching();
+        stopHeldWatch();
+      });
     }
     await reading;
     // The script's last stderr is forwarded before loopx says anything about its end.

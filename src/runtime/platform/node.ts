@@ -10,7 +10,7 @@ import { pathToFileURL } from "node:url";
 import { nodeModule } from "../../os/builtins.js";
 import { hooklessFlags } from "../hookless-script.js";
 import { StdoutCapture } from "../stdout-capture.js";
-import { boundedWait, capturedStdout, failedSpawn, stopReadingOnceGroupGone, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
+import { boundedWait, capturedStdout, failedSpawn, stopReadingOnceGroupGone, watchHeldStdout, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
 import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
@@ -79,9 +79,11 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
     let sawEnd = false;
     let closed = false;
     let stopWatching: (() => void) | undefined;
+    let stopHeldWatch: (() => void) | undefined;
     const finish = () => {
       if (!exit || !closed) return;
       stopWatching?.();
+      stopHeldWatch?.();
       pipe?.release(sawEnd);
       const { code, signal } = exit;
       // The script's last stderr is forwarded before loopx says anything about its end.
@@ -103,6 +105,7 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
     child.on("exit", () => {
       stderr.settle(child.pid);
       if (!closed && child.pid !== undefined) stopWatching = stopReadingOnceGroupGone(child.pid, () => capture.reads, () => stdout.destroy());
+      if (!closed) stopHeldWatch = watchHeldStdout(pipe?.read, spec.onStdoutHeld);
     });
     // The child's 'close' comes after its exit (and, with the runtime's pipe, after stdout's end).
     child.on("close", (code, signal) => {

@@ -120,7 +120,10 @@ function initialize(mode: Mode, s: Settings, tmp: string): State {
   const state: State = { sessionLog, startedAt: Date.now(), iteration: 0, successful: 0, failed: 0 };
   writeState(tmp, STATE, state);
   say(NAME, `${mode} mode, agent ${s.agent.type} (${[s.agent.cli, ...s.agent.args].join(" ")}), session log ${relative(s.projectRoot, state.sessionLog)}`);
-  if (s.budget !== undefined) {
+  // Said once, at the start: a budget that can never trigger must not look like a safeguard.
+  if (s.budget !== undefined && s.agent.type === "codex" && !s.agent.usageCmd) {
+    say(NAME, `BUDGET_USD=${s.budget} does not apply: codex reports tokens, not cost (loopx run --max-tokens budgets them)`);
+  } else if (s.budget !== undefined) {
     const counted = s.budgetCountsEstimates ? "billed and estimated cost" : "billed cost; estimates too with BUDGET_COUNT_ESTIMATES=1";
     say(NAME, `BUDGET_USD=${s.budget} is ralph's own cap for this sitting (${counted}); loopx run --max-cost is loopx's budget for the whole run`);
   }

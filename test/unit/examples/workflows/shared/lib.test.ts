@@ -7,7 +7,9 @@ import fc from "fast-check";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { agentSpec, reportedCost, responseText, streamFailure } from "../../../../../examples/workflows/shared/agent.ts";
+import { agentSpec, responseText, streamFailure } from "../../../../../examples/workflows/shared/agent.ts";
+import { codexReceipts } from "../../../../../examples/workflows/shared/codex.ts";
+import { agentReceipts, receiptsCost } from "../../../../../examples/workflows/shared/usage.ts";
 import { readKeyValueFile, splitArgs, substitute } from "../../../../../examples/workflows/shared/util.ts";
 import { ampStream, claudeStream, clineStream, codexStream } from "../../../../fixtures/agents/support.js";
 import { tempDir } from "../../../../helpers.js";
@@ -57,11 +59,14 @@ describe("agent streams", () => {
     expect(responseText("cline", events(clineStream(prompt, "Hi.")))).toBe("Reading the plan.\nHi.");
   });
 
-  it("reportedCost: Claude's total_cost_usd, Cline's summed request costs, none for codex/amp", () => {
-    expect(reportedCost("claude", events(claudeStream("x", { cost: 0.5 })))).toBe(0.5);
-    expect(reportedCost("cline", events(clineStream(prompt, "x", 0.25)))).toBe(0.25);
-    expect(reportedCost("codex", events(codexStream("x")))).toBeUndefined();
-    expect(reportedCost("amp", events(ampStream(prompt, "x")))).toBeUndefined();
+  it("the cost in a call's receipts: Claude's total_cost_usd, Cline's summed request costs, none for amp (no balance) and codex (tokens only)", () => {
+    const cost = (type: "claude" | "cline" | "amp", ndjson: string) => receiptsCost(agentReceipts(type, events(ndjson), { env: {} }));
+    expect(cost("claude", claudeStream("x", { cost: 0.5 }))).toEqual({ billed: 0.5 }); // the recording's init: an API key
+    expect(cost("cline", clineStream(prompt, "x", 0.25))).toEqual({ billed: 0.25 });
+    expect(cost("amp", ampStream(prompt, "x"))).toBeUndefined();
+    const codex = codexReceipts({ cli: "codex", args: [] }, events(codexStream("x")), { HOME: tempDir("loopx-codex-home-"), XDG_STATE_HOME: tempDir("loopx-codex-state-") });
+    expect(receiptsCost(codex)).toBeUndefined();
+    expect(codex).toMatchObject([{ agent: "codex", provider: "openai", tokens: { input: 315, cacheRead: 24448, cacheWrite: 0, output: 58, reasoning: 64 } }]);
   });
 
   it("streamFailure: error results, failed turns, missing end events", () => {

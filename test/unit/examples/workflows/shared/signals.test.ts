@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { finalAnswer, signalled } from "../../../../../examples/workflows/shared/agent.ts";
-import { codexResetTime, usageLimit } from "../../../../../examples/workflows/shared/limits.ts";
+import { codexResetTime } from "../../../../../examples/workflows/shared/codex.ts";
+import { usageLimit } from "../../../../../examples/workflows/shared/limits.ts";
 import { ampStream, claudeApiRetry429Stream, claudeLimitStream, claudeStream, clineStream, codexLimitStream, codexStream } from "../../../../fixtures/agents/support.js";
 
 const COMPLETE = "<promise>COMPLETE</promise>";
@@ -70,9 +71,10 @@ describe("usageLimit: what each CLI reports", () => {
     const now = new Date(2026, 10, 23, 14, 0, 0).getTime();
     const at = usageLimit("codex", events(codexLimitStream("You've hit your usage limit. Try again at 3:05 PM.")));
     expect(at).toMatchObject({ kind: "usage_limit" });
-    expect(codexResetTime("You've hit your usage limit. Try again at 3:05 PM.", now)).toBe(new Date(2026, 10, 23, 15, 5).getTime());
-    expect(codexResetTime("… or try again at 1:05 PM.", now)).toBe(new Date(2026, 10, 24, 13, 5).getTime()); // past: tomorrow
-    expect(codexResetTime("… or try again at Dec 29th, 2026 10:15 PM.", now)).toBe(new Date(2026, 11, 29, 22, 15).getTime());
+    // The end of the minute named (codex shows the true reset rounded down to it).
+    expect(codexResetTime("You've hit your usage limit. Try again at 3:05 PM.", now)).toBe(new Date(2026, 10, 23, 15, 6).getTime());
+    expect(codexResetTime("… or try again at 1:05 PM.", now)).toBe(new Date(2026, 10, 24, 13, 6).getTime()); // past: tomorrow
+    expect(codexResetTime("… or try again at Dec 29th, 2026 10:15 PM.", now)).toBe(new Date(2026, 11, 29, 22, 16).getTime());
     expect(codexResetTime("You've hit your usage limit. Try again later.", now)).toBeUndefined();
     expect(usageLimit("codex", events(codexStream("fine")))).toBeUndefined();
   });
