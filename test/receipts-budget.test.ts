@@ -34,9 +34,13 @@ describe.concurrent.each(CHANNELS)("budgets ($name)", (channel: Channel) => {
     expect(events(env, id).filter((event) => event.type === "iteration.start")).toHaveLength(3);
     expect(events(env, id).at(-1)).toMatchObject({ type: "run.end", reason: "budget", exitCode: 3, iterations: 3, receipts: { costUsd: { billed: 0.3, estimate: 3 }, receipts: 6 } });
 
+    // Like a reached -n: nothing to resume without more budget (the record is left as it was).
     const again = await loopx(channel, ["runs", "resume", id], cwd, env);
-    expect(again.code).toBe(3);
-    expect(only(again.stderr)).toEqual(["loopx: budget reached: --max-cost $0.30, the run used $0.30 billed (estimates not counted: $3.00)"]);
+    expect(again.code).toBe(1);
+    expect(only(again.stderr)).toEqual([
+      `loopx: run ${id} has reached its budget (--max-cost $0.30, the run used $0.30 billed (estimates not counted: $3.00)): nothing to resume (give --max-cost <usd> or --max-tokens <count> for more)`,
+    ]);
+    expect(events(env, id).filter((event) => event.type === "run.resume")).toHaveLength(0);
     const more = await loopx(channel, ["runs", "resume", id, "--max-cost", "0.5"], cwd, env);
     expect(more.code, more.stderr).toBe(3);
     expect(only(more.stderr)).toEqual(["loopx: budget reached: --max-cost $0.50, the run used $0.50 billed (estimates not counted: $5.00)"]);

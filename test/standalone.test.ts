@@ -145,14 +145,19 @@ describe("standalone binary with neither node nor bun on PATH", () => {
     });
   });
 
-  it("delegates to a project-local loopx (a JS one runs with the binary acting as Bun)", async () => {
-    const cwd = pinnedProject();
+  it("delegates to a project-local loopx (a JS one runs under Node, as the README says: issue 35 item 10)", async () => {
+    const cwd = pinnedProject({ ".loopx/main/index.sh": '#!/bin/bash\necho \'{"stop":true}\'\n' });
     // With node on PATH: a JS loopx hands its scripts a LOOPX_BIN that needs node (without it the
     // binary runs itself instead: channels-differ.test.ts).
     const env = bareEnv();
     env.PATH = `${dirname(process.execPath)}:${env.PATH}`;
     const result = await run(["version"], cwd, env);
     expect(result).toMatchObject({ code: 0, stdout: "9.9.9\n" });
+    const ran = await run(["run", "main"], cwd, env);
+    expect(ran.code, ran.stderr).toBe(0);
+    const runs = join(env.XDG_STATE_HOME ?? join(env.HOME!, ".local", "state"), "loopx", "runs");
+    const record = readFileSync(join(runs, readdirSync(runs).find((name) => name.endsWith(".jsonl"))!), "utf8");
+    expect(JSON.parse(record.split("\n")[0]!)).toMatchObject({ type: "run.start", version: "9.9.9", runtime: "node" });
   });
 });
 

@@ -24,6 +24,16 @@ function run(cwd: string, args: string[], env: Record<string, string>, onSpawn?:
 const timed = (n: number) => `date +%s%3N > "$FAKE_AGENT_DIR/${n}.time"`;
 const callTime = (fake: FakeAgents, n: number) => Number(readFileSync(fake.file(`${n}.time`), "utf8"));
 
+/** A reset time in a limit stream that resetsAfterCall replaces (2100-01-01). */
+const LATER = 4_102_444_800;
+/**
+ * A fake call's `run` that sets its limit stream's reset time `seconds` after the call itself (not
+ * after the test started, which a loaded machine can make seconds late), noted in <n>.resets.
+ */
+const resetsAfterCall = (n: number, seconds: number) =>
+  `t=$(( $(date +%s) + ${seconds} )); echo "$t" > "$FAKE_AGENT_DIR/${n}.resets"; sed -i "s/${LATER}/$t/" "$FAKE_AGENT_DIR/${n}.out"`;
+const resetsAt = (fake: FakeAgents, n: number) => Number(readFileSync(fake.file(`${n}.resets`), "utf8"));
+
 /** The newest run's `loopx runs show` text, in the environment `env` (its XDG_STATE_HOME). */
 async function showLatestRun(cwd: string, env: Record<string, string>): Promise<string> {
   const list = await run(cwd, ["runs", "--json"], env);
@@ -119,8 +129,9 @@ describe("usage limits: park until the reset, then the same iteration again", ()
   });
 
   it.concurrent("two loops on one account: after the first sees a limit, the second waits before calling its agent", async () => {
-    const resetsAt = Math.ceil(Date.now() / 1000) + 3;
-    const first = new FakeAgents().step(1, { out: claudeLimitStream(resetsAt), code: 1 }).step(2, { out: claudeStream(`A done.\n${COMPLETE}`), run: timed(2) });
+    // The reset is 10 s after the first loop's agent call: time for the second loop to start and
+    // look at the shared limit before it resets, however loaded the machine.
+    const first = new FakeAgents().step(1, { out: claudeLimitStream(LATER), run: resetsAfterCall(1, 10), code: 1 }).step(2, { out: claudeStream(`A done.\n${COMPLETE}`), run: timed(2) });
     const second = new FakeAgents().step(1, { out: claudeStream(`B done.\n${COMPLETE}`), run: timed(1) });
     const env = workflowEnv(first, { LIMIT_MARGIN: "0.5s" });
     const envB = { ...env, PATH: env.PATH!.replace(first.bin, second.bin), FAKE_AGENT_DIR: second.dir };
@@ -132,7 +143,7 @@ describe("usage limits: park until the reset, then the same iteration again", ()
     expect(resultA.code, resultA.stderr).toBe(0);
     expect(b.code, b.stderr).toBe(0);
     expect(second.calls()).toBe(1);
-    expect(callTime(second, 1)).toBeGreaterThanOrEqual(resetsAt * 1000 + 500);
+    expect(callTime(second, 1)).toBeGreaterThanOrEqual(resetsAt(first, 1) * 1000 + 500);
     expect(b.stderr).toMatch(/\nralph: usage limit \(five_hour\) seen by another loop on this account — resets \d\d:\d\d:\d\d; waiting until/);
   });
 

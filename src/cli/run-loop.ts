@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { LoopxError } from "../core/errors.js";
 import { startRun, type RunRequest } from "../engine/index.js";
-import type { Budget } from "../receipts/budget.js";
+import type { Budget } from "../core/budget.js";
 
 /**
  * `loopx run` after parsing: the engine runs the loop without printing results (spec §7.1); every

@@ -9,6 +9,7 @@ import { readKeptInput } from "../records/input.js";
 import { closingPath, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
 import { resolveRunId } from "../records/runs.js";
 import { recordTotals, type RunTotals } from "../core/receipts.js";
+import { budgetReached } from "../core/budget.js";
 
 /**
  * A resume, ready for the engine (loopx's own addition): the run's record read and judged
@@ -119,6 +120,8 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
     stdin = kept.data.toString("utf8");
   }
   const recorded = { ...point.options, ...options.overrides };
+  const totals = recordTotals(record.events).run;
+  refuseSpentBudget(id, recorded, totals);
   return {
     point,
     log: recorded.log,
@@ -140,12 +143,25 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
         ...(stdin !== undefined ? { stdin } : {}),
         iterations: point.n - 1,
         elapsedMs: point.elapsedMs,
-        totals: recordTotals(record.events).run,
+        totals,
         // It ran with --worktree: it goes on in its worktree (projectRoot is inside it).
         ...(point.start.worktree ? { worktree: point.start.worktree } : {}),
       },
     },
   };
+}
+
+/** A run that has reached its budget (the recorded one, or the one given now) is not resumed: like -n, it needs more. */
+function refuseSpentBudget(id: string, given: RecordedOptions, totals: RunTotals): void {
+  const budget = {
+    ...(typeof given.maxCost === "number" ? { maxCost: given.maxCost } : {}),
+    ...(given.countEstimates === true ? { countEstimates: true } : {}),
+    ...(typeof given.maxTokens === "number" ? { maxTokens: given.maxTokens } : {}),
+  };
+  const reached = budgetReached(budget, totals);
+  if (reached !== undefined) {
+    throw new LoopxError(`run ${id} has reached its budget (${reached.replace(/^budget reached: /, "")}): nothing to resume (give --max-cost <usd> or --max-tokens <count> for more)`);
+  }
 }
 
 /** True while a guardian process is closing run `id` (its `.closing` marker names a live pid). */

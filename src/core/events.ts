@@ -77,7 +77,7 @@ export interface RecordedOptions {
   log?: string;
   /** `--on-end` / RunOptions.onEnd: the command run once when the run ends (src/hooks). */
   onEnd?: string;
-  /** `--max-cost` in USD, `--count-estimates`, `--max-tokens` (receipts/budget.ts). */
+  /** `--max-cost` in USD, `--count-estimates`, `--max-tokens` (core/budget.ts). */
   maxCost?: number;
   countEstimates?: boolean;
   maxTokens?: number;

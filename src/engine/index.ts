@@ -2,7 +2,7 @@ import { abortReason } from "../core/errors.js";
 import { runLoop } from "../core/loop.js";
 import type { Output } from "../core/output.js";
 import type { RecordedOptions } from "../core/events.js";
-import type { Budget } from "../receipts/budget.js";
+import type { Budget } from "../core/budget.js";
 import { newRunId, RunSession, type RunCancel, type RunEnd, type RunPart } from "../core/run-session.js";
 import { createHeapKeeper, loopxBin, runtimeName } from "../runtime/platform/index.js";
 import { runParts } from "./parts.js";

@@ -4,7 +4,7 @@ import { LoopxError } from "../core/errors.js";
 import type { LoopEvent } from "../core/events.js";
 import type { WorktreeOption } from "../worktree/part.js";
 import { validateWorktreeOption } from "../worktree/option.js";
-import type { Budget } from "../receipts/budget.js";
+import type { Budget } from "../core/budget.js";
 
 /**
  * A run's options as the CLI or the API hand them over, not yet checked. The CLI has already
@@ -27,7 +27,7 @@ export interface RunOptionValues {
   worktreeCopy?: unknown;
   /** `--on-end` / RunOptions.onEnd: a shell command run once when the run ends (src/hooks). */
   onEnd?: unknown;
-  /** Budgets (`--max-cost`, `--count-estimates`, `--max-tokens`; RunOptions the same): receipts/budget.ts. */
+  /** Budgets (`--max-cost`, `--count-estimates`, `--max-tokens`; RunOptions the same): core/budget.ts. */
   maxCost?: unknown;
   countEstimates?: unknown;
   maxTokens?: unknown;

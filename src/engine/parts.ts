@@ -5,7 +5,7 @@ import { timeLimits } from "../parts/time-limits.js";
 import { recordsDir } from "../records/store.js";
 import { progressPart, progressShown } from "../parts/progress.js";
 import { LiveReceipts } from "../receipts/part.js";
-import type { Budget } from "../receipts/budget.js";
+import type { Budget } from "../core/budget.js";
 import type { RunTotals } from "../core/receipts.js";
 import { logPart, recordMaxBytes, recordPart } from "../records/writer.js";
 import { TmpdirPart } from "../parts/tmpdir.js";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { RunControls, RunPart } from "../core/run-session.js";
 import { LoopxError } from "../core/errors.js";
 import type { Receipt, RecordEvent } from "../core/events.js";
-import { budgetReached, BUDGET_EXIT_CODE, type Budget } from "./budget.js";
+import { budgetReached, BUDGET_EXIT_CODE, type Budget } from "../core/budget.js";
 import { RECEIPTS_PATH_VAR, receiptsFileName } from "./send.js";
 import { addReceipt, addRunTotals, emptyRunTotals, recordedReceipt, type RunTotals } from "../core/receipts.js";
 

@@ -84,11 +84,13 @@ export async function delegate(localBin: string, argv: string[]): Promise<number
   const { spawn } = await import("node:child_process"); // only when delegating: keeps start-up lean
   const target = realpathSync(localBin);
   const isScript = isJsEntry(target);
-  const [command, args] = isScript ? [process.execPath, [target, ...argv]] : [target, argv];
+  // A JS loopx runs as it runs itself: under this runtime (`bun loopx` stays on Bun), and from the
+  // standalone binary under Node (its shebang; findLocalLoopx checked that node is on PATH), so
+  // that it and the LOOPX_BIN it hands its scripts run on one runtime, as the README says.
+  const runner = runtimeName === "binary" ? "node" : process.execPath;
+  const [command, args] = isScript ? [runner, [target, ...argv]] : [target, argv];
   // Spec §3.2: after delegation, LOOPX_BIN is the realpath of the effective (local) binary.
   const env: NodeJS.ProcessEnv = { ...process.env, LOOPX_DELEGATED: "1", LOOPX_BIN: target };
-  // A standalone binary runs a JS loopx by acting as Bun.
-  if (isScript && runtimeName === "binary") env.BUN_BE_BUN = "1";
   const child = spawn(command, args, { stdio: "inherit", env });
   const forward = (signal: NodeJS.Signals) => {
     try {

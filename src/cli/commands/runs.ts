@@ -154,7 +154,8 @@ to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx
 newest 200 are kept, each at most LOOPX_RECORD_MAX_BYTES (default 8 MiB: the first and the last
 iterations stay, a line counts what was dropped between them). LOOPX_RECORD=0 turns records off.
 States: running, paused, stopping, stopped, stopped-on-request, limit, failed, interrupted,
-timed-out, aborted, returned, or crashed (its process is gone without a run.end).
+hangup, quit, timed-out, budget, aborted, returned (API runs only), killed or crashed (loopx
+died: its guardian closed the run, or its process is gone without a run.end).
 
 'loopx runs' lists this directory's runs (--all: every project's), at most --limit (default 20),
 only those in --state. An id's shortest unique prefix (at least 6 characters) is bold on a

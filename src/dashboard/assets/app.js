@@ -25,8 +25,8 @@ function allowed(action, state) {
   switch (action) {
     case "resume":
       // Its loop ended or died, not because it was done: stopped (FINISHED, the server's) or its
-      // -n reached (a resume then needs a new -n, which the page does not ask for).
-      return !GOING.includes(state) && state !== "unknown" && state !== "limit" && !FINISHED.includes(state);
+      // -n or budget reached (a resume then needs a new -n or budget, which the page does not ask for).
+      return !GOING.includes(state) && state !== "unknown" && state !== "limit" && state !== "budget" && !FINISHED.includes(state);
     case "stop-now":
       return GOING.includes(state);
     case "stop":

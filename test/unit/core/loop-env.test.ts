@@ -47,10 +47,15 @@ describe("environment (spec §8)", () => {
 
   it("no global env file → only inherited + injected variables", async () => {
     const { host, calls } = memoryHost({ "ralph:index": STOP });
+    const before = Date.now();
     const s = session();
     await collect(runLoop(request("ralph", { baseEnv: { ONLY: "base" } }), host, s));
     expect(calls[0]!.env).toStrictEqual({ ONLY: "base", LOOPX_BIN: "/x", LOOPX_PROJECT_ROOT: ROOT, LOOPX_WORKFLOW: "ralph", LOOPX_RUN_ID: s.id, LOOPX_ITERATION: "1" });
-    expect(s.id).toMatch(/^[0-9a-z]{15}$/);
+    // newRunId: 8 base-36 digits of the start time in ms, then one digit per random byte (7, as the engine gives).
+    expect(s.id).toMatch(/^[0-9a-z]{8}[0-9a-z]{7}$/);
+    const started = parseInt(s.id.slice(0, 8), 36);
+    expect(started).toBeGreaterThanOrEqual(before);
+    expect(started).toBeLessThanOrEqual(Date.now());
   });
 
   it("env keys like __proto__ and constructor are passed as ordinary variables", async () => {

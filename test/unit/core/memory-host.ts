@@ -137,7 +137,7 @@ export function request(target: unknown, extra: Partial<LoopRequest> = {}): Loop
 let ids = 0;
 /** A session with no processes to terminate, as the engine would build it (parts optional). */
 export function session(parts: RunPart[] = [], options: Partial<RunSessionOptions> = {}): RunSession {
-  return new RunSession({ id: newRunId(Date.now(), Uint8Array.of(ids++, 7, 7, 7, 7, 7)), pid: 4242, terminate: async () => {}, warn: () => {}, runtime: "node", version: "9.9.9", parts, ...options });
+  return new RunSession({ id: newRunId(Date.now(), Uint8Array.of(ids++, 7, 7, 7, 7, 7, 7)), pid: 4242, terminate: async () => {}, warn: () => {}, runtime: "node", version: "9.9.9", parts, ...options });
 }
 
 export async function collect(gen: AsyncGenerator<Output, void, undefined>): Promise<{ outputs: Output[]; error: unknown }> {

@@ -1,4 +1,4 @@
-import { addUsd, formatUsd, tokenSum, type RunTotals } from "../core/receipts.js";
+import { addUsd, formatUsd, tokenSum, type RunTotals } from "./receipts.js";
 
 /**
  * Budgets (loopx's own addition, pure): `--max-cost <usd>` (billed cost; estimates too with
