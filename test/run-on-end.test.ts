@@ -149,7 +149,7 @@ describe.each(CHANNELS)("--on-end ($name)", (channel) => {
         writeFileSync(join(env.XDG_CONFIG_HOME!, "loopx", "env"), `LOOPX_ON_END='${HOOK}'\n`);
       }
       const args = ["run", ...(ending.fromEnvFile ? [] : ["--on-end", HOOK]), ...ending.args];
-      const started = startLoopx({ exe: channel.argv[0]!, prefix: channel.argv.slice(1) }, args, { cwd, env, timeoutMs: 60_000 });
+      const started = startLoopx({ name: channel.name, exe: channel.argv[0]!, prefix: channel.argv.slice(1) }, args, { cwd, env, timeoutMs: 60_000 });
       const marker = join(hooks, `${ending.name}.started`);
       expect(await waitFor(() => existsSync(marker) && read(marker).trim() !== "", 30_000)).toBe(true);
       const id = read(marker).trim();

@@ -5,7 +5,7 @@ import { Command, type CommandClass } from "clipanion";
  * may be offered for it. Option values get theirs from `valueOption` (options.ts); positional
  * arguments name theirs as clipanion's `name` (`Option.String({ name: "run-id" })`).
  */
-export const VALUE_KINDS = {
+const VALUE_KINDS = {
   count: "<count>", // a non-negative integer
   usd: "<usd>", // an amount of US dollars: 5, 0.50
   "env-file": "<path>", // an existing .env file
@@ -81,7 +81,7 @@ export interface OptionSpec {
   optionalKind?: ValueKind;
 }
 
-export interface PositionalSpec {
+interface PositionalSpec {
   /** The kind of value (a key of VALUE_KINDS), or the name clipanion was given. */
   name: string;
   required: boolean;
@@ -90,7 +90,7 @@ export interface PositionalSpec {
 }
 
 /** What loopx's command classes may declare besides clipanion's `paths` and `usage`. */
-export interface LoopxCommandClass extends CommandClass {
+interface LoopxCommandClass extends CommandClass {
   /** Help text after the options table (see CommandSpec.notes). */
   notes?: string;
   /** See CommandSpec.helpShortCircuits. */

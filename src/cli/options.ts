@@ -44,7 +44,7 @@ export function parseCount(value: string, flag: string): number {
 }
 
 /** Parses `--max-cost <usd>`: dollars in plain decimal (`5`, `0.50`, `$5`), or a usage error naming the option. */
-export function parseUsd(value: string, flag: string): number {
+function parseUsd(value: string, flag: string): number {
   const usd = /^\$?[0-9]+(?:\.[0-9]+)?$/.test(value) ? Number(value.replace(/^\$/, "")) : Number.NaN;
   if (!Number.isFinite(usd)) throw new UsageError(`${flag} needs an amount of US dollars (5, 0.50), got ${JSON.stringify(value)}`);
   return usd;

@@ -152,7 +152,7 @@ export interface RunHookEvent extends EventBase {
  * A run started without --worktree where another live run of the same workflow works in the same
  * tree (loopx's own addition): it was warned, once, at its start.
  */
-export interface TreeSharedEvent extends EventBase {
+interface TreeSharedEvent extends EventBase {
   type: "tree.shared";
   /** The other run's id. */
   other: string;

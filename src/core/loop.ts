@@ -43,7 +43,7 @@ export interface LoopRequest {
 }
 
 /** What a successful script wrote to stdout, decoded, and its size in bytes. */
-export interface ScriptStdout {
+interface ScriptStdout {
   stdout: string;
   stdoutBytes: number;
 }
@@ -84,7 +84,7 @@ function shellWord(text: string): string {
  * Discovery with run-mode validation (spec §5, §7.1 step 1): every issue is fatal. `target` (as
  * given) only words the message of a run started below a project's root.
  */
-export function discoverForRun(directories: DirectoryReader, projectRoot: string, target?: unknown): Discovery {
+function discoverForRun(directories: DirectoryReader, projectRoot: string, target?: unknown): Discovery {
   const discovery = discover(directories, projectRoot);
   if (!discovery.exists) {
     const unreadable = directories.unreadable?.(discovery.loopxDir);

@@ -7,7 +7,7 @@ import { TOKEN_FIELDS, type CostKind, type Receipt, type RecordEvent } from "./e
  * cent however many receipts there are.
  */
 
-export type TokenTotals = Record<(typeof TOKEN_FIELDS)[number], number>;
+type TokenTotals = Record<(typeof TOKEN_FIELDS)[number], number>;
 
 export interface Totals {
   costUsd: Record<CostKind, number>;

@@ -1,7 +1,8 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
 import type { IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunContinueEvent, RunEndEvent, RunPauseEvent, RunResumeEvent, RunStartEvent, RunStopEvent } from "../core/events.js";
-import { parseRecord, recordEvent, summarizeRun, type RunSummary } from "../records/report.js";
+import { parseRecord, recordEvent } from "../records/parse.js";
+import { summarizeRun, type RunSummary } from "../records/run-state.js";
 import { listRecordIds, readRecordEnds, runProcessAlive } from "../records/store.js";
 import { RunIndex } from "./run-index.js";
 import { addReceipt, addRunTotals, emptyRunTotals, recordTotals, recordedReceipt, type RunTotals } from "../core/receipts.js";
@@ -253,7 +254,9 @@ export class RecordsWatch {
       const record = parseRecord(text);
       if (record.newerVersion !== undefined) tracked.newerVersion = record.newerVersion;
       for (const event of record.events) remember(tracked, event);
-      if (size === 0 || !tracked.end?.receipts) tracked.totals = wholeRecordTotals(path, size, text);
+      // Read whole only for a run whose run.end (loopx's own) will not say: going, or closed by its guardian.
+      const end = tracked.end;
+      if (!end || (!end.receipts && (end.reason === "killed" || end.reason === "crashed"))) tracked.totals = wholeRecordTotals(path, size, text);
       this.tracked.set(id, tracked);
     }
     this.refreshAll();
@@ -420,7 +423,7 @@ function readLines(
   try {
     const limit = Math.min(until, fstatSync(fd).size);
     let position = from;
-    let pending = rest && rest.length ? rest : Buffer.alloc(0);
+    let pending = rest?.length ? rest : Buffer.alloc(0);
     let pendingAt = position - pending.length;
     const chunk = Buffer.alloc(Math.min(CHUNK, Math.max(1, limit - position)));
     while (position < limit) {

@@ -69,7 +69,7 @@ function shapeOf(value: unknown): string {
  * RunOptions.env: undefined, or a plain object whose every value is a string; names may hold
  * neither "=" nor NUL (nor be empty), values no NUL — what an environment can carry.
  */
-export function validateRunEnv(value: unknown): Record<string, string> {
+function validateRunEnv(value: unknown): Record<string, string> {
   if (value === undefined) return {};
   const proto = value !== null && typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
   if (value === null || typeof value !== "object" || Array.isArray(value) || (proto !== Object.prototype && proto !== null)) {

@@ -2,8 +2,11 @@ import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
-import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "../core/events.js";
-import { RunDetail, newerRecordError, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, projectOf, startEvent, summarizeRun, type RunState, type RunSummary } from "./report.js";
+import type { IterationEndEvent, RecordEvent, RunStartEvent } from "../core/events.js";
+import { RunDetail, formatRunDetail, formatRunList } from "./tables.js";
+import { formatTailEvent } from "./wording.js";
+import { lastSitting, projectOf, startEvent, summarizeRun, type RunState, type RunSummary } from "./run-state.js";
+import { newerRecordError, parseRecord } from "./parse.js";
 import { showRunAs } from "./run-formats.js";
 import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
@@ -127,9 +130,10 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
     const summary = summarizeRun(id, record.events, runProcessAlive, now);
     if (!summary || (options.state !== undefined && summary.state !== options.state)) continue;
     if (options.since !== undefined && Date.parse(summary.start) < options.since) continue;
-    addRecordTotals(summary, () => readRecordText(dir, id));
     matching++;
-    // The period's totals count every run of it, listed or past --limit.
+    // A run's totals from its whole record only where they are shown: a listed run, or one of the
+    // period (--since counts every run of it, listed or past --limit).
+    if (matching <= limit || options.since !== undefined) addRecordTotals(summary, () => readRecordText(dir, id));
     if (options.since !== undefined) period.push(summary);
     if (matching > limit) continue;
     summaries.push(summary);
@@ -229,7 +233,6 @@ function latestRunOf(dir: string, cwd: string): string {
       const start = startEvent(parseRecord(readRecordEnds(dir, id)).events);
       if (start && sameProject(projectOf(start), cwd)) return id;
     } catch {
-      continue;
     }
   }
   throw new LoopxError(`no runs of ${cwd} in ${dir}`);

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { processRunning } from "../os/procfs.js";
 import { loopxDir } from "../os/xdg.js";
 import type { RunStartEvent } from "../core/events.js";
-import { parseRecord, startEvent } from "./report.js";
+import { parseRecord } from "./parse.js";
+import { startEvent } from "./run-state.js";
 
 /**
  * Where run records live and what the machine says about their processes (loopx's own extension):
@@ -11,7 +12,7 @@ import { parseRecord, startEvent } from "./report.js";
  */
 
 /** Records kept: older ones are removed when a run starts. */
-export const KEEP_RECORDS = 200;
+const KEEP_RECORDS = 200;
 
 const RECORD_FILE = /^([0-9a-z]+)\.jsonl$/;
 

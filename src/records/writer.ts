@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import type { LoopEvent, RecordEvent, RunEndEvent } from "../core/events.js";
 import { recordTotals, type RunTotals } from "../core/receipts.js";
-import { parseRecord } from "./report.js";
+import { parseRecord } from "./parse.js";
 import type { RunPart } from "../core/run-session.js";
 import { RECORD_PATH_VAR } from "./note.js";
 import { pruneRecords } from "./store.js";
@@ -104,7 +104,7 @@ class EventFile {
 }
 
 /** Default of LOOPX_RECORD_MAX_BYTES: what one record may grow to before it is compacted. */
-export const RECORD_MAX_BYTES = 8 * 1024 * 1024;
+const RECORD_MAX_BYTES = 8 * 1024 * 1024;
 /** The smallest cap LOOPX_RECORD_MAX_BYTES may set. */
 const RECORD_MIN_BYTES = 16 * 1024;
 
@@ -121,7 +121,7 @@ export function recordMaxBytes(env: Record<string, string | undefined>): number 
  * `gap` line between them counting the iterations and bytes dropped (an earlier gap included).
  * `base`: the fields of the gap event (v, time, run).
  */
-export function compactRecord(text: string, maxBytes: number, base: { v: 1; time: string; run: string }): string {
+function compactRecord(text: string, maxBytes: number, base: { v: 1; time: string; run: string }): string {
   const lines = text.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
   const quarter = maxBytes / 4;

@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import type { RecordEvent, WorktreeInfo } from "../core/events.js";
-import { lastSitting, parseRecord, projectOf, recordEvent } from "../records/report.js";
+import { parseRecord, recordEvent } from "../records/parse.js";
+import { lastSitting, projectOf } from "../records/run-state.js";
 import { listRecordIds, readRecordEnds, readRecordHead, recordsDir, runProcessAlive } from "../records/store.js";
 import { describeWork, removeWorktree, worktreeState } from "./finish.js";
 import { git, type Env } from "./git.js";

@@ -18,7 +18,7 @@ export interface GitResult {
 /** Variables that make `git -C <dir>` look somewhere else than <dir>. */
 const REDIRECTING = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE", "GIT_PREFIX"];
 
-export function gitEnv(env: Env): Env {
+function gitEnv(env: Env): Env {
   const clean: Env = { ...env, GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" };
   for (const name of REDIRECTING) delete clean[name];
   return clean;

@@ -1,6 +1,7 @@
 import type { RunPart } from "../core/run-session.js";
 import type { RecordEvent, RunStartEvent } from "../core/events.js";
-import { lastSitting, parseRecord, recordEvent } from "../records/report.js";
+import { parseRecord, recordEvent } from "../records/parse.js";
+import { lastSitting } from "../records/run-state.js";
 import { listRecordIds, readRecordEnds, readRecordHead, runProcessAlive } from "../records/store.js";
 
 /**
@@ -16,7 +17,7 @@ function workflowOf(target: string): string {
 }
 
 /** The first live run (not `self`) of `workflow` in `projectRoot`, from the records in `dir`. */
-export function liveRunSharing(dir: string, self: string, projectRoot: string, workflow: string): { id: string; pid: number } | undefined {
+function liveRunSharing(dir: string, self: string, projectRoot: string, workflow: string): { id: string; pid: number } | undefined {
   for (const id of listRecordIds(dir)) {
     if (id === self) continue;
     const head = readRecordHead(dir, id);

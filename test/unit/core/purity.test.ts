@@ -29,7 +29,9 @@ function ruleViolations(files: Record<string, string>): string[] {
   return summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
 }
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
 
 describe("src/core is pure", () => {
   it("no file of src/core names a forbidden global", () => {
@@ -57,7 +59,7 @@ describe("the dependency rules (.dependency-cruiser.cjs) catch planted violation
       "src/core/b.ts": 'import { homedir } from "node:os";\nimport { connect } from "node:net";\nimport { isatty } from "node:tty";\nimport { join } from "node:path";\nexport const b = [homedir, connect, isatty, join];\n',
       "src/core/c.ts": 'import type { E } from "../engine/e.js";\nexport type C = E;\nexport const c = () => import("../os/o.js");\n',
       "src/os/o.ts": "export const o = 1;\n",
-      "src/records/report.ts": 'import { readFileSync } from "node:fs";\nexport const r = readFileSync;\n',
+      "src/records/wording.ts": 'import { readFileSync } from "node:fs";\nexport const r = readFileSync;\n',
       "src/engine/e.ts": "export type E = number;\n",
     });
     expect(found).toEqual([
@@ -69,7 +71,7 @@ describe("the dependency rules (.dependency-cruiser.cjs) catch planted violation
       "core-is-pure: src/core/b.ts → net",
       "core-is-pure: src/core/b.ts → os",
       "core-is-pure: src/core/b.ts → tty",
-      "records-report-is-pure: src/records/report.ts → fs",
+      "records-reading-is-pure: src/records/wording.ts → fs",
     ]);
   });
 
