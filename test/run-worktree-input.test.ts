@@ -6,12 +6,15 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { expectOneLineError, makeProject, sh, tempDir, waitFor, warnings } from "./helpers.js";
 import { CHANNELS, events, loopx, recordIds, startLoopx, type Channel } from "./fixtures/control/support.js";
 import { git, gitEnv, makeRepo, treeState } from "./fixtures/worktree.js";
 
 const NODE_CHANNEL = CHANNELS.find((channel) => channel.name === "node")!;
+
+// git's checkout of a worktree waits for the disk and the CPU on a loaded 2-core machine (14 s seen).
+vi.setConfig({ testTimeout: 240_000 });
 
 describe.each(CHANNELS)("loopx run --worktree, bad input ($name)", (channel: Channel) => {
   it("not a repository, no commit yet, git missing from PATH: one line, exit 1, nothing made", async () => {
@@ -86,7 +89,7 @@ describe("loopx run --worktree (node)", () => {
     const root = makeRepo(env, { ".loopx/other/index.sh": sh("echo '{\"stop\":true}'") });
     writeFileSync(env.HOLD!, "");
     const first = startLoopx(channel, ["run", "-n", "1", "c"], root, env);
-    expect(await waitFor(() => existsSync(`${env.HOLD}.1.pid`), 30_000)).toBe(true);
+    expect(await waitFor(() => existsSync(`${env.HOLD}.1.pid`), 90_000)).toBe(true);
     const firstId = recordIds(env)[0]!;
     const plain = await loopx(channel, ["run", "-n", "0", "c"], root, env);
     expect(plain).toMatchObject({ code: 0, stderr: "" }); // -n 0 only validates: no run begins
@@ -112,7 +115,7 @@ describe("loopx run --worktree (node)", () => {
     rmSync(`${env.HOLD}.1.pid`);
     writeFileSync(env.HOLD!, "");
     const live = startLoopx(channel, ["run", "-n", "1", "--worktree=live", "c"], root, env);
-    expect(await waitFor(() => existsSync(`${env.HOLD}.1.pid`), 30_000)).toBe(true);
+    expect(await waitFor(() => existsSync(`${env.HOLD}.1.pid`), 90_000)).toBe(true);
     const dry = await loopx(channel, ["runs", "clean"], root, env);
     expect(dry.code).toBe(0);
     expect(dry.stdout).toMatch(/^kept +loopx\/live .*: its run is live$/m);

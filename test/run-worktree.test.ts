@@ -5,10 +5,13 @@
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { processAlive, waitFor } from "./helpers.js";
 import { CHANNELS, events, loopx, recordIds, startLoopx, waitForEvent, type Channel } from "./fixtures/control/support.js";
 import { commitsOn, git, gitEnv, makeRepo, treeState } from "./fixtures/worktree.js";
+
+// git's checkout of a worktree waits for the disk and the CPU on a loaded 2-core machine (14 s seen).
+vi.setConfig({ testTimeout: 240_000 });
 
 describe.each(CHANNELS)("loopx run --worktree ($name)", (channel: Channel) => {
   it("three --worktree runs of one workflow started together: three branches with exactly their own commits, the main tree and index untouched, listed by git while they run, named by their records and loopx runs", async () => {
@@ -19,8 +22,8 @@ describe.each(CHANNELS)("loopx run --worktree ($name)", (channel: Channel) => {
     writeFileSync(env.HOLD!, "");
     const runs = [0, 1, 2].map(() => startLoopx(channel, ["run", "-n", "2", "--worktree", "c"], root, env));
     // Each has committed its first iteration and waits: three worktrees besides the main tree.
-    expect(await waitFor(() => recordIds(env).length === 3 && recordIds(env).every((id) => events(env, id).some((e) => e.type === "iteration.start")), 30_000)).toBe(true);
-    expect(await waitFor(() => git(root, ["worktree", "list"], env).split("\n").filter((line) => line.includes("[loopx/")).length === 3, 30_000)).toBe(true);
+    expect(await waitFor(() => recordIds(env).length === 3 && recordIds(env).every((id) => events(env, id).some((e) => e.type === "iteration.start")), 90_000)).toBe(true);
+    expect(await waitFor(() => git(root, ["worktree", "list"], env).split("\n").filter((line) => line.includes("[loopx/")).length === 3, 90_000)).toBe(true);
     rmSync(env.HOLD!);
     const results = await Promise.all(runs.map((run) => run.result));
     for (const result of results) {
@@ -76,7 +79,7 @@ describe.each(CHANNELS)("loopx run --worktree ($name)", (channel: Channel) => {
     const base = before.head.trim();
     writeFileSync(env.HOLD!, "");
     const run = startLoopx(channel, ["run", "-n", "3", "--worktree=k", "c"], root, env);
-    expect(await waitFor(() => existsSync(`${env.HOLD}.1.pid`), 30_000)).toBe(true);
+    expect(await waitFor(() => existsSync(`${env.HOLD}.1.pid`), 90_000)).toBe(true);
     run.child.kill("SIGKILL");
     expect((await run.result).signal).toBe("SIGKILL");
     const script = Number(readFileSync(`${env.HOLD}.1.pid`, "utf8"));
