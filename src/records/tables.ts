@@ -1,5 +1,5 @@
 import { shownText } from "../core/untrusted-text.js";
-import type { GapEvent, NoteEvent, RecordEvent, WarningEvent } from "../core/events.js";
+import type { GapEvent, NoteEvent, RecordEvent, RunResumeEvent, WarningEvent } from "../core/events.js";
 import { addReceipt, addRunTotals, addTotals, describeCost, emptyRunTotals, emptyTotals, formatTokens, receiptTotals, recordedReceipt, tokenSum, type RunTotals, type Totals } from "../core/receipts.js";
 import { totalsLines } from "./receipts-report.js";
 import type { RunSummary } from "./run-state.js";
@@ -111,6 +111,8 @@ export class RunDetail {
   /** The run's receipts added up, every sitting and what a capped record dropped included. */
   readonly totals: RunTotals = emptyRunTotals();
   readonly warnings: WarningEvent[] = [];
+  /** Where the run was resumed (`runs show` marks it above the first iteration of each sitting). */
+  readonly resumes: RunResumeEvent[] = [];
   /**
    * The run's own events (run.start, run.resume, pause/continue/stop, run.end), in record order:
    * with the last iteration.start/end, enough for summarizeRun.
@@ -124,10 +126,14 @@ export class RunDetail {
     this.lastTime = event.time;
     switch (event.type) {
       case "iteration.start": {
-        // A resumed run runs the interrupted iteration again: its row is the latest try.
-        const row: DetailRow = { n: event.n, target: event.target, startMs: Date.parse(event.time) };
-        this.rows.push(row);
-        this.byN.set(event.n, row);
+        // A resumed run runs the interrupted iteration again: one row, the latest try, marked as a retry.
+        const earlier = this.byN.get(event.n);
+        if (earlier) Object.assign(earlier, retriedRow(earlier, event.target, Date.parse(event.time)));
+        else {
+          const row: DetailRow = { n: event.n, target: event.target, startMs: Date.parse(event.time) };
+          this.rows.push(row);
+          this.byN.set(event.n, row);
+        }
         this.lastStart = event;
         break;
       }
@@ -161,6 +167,10 @@ export class RunDetail {
       case "warning":
         this.warnings.push(event);
         break;
+      case "run.resume":
+        this.resumes.push(event);
+        this.runEvents.push(event);
+        break;
       default:
         this.runEvents.push(event);
     }
@@ -174,6 +184,7 @@ export class RunDetail {
     detail.gaps.push(...this.gaps.filter((gap) => gap.after >= after));
     addRunTotals(detail.totals, this.totals);
     detail.warnings.push(...this.warnings.filter((warning) => warning.n > after));
+    detail.resumes.push(...this.resumes.filter((resume) => resume.iterations >= after));
     detail.lastTime = this.lastTime;
     return detail;
   }
@@ -244,12 +255,25 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
   for (const warning of detail.warnings) if (known.has(warning.n)) add(warning.n, describeWarning(warning));
   for (const gap of detail.gaps) add(gap.after, describeGap(gap));
   const table = formatTable(rows);
-  if (under.size === 0 && orphans.length === 0) return `${header}${before.map((line) => `${line}\n`).join("")}${table}`;
+  if (under.size === 0 && orphans.length === 0 && detail.resumes.length === 0) return `${header}${before.map((line) => `${line}\n`).join("")}${table}`;
   const lines = table.split("\n");
   const out = [...before, lines[0]!];
+  const resumedAt = new Map(detail.resumes.map((resume) => [resume.iterations + 1, describeResume(resume)]));
   iterations.forEach((row, i) => {
+    const resumed = resumedAt.get(row.n);
+    if (resumed !== undefined) out.push(resumed);
     out.push(lines[i + 1]!, ...(under.get(row.n) ?? []));
   });
   out.push(...orphans);
   return `${header}${out.join("\n")}\n`;
+}
+
+/** Iteration `earlier.n` started again (a resume re-runs the iteration the run ended in): the new try, marked. */
+function retriedRow(earlier: DetailRow, target: string, startMs: number): DetailRow {
+  return { n: earlier.n, target: target.endsWith(" (retry)") ? target : `${target} (retry)`, startMs, ms: undefined, exit: undefined, next: undefined, result: undefined, stderr: undefined, totals: earlier.totals };
+}
+
+/** "── resumed 15:02:03 at main:index · pid 4242 ──", above the first iteration of a sitting. */
+function describeResume(event: RunResumeEvent): string {
+  return shownText(`── resumed ${formatLocalTime(event.time)} at ${event.target} · pid ${event.pid} ──`);
 }
