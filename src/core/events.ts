@@ -1,4 +1,3 @@
-import type { RunTotals } from "./receipts.js";
 
 /**
  * The events of one run, in order: `run.start`, then `iteration.start` / `iteration.end` per script
@@ -6,6 +5,8 @@ import type { RunTotals } from "./receipts.js";
  * of a run reads: run records, `--log`, terminal progress, and the API's `onEvent` (loopx's own
  * extension of the spec). Types only: importing this module costs nothing.
  */
+
+import type { WorktreeInfo } from "./worktree-events.js";
 
 /** Bumped only when a field changes meaning; readers report records of a newer version. */
 export const EVENT_VERSION = 1;
@@ -49,21 +50,6 @@ export interface RunStartEvent extends EventBase {
   worktree?: WorktreeInfo;
 }
 
-/** A run's own git worktree (`loopx run --worktree`, RunOptions.worktree; src/worktree/). */
-export interface WorktreeInfo {
-  /** The worktree's name: `--worktree=<name>`, or the run id. */
-  name: string;
-  /** Its branch, `loopx/<name>`. */
-  branch: string;
-  /** The worktree's top directory (absolute). */
-  path: string;
-  /** The commit it was made from (the project's HEAD then). */
-  base: string;
-  /** The top directory of the working tree it was made from. */
-  repo: string;
-  /** Paths (relative to the worktree's top) copied in from that tree: `.loopx/` and --worktree-copy. */
-  copied: string[];
-}
 
 /** The run's options as given at its start, kept so that `loopx runs resume` runs it the same way. */
 export interface RecordedOptions {
@@ -147,6 +133,7 @@ export interface RunHookEvent extends EventBase {
   /** Why it could not start, or how it failed, in one line. */
   error?: string;
 }
+
 
 /**
  * A run started without --worktree where another live run of the same workflow works in the same
@@ -333,3 +320,18 @@ export const STDERR_TAIL_BYTES = 4096;
 
 /** Bytes of `result` kept in an event; the rest is counted in `resultBytes`. */
 export const RESULT_EXCERPT_BYTES = 4096;
+
+type TokenTotals = Record<(typeof TOKEN_FIELDS)[number], number>;
+
+/** Receipts added up (core/receipts.ts adds them): billed and estimated cost apart, tokens by kind. */
+export interface Totals {
+  costUsd: Record<CostKind, number>;
+  tokens: TokenTotals;
+  /** Receipts counted. */
+  receipts: number;
+}
+
+/** A run's totals, and the same per model (`(unknown)` for receipts that named none). */
+export interface RunTotals extends Totals {
+  models: Record<string, Totals>;
+}

@@ -6,11 +6,11 @@ import {
   type LoopEvent,
   type PartEvent,
   type RecordedOptions,
-  type WorktreeInfo,
   type RunEndReason,
   type RunStartEvent,
   type WarningEvent,
 } from "./events.js";
+import type { WorktreeInfo } from "./worktree-events.js";
 
 /**
  * One run of a loop, from the moment it passes validation to its end, whoever drives it (the CLI or

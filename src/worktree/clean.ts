@@ -1,5 +1,6 @@
 import { existsSync, realpathSync } from "node:fs";
-import type { RecordEvent, WorktreeInfo } from "../core/events.js";
+import type { RecordEvent } from "../core/events.js";
+import type { WorktreeInfo } from "../core/worktree-events.js";
 import { parseRecord, recordEvent } from "../records/parse.js";
 import { lastSitting, projectOf } from "../records/run-state.js";
 import { listRecordIds, readRecordEnds, readRecordHead, recordsDir, runProcessAlive } from "../records/store.js";

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, realpathSync, rmSync, rmdirSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import type { WorktreeInfo } from "../core/events.js";
+import type { WorktreeInfo } from "../core/worktree-events.js";
 import { copyTree } from "./copy.js";
 import { git, gitOk, gitReason, type Env } from "./git.js";
 import { checkWorktreeName, repositoryWorktrees, worktreeBranch } from "./place.js";

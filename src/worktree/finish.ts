@@ -1,6 +1,6 @@
 import { existsSync, rmdirSync } from "node:fs";
 import { dirname } from "node:path";
-import type { WorktreeInfo } from "../core/events.js";
+import type { WorktreeInfo } from "../core/worktree-events.js";
 import { git, type Env } from "./git.js";
 
 /**

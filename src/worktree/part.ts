@@ -1,5 +1,5 @@
 import type { RunPart } from "../core/run-session.js";
-import type { WorktreeInfo } from "../core/events.js";
+import type { WorktreeInfo } from "../core/worktree-events.js";
 import { createWorktree } from "./create.js";
 import { finishWorktree } from "./finish.js";
 import type { Env } from "./git.js";
