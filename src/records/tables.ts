@@ -240,15 +240,22 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
   }
   for (const row of iterations) for (const line of row.stderr ?? []) add(row.n, line);
   for (const warning of detail.warnings) if (known.has(warning.n)) add(warning.n, describeWarning(warning));
-  for (const gap of detail.gaps) add(gap.after, describeGap(gap));
+  // A gap before the first iteration shown (a full disk lost the first ones) goes above it.
+  const firstN = iterations[0]!.n;
+  const above = new Map<number, string[]>();
+  for (const gap of detail.gaps) {
+    if (gap.after < firstN) above.set(firstN, [...(above.get(firstN) ?? []), describeGap(gap)]);
+    else add(gap.after, describeGap(gap));
+  }
   const table = formatTable(rows);
-  if (under.size === 0 && orphans.length === 0 && detail.resumes.length === 0) return `${header}${before.map((line) => `${line}\n`).join("")}${table}`;
+  if (under.size === 0 && orphans.length === 0 && detail.resumes.length === 0 && above.size === 0) return `${header}${before.map((line) => `${line}\n`).join("")}${table}`;
   const lines = table.split("\n");
   const out = [...before, lines[0]!];
   const resumedAt = new Map(detail.resumes.map((resume) => [resume.iterations + 1, describeResume(resume)]));
   iterations.forEach((row, i) => {
     const resumed = resumedAt.get(row.n);
     if (resumed !== undefined) out.push(resumed);
+    out.push(...(above.get(row.n) ?? []));
     out.push(lines[i + 1]!, ...(under.get(row.n) ?? []));
   });
   out.push(...orphans);
