@@ -47,6 +47,13 @@ const featureIsolation = FEATURES.map((feature) => {
 module.exports = {
   forbidden: [
     {
+      name: "no-circular",
+      comment: "no import circles (dynamic and type-only imports count): a module that needs its importer's table takes it as a parameter",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
       name: "core-is-pure",
       comment: "src/core/ does no I/O: no file system, processes, randomness, OS, network or terminal (its host and options bring those in)",
       severity: "error",

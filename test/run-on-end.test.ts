@@ -8,6 +8,7 @@
  * line, neither changing the run's exit code. One project, short scripts, every ending of a
  * channel at once.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -206,5 +207,32 @@ console.log(JSON.stringify({ outputs: outputs.length, ignored: ignored.length })
     expect(told).toMatchObject({ project: dir, target: "w:stop", state: "stopped", exitCode: 0, iterations: 1, record: null });
     expect(read(join(hooks, "api.count"))).toBe("x\n");
     expect(existsSync(join(hooks, "from-env.count"))).toBe(false);
+  });
+});
+
+describe.each(CHANNELS)("--on-end on a real terminal ($name)", (channel) => {
+  it("Ctrl-C typed in the terminal and the terminal closed: the hook runs once each, its output on the terminal", { timeout: 60_000 }, async () => {
+    const cwd = makeProject(PROJECT);
+    const hooks = tempDir("loopx-hooks-");
+    const env = isolatedEnv({ HOOK_DIR: hooks, TERM: "xterm-256color", NO_COLOR: "1" });
+    const socket = join(tempDir("loopx-tmux-"), "sock");
+    const tmux = (...args: string[]) => spawnSync("tmux", ["-S", socket, "-f", "/dev/null", ...args], { cwd, env, encoding: "utf8" });
+    const command = (name: string) => `CASE=${name} ${[...channel.argv, "run", "--on-end", `${HOOK}; echo hook said bye`, "w"].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ")}; echo "exit=$?"; sleep 600`;
+    expect(tmux("new-session", "-d", "-x", "150", "-y", "20", "bash", "--norc", "--noprofile", "-c", command("typed"), ";", "new-window", "bash", "--norc", "--noprofile", "-c", command("closed")).status).toBe(0);
+    try {
+      expect(await waitFor(() => existsSync(join(hooks, "typed.started")) && existsSync(join(hooks, "closed.started")), 30_000)).toBe(true);
+      tmux("send-keys", "-t", ":0", "C-c");
+      tmux("kill-window", "-t", ":1");
+      expect(await waitFor(() => existsSync(join(hooks, "typed.cwd")) && existsSync(join(hooks, "closed.cwd")), 15_000)).toBe(true);
+      expect(await waitFor(() => /exit=130/.test(tmux("capture-pane", "-p", "-t", ":0").stdout), 10_000)).toBe(true);
+      const screen = tmux("capture-pane", "-p", "-t", ":0").stdout;
+      expect(screen).toMatch(/hook said bye\n(?:.*\n)*loopx: interrupted by SIGINT · 1 iteration/);
+      const typed = read(join(hooks, "typed.started")).trim();
+      const closed = read(join(hooks, "closed.started")).trim();
+      expectTold(hooks, "typed", cwd, { state: "interrupted", exitCode: 130, reason: /^interrupted by SIGINT$/, iterations: 1, target: "w:index" }, typed);
+      expectTold(hooks, "closed", cwd, { state: "hangup", exitCode: 129, reason: /^hung up \(SIGHUP\)$/, iterations: 1, target: "w:index" }, closed);
+    } finally {
+      tmux("kill-server");
+    }
   });
 });

@@ -164,3 +164,15 @@ function optionSynopsis(option: OptionSpec, compact: boolean): string {
   const label = optionLabel(option, "|");
   return `[${compact && option.value ? label.replace(/<(.)[^>]*>$/, "<$1>") : label}]`;
 }
+
+/**
+ * The top-level commands, each group loaded only when asked for (commands/index.ts holds loopx's
+ * own: COMMAND_GROUPS). The catalog and the completion take the groups as a parameter, so they do
+ * not import the commands, which import them.
+ */
+export type CommandGroups = Record<string, () => Promise<CommandGroup>>;
+
+/** Every command group, for the top-level help and the catalog. */
+export async function loadCommandGroups(groups: CommandGroups): Promise<CommandGroup[]> {
+  return Promise.all(Object.values(groups).map((load) => load()));
+}

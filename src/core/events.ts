@@ -1,4 +1,3 @@
-import type { RunTotals } from "./receipts.js";
 
 /**
  * The events of one run, in order: `run.start`, then `iteration.start` / `iteration.end` per script
@@ -304,3 +303,18 @@ export const STDERR_TAIL_BYTES = 4096;
 
 /** Bytes of `result` kept in an event; the rest is counted in `resultBytes`. */
 export const RESULT_EXCERPT_BYTES = 4096;
+
+type TokenTotals = Record<(typeof TOKEN_FIELDS)[number], number>;
+
+/** Receipts added up (core/receipts.ts adds them): billed and estimated cost apart, tokens by kind. */
+export interface Totals {
+  costUsd: Record<CostKind, number>;
+  tokens: TokenTotals;
+  /** Receipts counted. */
+  receipts: number;
+}
+
+/** A run's totals, and the same per model (`(unknown)` for receipts that named none). */
+export interface RunTotals extends Totals {
+  models: Record<string, Totals>;
+}

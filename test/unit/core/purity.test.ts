@@ -91,9 +91,25 @@ describe("the dependency rules (.dependency-cruiser.cjs) catch planted violation
       "feature-control-isolated: src/control/c.ts → src/parts/p.ts",
       "feature-records-isolated: src/records/x.ts → src/parts/p.ts",
       "features-import-below: src/records/w.ts → src/engine/s.ts",
+      // The planted upward imports close circles too (s → m → s; c → p → w → s → c).
+      "no-circular: src/cli/m.ts → src/engine/s.ts",
+      "no-circular: src/control/c.ts → src/parts/p.ts",
+      "no-circular: src/control/c.ts → src/records/w.ts",
       "not-to-unresolvable: src/cli/m.ts → ./gone.js",
       "os-imports-core-only: src/os/o.ts → src/runtime/r.ts",
       "runtime-imports-below: src/runtime/r.ts → src/records/w.ts",
     ]);
+  });
+
+  it("no import circle, even through a dynamic import (the old cli catalog ↔ commands ↔ completion circle)", { timeout: 60_000 }, () => {
+    const found = ruleViolations({
+      "src/cli/catalog.ts": 'import { GROUPS } from "./commands/index.js";\nexport const catalog = () => GROUPS;\n',
+      "src/cli/commands/index.ts": 'export const GROUPS = { completion: () => import("./completion.js") };\n',
+      "src/cli/commands/completion.ts": 'export const script = async () => (await import("../completion.js")).complete;\n',
+      "src/cli/completion.ts": 'import { catalog } from "./catalog.js";\nexport const complete = catalog;\n',
+      "src/cli/plain.ts": 'import { catalog } from "./catalog.js";\nexport const plain = catalog;\n',
+    });
+    // One violation per circle (the first edge of it); plain.ts, outside the circle, is fine.
+    expect(found).toEqual(["no-circular: src/cli/catalog.ts → src/cli/commands/index.ts"]);
   });
 });
