@@ -290,6 +290,8 @@ export interface GapEvent extends EventBase {
   bytes: number;
   /** What the dropped receipts added up to (so the run's totals stay whole), when there were any. */
   receipts?: RunTotals;
+  /** "disk": not the size cap — a full disk lost them (written once the record can be again). */
+  reason?: "disk";
 }
 
 /** What a run record holds: the run's events, its scripts' notes, and gaps of a capped record. */
