@@ -76,6 +76,15 @@ export interface RunOptions {
    * (false); when not given, LOOPX_OTEL decides. OTEL_SDK_DISABLED=true always wins (`loopx otel test`).
    */
   telemetry?: boolean;
+  /**
+   * loopx's own extension, as `loopx run --worktree[=<name>]`: the run works in a new git worktree
+   * on branch `loopx/<name>` (true: named after the run id), made from the project's HEAD under
+   * $XDG_STATE_HOME/loopx/worktrees/; removed at the end when nothing was committed or changed,
+   * kept (one line on stderr names it) otherwise. See README "Worktrees".
+   */
+  worktree?: boolean | string;
+  /** With `worktree`: untracked paths (relative to `cwd`) copied into the worktree, as `--worktree-copy`. */
+  worktreeCopy?: string[];
 }
 
 // Every API option of the run options table (engine/options.ts) is a documented field of RunOptions:

@@ -6,6 +6,9 @@
  * extension of the spec). Types only: importing this module costs nothing.
  */
 
+import type { RunEndReason } from "./run-states.js";
+import type { WorktreeInfo } from "./worktree-events.js";
+
 /** Bumped only when a field changes meaning; readers report records of a newer version. */
 export const EVENT_VERSION = 1;
 
@@ -17,19 +20,7 @@ export const EVENT_VERSION = 1;
  * (SIGKILL, an out-of-memory kill; the signal when known), or crashed (a fatal fault, an abort, a
  * host process of `run()` that exited or threw).
  */
-export const RUN_END_REASONS = ["stopped", "stopped-on-request", "limit", "failed", "interrupted", "hangup", "quit", "timed-out", "budget", "aborted", "returned", "killed", "crashed"] as const;
-export type RunEndReason = (typeof RUN_END_REASONS)[number];
-
-/** The states of a run whose loop is going (its control channel answers): running, paused after `runs pause`, stopping after `runs stop`. */
-export const GOING_STATES = ["running", "paused", "stopping"] as const;
-
-/**
- * How a run can be, declared once: going, or how it ended (`crashed` too when its process is gone
- * without a run.end). `loopx runs --state`, its help and completion, the README's list and the
- * dashboard's filter all come from (or are checked against) this list.
- */
-export const RUN_STATES = [...GOING_STATES, ...RUN_END_REASONS] as const;
-export type RunState = (typeof RUN_STATES)[number];
+export type { RunEndReason };
 
 /** The endings a run gets from the signals that cancel it (the CLI's, a host's of `run()`). */
 export const SIGNAL_REASONS = { SIGINT: "interrupted", SIGTERM: "interrupted", SIGHUP: "hangup", SIGQUIT: "quit" } as const satisfies Partial<Record<NodeJS.Signals, RunEndReason>>;
@@ -56,7 +47,10 @@ export interface RunStartEvent extends EventBase {
   maxIterations: number | null;
   /** The options a resume takes over (absent when none was given). */
   options?: RecordedOptions;
+  /** `--worktree` (loopx's own addition): the git worktree the run works in; projectRoot is inside it. */
+  worktree?: WorktreeInfo;
 }
+
 
 /** The run's options as given at its start, kept so that `loopx runs resume` runs it the same way. */
 export interface RecordedOptions {
@@ -141,8 +135,22 @@ export interface RunHookEvent extends EventBase {
   error?: string;
 }
 
+
+/**
+ * A run started without --worktree where another live run of the same workflow works in the same
+ * tree (loopx's own addition): it was warned, once, at its start.
+ */
+interface TreeSharedEvent extends EventBase {
+  type: "tree.shared";
+  /** The other run's id. */
+  other: string;
+  workflow: string;
+  /** The other run's process. */
+  pid: number;
+}
+
 /** The events a part may add to its run (see RunControls.emit): the fields the session fills in left out. */
-export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | RunHookEvent, keyof EventBase>;
+export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | RunHookEvent | TreeSharedEvent, keyof EventBase>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface IterationStartEvent extends EventBase {
@@ -219,7 +227,7 @@ export interface WarningEvent extends EventBase {
   message: string;
 }
 
-export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | RunEndEvent;
+export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | TreeSharedEvent | RunEndEvent;
 
 /**
  * A line a script added to its run's record (`loopx note`, `note()`; see
@@ -302,6 +310,8 @@ export interface GapEvent extends EventBase {
   bytes: number;
   /** What the dropped receipts added up to (so the run's totals stay whole), when there were any. */
   receipts?: RunTotals;
+  /** "disk": not the size cap — a full disk lost them (written once the record can be again). */
+  reason?: "disk";
 }
 
 /** What a run record holds: the run's events, its scripts' notes, and gaps of a capped record. */

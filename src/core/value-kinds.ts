@@ -23,6 +23,8 @@ export const VALUE_KINDS = {
   port: "<port>", // a TCP port, 0 to 65535
   address: "<address>", // an address of this machine to listen on
   command: "<command>", // a shell command (`sh -c`), e.g. `loopx run --on-end`
+  "worktree-name": "<name>", // a name for a run's worktree (`loopx run --worktree=<name>`)
+  path: "<path>", // a file or directory
 } as const;
 export type ValueKind = keyof typeof VALUE_KINDS;
 

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import { GOING_STATES, type IterationEndEvent, type IterationStartEvent, type RecordEvent, type RunContinueEvent, type RunEndEvent, type RunPauseEvent, type RunResumeEvent, type RunStartEvent, type RunStopEvent } from "../core/events.js";
+import { GOING_STATES } from "../core/run-states.js";
+import type { IterationEndEvent, IterationStartEvent, RecordEvent, RunContinueEvent, RunEndEvent, RunPauseEvent, RunResumeEvent, RunStartEvent, RunStopEvent } from "../core/events.js";
 import { addReceipt, addRunTotals, emptyRunTotals, recordTotals, recordedReceipt, type RunTotals } from "../core/receipts.js";
 import type { RecordFollower } from "../records/follow.js";
 import { parseRecord } from "../records/parse.js";

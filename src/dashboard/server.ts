@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { FINISHED_REASONS } from "../control/resume-point.js";
-import { GOING_STATES, RUN_STATES } from "../core/events.js";
+import { GOING_STATES, RUN_STATES } from "../core/run-states.js";
 import { formatElapsed, formatLocalTime } from "../records/wording.js";
 import { addUsd, formatTokens, formatUsd } from "../core/receipts.js";
 import { ASSETS } from "./assets.generated.js";

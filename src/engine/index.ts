@@ -1,15 +1,17 @@
 import { abortReason } from "../core/errors.js";
-import { runLoop, type LoopRequest } from "../core/loop.js";
+import { runLoop } from "../core/loop.js";
 import type { Output } from "../core/output.js";
 import { newRunId, RunSession, type RunCancel, type RunEnd } from "../core/run-session.js";
-import { createHeapKeeper, loopxBin, runtimeName } from "../runtime/platform/index.js";
+import { createHeapKeeper, runtimeName } from "../runtime/platform/index.js";
 import { runParts } from "./parts.js";
 import { warnToStderr } from "../os/stderr.js";
 import { KILL_GRACE_MS, ScriptSupervisor } from "../runtime/supervisor.js";
 import { VERSION } from "../version.js";
 import { createLoopHost } from "./host.js";
-import { recordedOptions, RUN_OPTIONS } from "./options.js";
-import { planRun, type RunPlan, type RunRequest } from "./plan.js";
+import { recordedOptions } from "./options.js";
+import { abortSignalOf, loopOptions, planRun, type RunPlan, type RunRequest } from "./plan.js";
+import { worktreeStart } from "./worktree.js";
+import type { RunWorktree } from "../worktree/part.js";
 import { cancelOnHostSignals } from "./host-signals.js";
 import { cancelOnSignals } from "./signals.js";
 
@@ -60,31 +62,6 @@ export function createRunId(now: number = Date.now()): string {
 
 const DONE: IteratorResult<Output, void> = { done: true, value: undefined };
 
-/** RunOptions.signal when it is one (planRun reports it when it is not). */
-function abortSignalOf(value: unknown): AbortSignal | undefined {
-  try {
-    return RUN_OPTIONS.find((option) => option.name === "signal")!.check(value, "") as AbortSignal | undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** What the pure loop gets of the plan. */
-function loopOptions(plan: RunPlan): LoopRequest {
-  const { maxIterations, env, envFile } = plan.options;
-  return {
-    target: plan.target,
-    maxIterations,
-    env,
-    envFile,
-    projectRoot: plan.projectRoot,
-    baseEnv: plan.baseEnv,
-    loopxBin: loopxBin(),
-    checkOutput: plan.baseEnv.LOOPX_WARN_OUTPUT !== "0",
-    ...(plan.resume ? { resume: { target: plan.resume.target, stdin: plan.resume.stdin } } : {}),
-  };
-}
-
 /** Starts a run. Never throws: a bad request surfaces from the first `next()` and in `outcome`. */
 export function startRun(request: RunRequest): RunHandle {
   return new EngineRun(request);
@@ -95,9 +72,9 @@ class EngineRun implements RunHandle {
   private resolveOutcome!: (outcome: RunOutcome) => void;
   private concluding: Promise<RunOutcome> | undefined;
   private readonly supervisor = new ScriptSupervisor();
-  private readonly session: RunSession | undefined;
-  private readonly loop: AsyncGenerator<Output, void, undefined> | undefined;
-  private readonly setupError: unknown;
+  private session: RunSession | undefined;
+  private loop: AsyncGenerator<Output, void, undefined> | undefined;
+  private setupError: unknown;
   /** A cancellation before the session existed (the request was invalid). */
   private earlyCancel: RunCancel | undefined;
   private started = false;
@@ -108,6 +85,10 @@ class EngineRun implements RunHandle {
   private readonly onAbort: (() => void) | undefined;
   private readonly abortSignal: AbortSignal | undefined;
   private readonly plan: RunPlan | undefined;
+  private readonly id: string | undefined;
+  /** --worktree: made on the first `next()`, before the session and the loop exist (they need its project root). */
+  private worktreeStep: (() => Promise<RunWorktree>) | undefined;
+  private worktree: RunWorktree | undefined;
   /** Stops hearing the host's signals (hostSignals), once the run has ended. */
   private releaseHostSignals: (() => void) | undefined;
   /** The target of the latest script started (for the CLI's Ctrl-C line). */
@@ -119,8 +100,11 @@ class EngineRun implements RunHandle {
     const signal = abortSignalOf(request.options?.signal);
     try {
       this.plan = planRun(request);
-      this.session = this.createSession(this.plan);
-      this.loop = runLoop(loopOptions(this.plan), createLoopHost(this.supervisor), this.session);
+      this.id = this.plan.resume?.runId ?? createRunId();
+      const worktree = worktreeStart(this.plan, this.id);
+      this.worktreeStep = worktree.create;
+      this.worktree = worktree.adopted;
+      if (!this.worktreeStep) this.build();
     } catch (error) {
       this.setupError = error;
     }
@@ -144,9 +128,38 @@ class EngineRun implements RunHandle {
     }
   }
 
+  /** The run's session and loop, once its project root is known (its worktree's, when it has one). */
+  private build(): void {
+    const plan = this.plan!;
+    this.session = this.createSession(plan, this.worktree);
+    const projectRoot = this.worktree?.projectRoot ?? plan.projectRoot;
+    this.loop = runLoop({ ...loopOptions(plan), projectRoot }, createLoopHost(this.supervisor), this.session);
+  }
+
+  /**
+   * --worktree: the worktree is made before anything else of the run exists; a cancellation that
+   * came meanwhile removes it again (nothing ran in it) and the run never begins.
+   */
+  private async makeWorktree(): Promise<void> {
+    const step = this.worktreeStep!;
+    this.worktreeStep = undefined;
+    try {
+      this.worktree = await step();
+    } catch (error) {
+      this.setupError = error;
+      return;
+    }
+    if (this.earlyCancel) return void (await this.worktree.finish());
+    try {
+      this.build();
+    } catch (error) {
+      this.setupError = error;
+    }
+  }
+
   /** The session of a planned run, with its parts: the built-in and the options' ones, then the driver's. */
-  private createSession(plan: RunPlan): RunSession {
-    const parts = runParts(plan);
+  private createSession(plan: RunPlan, worktree: RunWorktree | undefined): RunSession {
+    const parts = runParts(plan, worktree);
     if (plan.compactHeap) {
       const keepHeapCompact = createHeapKeeper();
       parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });
@@ -155,7 +168,7 @@ class EngineRun implements RunHandle {
     parts.push(...plan.parts);
     const resume = plan.resume;
     return new RunSession({
-      id: resume?.runId ?? createRunId(),
+      id: this.id!,
       pid: process.pid,
       terminate: (signal) => this.supervisor.terminate(signal),
       graceEndsAt: () => this.supervisor.graceEndsAt,
@@ -166,6 +179,7 @@ class EngineRun implements RunHandle {
       parts,
       ...(plan.argv ? { argv: plan.argv } : {}),
       options: recordedOptions(plan.options),
+      ...(worktree && !resume ? { worktree: worktree.info } : {}),
       ...(resume
         ? { resume: { iterations: resume.iterations, elapsedMs: resume.elapsedMs, ...(resume.stdin !== undefined ? { stdinBytes: Buffer.byteLength(resume.stdin) } : {}) } }
         : {}),
@@ -199,6 +213,8 @@ class EngineRun implements RunHandle {
         : early
           ? { reason: early.reason, exitCode: early.exitCode, signal: early.signal, ...(early.error !== undefined ? { error: early.error } : {}) }
           : seen;
+      // A run that failed before it began (discovery in the worktree) never ended its parts.
+      await this.worktree?.finish();
       if (this.onAbort) this.abortSignal?.removeEventListener("abort", this.onAbort);
       this.releaseHostSignals?.();
       const { graceEndsAt: _, ...outcome } = end;
@@ -227,6 +243,10 @@ class EngineRun implements RunHandle {
     // Cancelled before the first script was asked for: the loop never starts (nothing is validated).
     if (!this.started && this.cancellation) return this.fail(this.cancellation.error);
     this.started = true;
+    if (this.worktreeStep) {
+      await this.makeWorktree();
+      if (this.earlyCancel) return this.fail(this.earlyCancel.error);
+    }
     if (this.aborted) return this.fail(this.cancellation!.error);
     if (!this.loop) return this.fail(this.setupError);
     if (this.plan?.hostSignals && !this.releaseHostSignals) this.releaseHostSignals = cancelOnHostSignals((cancel) => this.cancel(cancel));

@@ -6,6 +6,7 @@ import type { LoopEvent, RecordedOptions } from "../core/events.js";
 import type { RunPart } from "../core/run-session.js";
 import type { ValueKind } from "../core/value-kinds.js";
 import { timeLimits } from "../parts/time-limits.js";
+import { validateWorktreeOption } from "../worktree/option.js";
 
 /**
  * The options of a run, declared once. Each entry reaches, with no other edit:
@@ -35,11 +36,16 @@ export interface RunOptionDeclaration<Name extends string = string, T = unknown>
     resume?: boolean;
     /** What a valid value looks like, for the line when the target was taken as its value (`loopx run --timeout main`). */
     example?: string;
+    /** "optional": a flag that may carry a value after `=`; "repeated": given any number of times. */
+    form?: "optional" | "repeated";
   };
   /** RunOptions has it: the API's callers may give it. */
   api?: boolean;
-  /** The value as given (the API's as is, the CLI's as parsed), checked; relative paths resolve against `projectRoot`. */
-  check(value: unknown, projectRoot: string): T;
+  /**
+   * The value as given (the API's as is, the CLI's as parsed), checked; relative paths resolve
+   * against `projectRoot`; `given` holds every option as given (for an option checked with another).
+   */
+  check(value: unknown, projectRoot: string, given: Record<string, unknown>): T;
   /** Only with this other option (checked by the engine; by the CLI in its own words). */
   requires?: string;
   /** Kept in `run.start` (RecordedOptions) so that a resumed run gets it again unless given anew. */
@@ -202,6 +208,20 @@ export const RUN_OPTIONS = [
       return value as number | undefined;
     },
   }),
+  // A run in its own git worktree (src/worktree/): checked together (worktree/option.ts); the engine
+  // makes the worktree before the session exists and gives it the run's project root.
+  declare({
+    name: "worktree",
+    cli: { names: "--worktree", kind: "worktree-name", form: "optional", description: "Run in a new git worktree on branch loopx/<name> (default name: the run id; loopx's own addition)" },
+    api: true,
+    check: (value, _root, given) => validateWorktreeOption(value, given.worktreeCopy),
+  }),
+  declare({
+    name: "worktreeCopy",
+    cli: { names: "--worktree-copy", kind: "path", form: "repeated", description: "Copy this untracked path into the worktree too (repeatable; loopx's own addition)" },
+    api: true,
+    check: (value) => value as string[] | undefined,
+  }),
   declare({
     name: "summary",
     cli: { names: "--summary", description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" },
@@ -237,7 +257,7 @@ export type RunOptionValues = Partial<Record<Declarations["name"], unknown>>;
 /** Every option of a run, checked once, in the table's order; the first problem is thrown as a LoopxError naming it. */
 export function validateRunOptions(values: RunOptionValues, projectRoot: string = process.cwd(), table: readonly RunOptionDeclaration[] = RUN_OPTIONS): RunOptionsChecked {
   const checked: Record<string, unknown> = {};
-  for (const option of table) checked[option.name] = option.check((values as Record<string, unknown>)[option.name], projectRoot);
+  for (const option of table) checked[option.name] = option.check((values as Record<string, unknown>)[option.name], projectRoot, values);
   for (const option of table) {
     if (option.requires !== undefined && checked[option.name] !== undefined && checked[option.requires] === undefined) {
       const other = table.find((o) => o.name === option.requires);

@@ -12,6 +12,8 @@ import { controlPart } from "../control/part.js";
 import { onEndPart } from "../hooks/part.js";
 import { knownRunIds } from "../control/paths.js";
 import type { RunPlan } from "./plan.js";
+import type { RunWorktree } from "../worktree/part.js";
+import { sharedTreePart } from "../worktree/shared-tree.js";
 import type { Budget } from "../core/budget.js";
 import { TelemetryPart } from "../telemetry/part.js";
 import { telemetryEnabled } from "../telemetry/settings.js";
@@ -22,7 +24,7 @@ import { VERSION } from "../version.js";
  * asked for adds no part, and so costs nothing. Records come first so that what they keep is
  * written before anyone else sees an event; the caller's own observer comes last.
  */
-export function runParts(plan: RunPlan): RunPart[] {
+export function runParts(plan: RunPlan, worktree?: RunWorktree): RunPart[] {
   const env = plan.baseEnv;
   const { record, log, onEvent, summary } = plan.options;
   const parts: RunPart[] = [];
@@ -76,6 +78,10 @@ export function runParts(plan: RunPlan): RunPart[] {
   // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.
   parts.push(warningsPart());
   if (onEvent) parts.push({ onEvent });
+  // A run in the project's own tree is warned of another live run of its workflow there.
+  if (!worktree && records !== undefined) parts.push(sharedTreePart(records));
+  // First to begin, last to end: the worktree is judged once every other part is done with the run.
+  if (worktree) parts.unshift(worktree.part);
   return parts;
 }
 

@@ -1,5 +1,7 @@
 import { resolve } from "node:path";
 import { LoopxError } from "../core/errors.js";
+import type { LoopRequest } from "../core/loop.js";
+import { loopxBin } from "../runtime/platform/index.js";
 import type { RecordedOptions } from "../core/events.js";
 import type { RunPart } from "../core/run-session.js";
 import { prepareResume, type ResumeRequest } from "../control/resume.js";
@@ -59,7 +61,7 @@ export interface RunPlan {
 function givenAgain(given: RunOptionValues, projectRoot: string): RecordedOptions {
   const again: Record<string, unknown> = {};
   for (const option of RUN_OPTIONS) {
-    const value = "recorded" in option && option.recorded ? option.check(given[option.name], projectRoot) : undefined;
+    const value = "recorded" in option && option.recorded ? option.check(given[option.name], projectRoot, given) : undefined;
     if (value !== undefined) again[option.name] = value;
   }
   return again as RecordedOptions;
@@ -113,5 +115,30 @@ export function planRun(request: RunRequest): RunPlan {
     compactHeap: request.compactHeap === true,
     onEndFromEnv: request.onEndFromEnv === true,
     parts: request.parts ?? [],
+  };
+}
+
+/** RunOptions.signal when it is one (planRun reports it when it is not). */
+export function abortSignalOf(value: unknown): AbortSignal | undefined {
+  try {
+    return RUN_OPTIONS.find((option) => option.name === "signal")!.check(value, "", {}) as AbortSignal | undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the pure loop gets of the plan. */
+export function loopOptions(plan: RunPlan): LoopRequest {
+  const { maxIterations, env, envFile } = plan.options;
+  return {
+    target: plan.target,
+    maxIterations,
+    env,
+    envFile,
+    projectRoot: plan.projectRoot,
+    baseEnv: plan.baseEnv,
+    loopxBin: loopxBin(),
+    checkOutput: plan.baseEnv.LOOPX_WARN_OUTPUT !== "0",
+    ...(plan.resume ? { resume: { target: plan.resume.target, stdin: plan.resume.stdin } } : {}),
   };
 }

@@ -1,10 +1,11 @@
 import { realpathSync, statSync } from "node:fs";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
-import { RUN_STATES, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "../core/events.js";
+import type { IterationEndEvent, RecordEvent, RunStartEvent } from "../core/events.js";
+import { RUN_STATES } from "../core/run-states.js";
 import { RunDetail, formatRunDetail, formatRunList } from "./tables.js";
 import { formatTailEvent } from "./wording.js";
-import { lastSitting, startEvent, summarizeRun, type RunSummary } from "./run-state.js";
+import { lastSitting, projectOf, startEvent, summarizeRun, type RunSummary } from "./run-state.js";
 import { RecordFollower } from "./follow.js";
 import { newerRecordError, parseRecord } from "./parse.js";
 import { showRunAs } from "./run-formats.js";
@@ -20,7 +21,7 @@ type Write = (text: string) => void;
 
 const newer = newerRecordError;
 
-/** How a run can be: what `--state` accepts (declared in core/events.ts). */
+/** How a run can be: what `--state` accepts (declared in core/run-states.ts). */
 export { RUN_STATES };
 
 /** Default `--limit` of `loopx runs`. */
@@ -111,7 +112,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
       continue;
     }
     const start = startEvent(record.events);
-    if (!start || (!options.all && !sameProject(start.projectRoot, options.cwd))) continue;
+    if (!start || (!options.all && !sameProject(projectOf(start), options.cwd))) continue;
     const summary = summarizeRun(id, record.events, runProcessAlive, now);
     if (!summary || (options.state !== undefined && summary.state !== options.state)) continue;
     if (options.since !== undefined && Date.parse(summary.start) < options.since) continue;
@@ -201,7 +202,7 @@ function latestRunOf(dir: string, cwd: string): string {
   for (const id of listRecordIds(dir)) {
     try {
       const start = startEvent(parseRecord(readRecordEnds(dir, id)).events);
-      if (start && sameProject(start.projectRoot, cwd)) return id;
+      if (start && sameProject(projectOf(start), cwd)) return id;
     } catch {
     }
   }

@@ -41,11 +41,23 @@ function formatTable(cells: string[][]): string {
  */
 export function formatRunList(summaries: RunSummary[], options: { project?: boolean; idPrefix?: Map<string, number> } = {}): string {
   // COST and TOKENS only when a listed run had receipts: a user of none sees the table as before.
+  // BRANCH only when a listed run had its own worktree (--worktree).
   const costs = summaries.some((run) => run.totals);
-  const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", ...(costs ? ["COST", "TOKENS"] : []), "TARGET", ...(options.project === false ? [] : ["PROJECT"])]];
+  const branches = summaries.some((run) => run.worktree);
+  const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", ...(costs ? ["COST", "TOKENS"] : []), "TARGET", ...(branches ? ["BRANCH"] : []), ...(options.project === false ? [] : ["PROJECT"])]];
   for (const run of summaries) {
     const used = costs ? [run.totals ? describeCost(run.totals) || "-" : "", run.totals ? formatTokens(tokenSum(run.totals)) : ""] : [];
-    rows.push([run.id, run.state, formatLocalTime(run.start), formatElapsed(run.durationMs), String(run.iterations), ...used, run.target, ...(options.project === false ? [] : [run.project])]);
+    rows.push([
+      run.id,
+      run.state,
+      formatLocalTime(run.start),
+      formatElapsed(run.durationMs),
+      String(run.iterations),
+      ...used,
+      run.target,
+      ...(branches ? [run.worktree?.branch ?? "-"] : []),
+      ...(options.project === false ? [] : [run.project]),
+    ]);
   }
   const table = formatTable(rows);
   const prefixes = options.idPrefix;
@@ -201,6 +213,7 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
     `run ${summary.id} · ${summary.state === "running" ? "running" : summary.ending ?? summary.state} · ` +
       `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatElapsed(summary.durationMs)}`,
     `started ${formatLocalTime(summary.start)} · ${summary.target} · ${summary.project} · pid ${summary.pid} · loopx ${summary.version} (${summary.runtime})`,
+    ...(summary.worktree ? [`worktree ${summary.worktree.branch} · ${summary.worktree.path}`] : []),
     ...(summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? [summary.message] : []),
     ...(detail.totals.receipts > 0 ? totalsLines(detail.totals) : []),
   ];
@@ -228,31 +241,43 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
       open ? "" : row.result!,
     ]);
   }
-  // Under each row: the notes its script wrote, a failed script's last stderr lines, and where
-  // the record's size cap dropped iterations, a line saying how many.
-  const under = new Map<number, string[]>();
-  const add = (n: number, line: string) => under.set(n, [...(under.get(n) ?? []), line]);
-  const orphans: string[] = [];
-  const known = new Set(iterations.map((row) => row.n));
-  for (const event of detail.notes) {
-    if (event.n !== undefined && known.has(event.n)) add(event.n, describeNote(event));
-    else orphans.push(describeNote(event));
-  }
-  for (const row of iterations) for (const line of row.stderr ?? []) add(row.n, line);
-  for (const warning of detail.warnings) if (known.has(warning.n)) add(warning.n, describeWarning(warning));
-  for (const gap of detail.gaps) add(gap.after, describeGap(gap));
+  const { above, under, orphans } = linesAround(detail, iterations);
   const table = formatTable(rows);
-  if (under.size === 0 && orphans.length === 0 && detail.resumes.length === 0) return `${header}${before.map((line) => `${line}\n`).join("")}${table}`;
+  if (under.size === 0 && orphans.length === 0 && above.size === 0) return `${header}${before.map((line) => `${line}\n`).join("")}${table}`;
   const lines = table.split("\n");
   const out = [...before, lines[0]!];
-  const resumedAt = new Map(detail.resumes.map((resume) => [resume.iterations + 1, describeResume(resume)]));
   iterations.forEach((row, i) => {
-    const resumed = resumedAt.get(row.n);
-    if (resumed !== undefined) out.push(resumed);
-    out.push(lines[i + 1]!, ...(under.get(row.n) ?? []));
+    out.push(...(above.get(row.n) ?? []), lines[i + 1]!, ...(under.get(row.n) ?? []));
   });
   out.push(...orphans);
   return `${header}${out.join("\n")}\n`;
+}
+
+/**
+ * The lines around `runs show`'s rows. Under each row: the notes its script wrote, a failed
+ * script's last stderr lines, loopx's warnings, and where the record's size cap dropped
+ * iterations, a line saying how many. Above a row: where a resume began, and a gap before the
+ * first row shown (a full disk lost the first iterations). Notes of no row shown: orphans.
+ */
+function linesAround(detail: RunDetail, iterations: DetailRow[]): { above: Map<number, string[]>; under: Map<number, string[]>; orphans: string[] } {
+  const under = new Map<number, string[]>();
+  const above = new Map<number, string[]>();
+  const put = (map: Map<number, string[]>, n: number, line: string) => map.set(n, [...(map.get(n) ?? []), line]);
+  const orphans: string[] = [];
+  const known = new Set(iterations.map((row) => row.n));
+  for (const event of detail.notes) {
+    if (event.n !== undefined && known.has(event.n)) put(under, event.n, describeNote(event));
+    else orphans.push(describeNote(event));
+  }
+  for (const row of iterations) for (const line of row.stderr ?? []) put(under, row.n, line);
+  for (const warning of detail.warnings) if (known.has(warning.n)) put(under, warning.n, describeWarning(warning));
+  for (const resume of detail.resumes) put(above, resume.iterations + 1, describeResume(resume));
+  const firstN = iterations[0]!.n;
+  for (const gap of detail.gaps) {
+    if (gap.after < firstN) put(above, firstN, describeGap(gap));
+    else put(under, gap.after, describeGap(gap));
+  }
+  return { above, under, orphans };
 }
 
 /** Iteration `earlier.n` started again (a resume re-runs the iteration the run ended in): the new try, marked. */

@@ -112,7 +112,9 @@ export function stderrLines(end: IterationEndEvent | undefined): string[] {
 
 /** "  … 4,210 iterations (1.2 MB) dropped here: the record's size cap" */
 export function describeGap(gap: GapEvent): string {
-  return `  … ${gap.iterations} iteration${gap.iterations === 1 ? "" : "s"} (${gap.bytes} bytes of record) dropped here: the record's size cap (LOOPX_RECORD_MAX_BYTES)`;
+  const what = `  … ${gap.iterations} iteration${gap.iterations === 1 ? "" : "s"} (${gap.bytes} bytes of record)`;
+  if (gap.reason === "disk") return `${what} lost here: the record could not be written (disk full); the run went on`;
+  return `${what} dropped here: the record's size cap (LOOPX_RECORD_MAX_BYTES)`;
 }
 
 /** "  note 19:55:02 · ralph: waiting for the usage limit …" (a script's note, local time). */

@@ -1,7 +1,7 @@
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import type { LoopEvent, RecordEvent, RunEndEvent } from "../core/events.js";
+import type { GapEvent, LoopEvent, RecordEvent, RunEndEvent } from "../core/events.js";
 import { recordTotals, type RunTotals } from "../core/receipts.js";
 import { parseRecord } from "./parse.js";
 import type { RunPart } from "../core/run-session.js";
@@ -16,7 +16,10 @@ import { recordPath } from "./paths.js";
  * loopx, so a crash or SIGKILL loses at most the event in flight.
  */
 
-/** Appends events to one file; after the first failure it warns once and writes nothing more. */
+/**
+ * Appends events to one file; after the first failure it warns once and writes nothing more —
+ * except on a full disk, where it goes on trying and marks what was lost with a `gap` line.
+ */
 class EventFile {
   private fd: number | undefined;
   private failed = false;
@@ -25,6 +28,10 @@ class EventFile {
   private bytes = 0;
   /** The file held events of earlier sittings (a resume): their receipts count in the totals too. */
   private resumed = false;
+  /** Events a full disk kept out of the file, since the last that was written. */
+  private lost: LostEvents | undefined;
+  /** The last iteration whose end was written. */
+  private lastN = 0;
 
   /** `maxBytes`: compact the file (compactRecord) whenever it grows past it. */
   constructor(
@@ -61,12 +68,47 @@ class EventFile {
   write(event: LoopEvent): void {
     if (this.fd === undefined) return;
     try {
-      this.bytes += writeSync(this.fd, `${JSON.stringify(event)}\n`);
+      if (this.lost) {
+        // The run's first event comes first however late (a record is read from it), then the gap.
+        if (this.lost.start) this.append(JSON.stringify(this.lost.start));
+        this.lost.start = undefined;
+        this.append(JSON.stringify(lostGap(this.lost, event)));
+      }
+      this.lost = undefined;
+      this.append(JSON.stringify(event));
+      if (event.type === "iteration.end") this.lastN = event.n;
       if (this.bytes > this.maxBytes && event.type !== "run.end") this.compact(event);
     } catch (error) {
-      this.fail(error);
+      if (!isNoSpace(error)) this.fail(error);
+      else this.lose(event, error);
     }
     if (event.type === "run.end") this.close();
+  }
+
+  /**
+   * One line, whole or not at all: a write cut short by a full disk is taken back (the file is
+   * truncated to where it was), so that the record stays one JSON object per line.
+   */
+  private append(line: string): void {
+    const data = Buffer.from(`${line}\n`);
+    const written = writeSync(this.fd!, data);
+    if (written < data.length) {
+      ftruncateSync(this.fd!, fstatSync(this.fd!).size - written);
+      throw Object.assign(new Error("no space left on device"), { code: "ENOSPC" });
+    }
+    this.bytes += written;
+  }
+
+  /** A full disk: the event is counted as lost, and the record goes on once it can be written again. */
+  private lose(event: LoopEvent, error: unknown): void {
+    this.lost ??= { after: this.lastN, iterations: 0, bytes: 0 };
+    if (event.type === "run.start" || event.type === "run.resume") this.lost.start = event;
+    else this.lost.bytes += Buffer.byteLength(JSON.stringify(event)) + 1;
+    if (event.type === "iteration.end") this.lost.iterations++;
+    if (!this.failed) {
+      this.failed = true;
+      warnToStderr(`cannot write ${this.describe}: ${fsReason(error)}; the run goes on, and the events lost are marked in it once it can be written again`);
+    }
   }
 
   private compact(last: LoopEvent): void {
@@ -102,6 +144,26 @@ class EventFile {
       // Nothing left to lose.
     }
   }
+}
+
+interface LostEvents {
+  after: number;
+  iterations: number;
+  bytes: number;
+  /** The run's run.start / run.resume, when it was lost: written first once the disk has room. */
+  start?: LoopEvent;
+}
+
+/** ENOSPC / EDQUOT: the disk (or the user's quota) is full; space may come back. */
+function isNoSpace(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOSPC" || code === "EDQUOT";
+}
+
+/** The `gap` line that marks events a full disk kept out of the record. */
+function lostGap(lost: LostEvents, next: LoopEvent): GapEvent {
+  const { after, iterations, bytes } = lost;
+  return { v: 1, type: "gap", time: next.time, run: next.run, after, iterations, bytes, reason: "disk" };
 }
 
 /** Default of LOOPX_RECORD_MAX_BYTES: what one record may grow to before it is compacted. */

@@ -3,7 +3,7 @@ import { LoopxError, UsageError } from "../../core/errors.js";
 import type { RunOutcome, RunRequest } from "../../engine/index.js";
 import { RUN_OPTIONS, type RunOptionValues } from "../../engine/options.js";
 import { placeholder } from "../command-spec.js";
-import { parseOptionText, valueOption } from "../options.js";
+import { optionalValueOption, parseOptionText, repeatedOption, valueOption } from "../options.js";
 
 /**
  * `loopx run [options] <workflow>[:<script>]` (spec §4.1, §4.2). Its options are declared here
@@ -50,6 +50,15 @@ or --max-tokens <count>, no script starts once the run's totals reach the budget
 one line naming the budget and the total, and exits 3. 'loopx runs resume <id> --max-cost <more>'
 raises it.
 
+Worktrees (loopx's own addition): --worktree runs the loop in a new git worktree, on a new
+branch loopx/<name> made from the project's HEAD, under $XDG_STATE_HOME/loopx/worktrees/; the
+project's untracked .loopx/ is copied in (node_modules directories as symlinks), and each
+--worktree-copy path too. Uncommitted changes of your tree are not carried over. At the end a
+worktree with no new commit and no change is removed with its branch; otherwise it is kept and
+one line names its branch, its path and how to review it. 'loopx runs clean' removes the kept
+worktrees of ended runs. A run without --worktree warns when another live run of the same
+workflow works in the same tree.
+
 No strays (loopx's own addition): processes that left the script's process group (setsid,
 detached children, daemons) but still carry the run's LOOPX_RUN_ID are ended (SIGTERM, the
 remaining grace, SIGKILL) when the run is interrupted, times out or fails; after a normal end
@@ -87,7 +96,9 @@ export function declareRunOptions(command: object, resume = false): void {
   for (const { name, cli } of RUN_OPTIONS) {
     if (!cli || (resume && !cli.resume)) continue;
     const description = resume ? undefined : cli.description;
-    fields[name] = cli.kind ? valueOption(cli.names, cli.kind, description) : Option.Boolean(cli.names, false, { description });
+    if (cli.form === "optional" && cli.kind) fields[name] = optionalValueOption(cli.names, cli.kind, description ?? "");
+    else if (cli.form === "repeated" && cli.kind) fields[name] = repeatedOption(cli.names, cli.kind, description ?? "");
+    else fields[name] = cli.kind ? valueOption(cli.names, cli.kind, description) : Option.Boolean(cli.names, false, { description });
   }
 }
 
@@ -97,7 +108,7 @@ export function declareRunOptions(command: object, resume = false): void {
  * recorded the other one).
  */
 export function givenRunOptions(command: object, resume = false): RunOptionValues {
-  const fields = command as Record<string, string | boolean | undefined>;
+  const fields = command as Record<string, string | string[] | boolean | undefined>;
   const given: Record<string, unknown> = {};
   for (const { name, cli } of RUN_OPTIONS) {
     const value = cli && (!resume || cli.resume) ? fields[name] : undefined;

@@ -1,12 +1,12 @@
 /**
- * The run states are declared once (src/core/events.ts RUN_STATES); what shows them is derived from
+ * The run states are declared once (src/core/run-states.ts RUN_STATES); what shows them is derived from
  * that list or checked against it here: `loopx runs -h`, `--state`'s completion, the README's list
  * and the dashboard page (which gets the list from the server).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { GOING_STATES, RUN_END_REASONS, RUN_STATES } from "../../../src/core/events.js";
+import { GOING_STATES, RUN_END_REASONS, RUN_STATES } from "../../../src/core/run-states.js";
 import { main } from "../../../src/cli/main.js";
 import { ROOT } from "../../helpers.js";
 

@@ -18,9 +18,14 @@ describe("run options", () => {
 
   it("valid options come back checked; nothing given is no limit, no variables", () => {
     const onEvent = () => {};
-    const none = { envFile: undefined, log: undefined, onEnd: undefined, maxCost: undefined, countEstimates: undefined, maxTokens: undefined, summary: false, record: false, signal: undefined, telemetry: undefined };
+    const none = { envFile: undefined, log: undefined, onEnd: undefined, maxCost: undefined, countEstimates: undefined, maxTokens: undefined, summary: false, record: false, signal: undefined, telemetry: undefined, worktree: undefined, worktreeCopy: undefined };
     expect(validateRunOptions({ maxIterations: 0, env: { A: "1" }, timeout: 1.5, maxTime: 10, onEvent })).toStrictEqual({ ...none, maxIterations: 0, env: { A: "1" }, timeout: 1.5, maxTime: 10, onEvent });
     expect(validateRunOptions({})).toStrictEqual({ ...none, maxIterations: undefined, env: {}, timeout: undefined, maxTime: undefined, onEvent: undefined });
+    // --worktree only when asked for (src/worktree/option.ts).
+    expect(validateRunOptions({ worktree: "a", worktreeCopy: ["specs"] }).worktree).toEqual({ name: "a", copy: ["specs"] });
+    expect(validateRunOptions({ worktree: true }).worktree).toEqual({ copy: [] });
+    expect(() => validateRunOptions({ worktree: 1 })).toThrow(/^worktree must be true or a name, got 1$/);
+    expect(() => validateRunOptions({ worktree: true, worktreeCopy: "specs" })).toThrow(/^worktreeCopy must be an array of paths/);
   });
 
   it.each<[string, object, RegExp]>([
