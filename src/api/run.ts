@@ -4,7 +4,6 @@ import type { Output } from "../core/output.js";
 import type { LoopEvent } from "../core/events.js";
 import type { RunHandle, RunRequest } from "../engine/index.js";
 
-export type { Output } from "../core/output.js";
 
 export interface RunOptions {
   /** Maximum number of script executions, goto hops included; 0 validates and runs nothing. */
