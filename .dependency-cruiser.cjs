@@ -23,6 +23,7 @@ const ALLOWED = [
   ["receipts", "records", "a receipt is appended to the run's record the way a note is (records/note.ts)"],
   ["hooks", "records", "the end-of-run hook words the ending as `loopx runs` does and reads a resumed run's start from its record"],
   ["guardian", "hooks", "the guardian runs the end-of-run hook of a run whose loopx died"],
+  ["worktree", "records", "the same-workflow warning and runs clean find live runs and kept worktrees in the run records"],
 ];
 
 const DRIVERS = "^src/(cli|api|dashboard)/|^src/(bin|index|script)\\.ts$";

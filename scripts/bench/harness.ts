@@ -53,7 +53,7 @@ export function run(
 const TICKS_PER_SECOND = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
 
 /** CPU time of this process's reaped children (cutime + cstime, which include their own reaped descendants). */
-function childrenCpuMs(): number {
+export function childrenCpuMs(): number {
   const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ");
   return ((Number(fields[13]) + Number(fields[14])) * 1000) / TICKS_PER_SECOND;
 }

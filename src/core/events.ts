@@ -6,6 +6,8 @@
  * extension of the spec). Types only: importing this module costs nothing.
  */
 
+import type { WorktreeInfo } from "./worktree-events.js";
+
 /** Bumped only when a field changes meaning; readers report records of a newer version. */
 export const EVENT_VERSION = 1;
 
@@ -44,7 +46,10 @@ export interface RunStartEvent extends EventBase {
   maxIterations: number | null;
   /** The options a resume takes over (absent when none was given). */
   options?: RecordedOptions;
+  /** `--worktree` (loopx's own addition): the git worktree the run works in; projectRoot is inside it. */
+  worktree?: WorktreeInfo;
 }
+
 
 /** The run's options as given at its start, kept so that `loopx runs resume` runs it the same way. */
 export interface RecordedOptions {
@@ -129,8 +134,22 @@ export interface RunHookEvent extends EventBase {
   error?: string;
 }
 
+
+/**
+ * A run started without --worktree where another live run of the same workflow works in the same
+ * tree (loopx's own addition): it was warned, once, at its start.
+ */
+interface TreeSharedEvent extends EventBase {
+  type: "tree.shared";
+  /** The other run's id. */
+  other: string;
+  workflow: string;
+  /** The other run's process. */
+  pid: number;
+}
+
 /** The events a part may add to its run (see RunControls.emit): the fields the session fills in left out. */
-export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | RunHookEvent, keyof EventBase>;
+export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | RunHookEvent | TreeSharedEvent, keyof EventBase>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface IterationStartEvent extends EventBase {
@@ -207,7 +226,7 @@ export interface WarningEvent extends EventBase {
   message: string;
 }
 
-export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | RunEndEvent;
+export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | TreeSharedEvent | RunEndEvent;
 
 /**
  * A line a script added to its run's record (`loopx note`, `note()`; see

@@ -34,6 +34,18 @@ export interface RunSummary {
   message?: string;
   /** What its receipts added up to (when it had any): from run.end, or the whole record (runs.ts). */
   totals?: RunTotals;
+  /** --worktree: the run's branch and the worktree it works in (`project` is the tree it was started from). */
+  worktree?: { branch: string; path: string };
+}
+
+/**
+ * The project a run belongs to: where it was started. A --worktree run works in its worktree, at
+ * the same place below the worktree's top as the project is below its repository's.
+ */
+export function projectOf(start: RunStartEvent): string {
+  const worktree = start.worktree;
+  if (!worktree || !start.projectRoot.startsWith(worktree.path)) return start.projectRoot;
+  return `${worktree.repo}${start.projectRoot.slice(worktree.path.length)}`;
 }
 
 export function startEvent(events: RecordEvent[]): RunStartEvent | undefined {
@@ -87,11 +99,12 @@ export function summarizeRun(id: string, events: RecordEvent[], alive: (sitting:
     // The highest iteration seen: `events` may be a record's first line and its last lines only.
     iterations: events.reduce((max, event) => (event.type === "iteration.start" || event.type === "iteration.end" ? Math.max(max, event.n) : max), 0),
     target: start.target,
-    project: start.projectRoot,
+    project: projectOf(start),
     pid: sitting.pid,
     maxIterations: sitting.maxIterations,
     runtime: start.runtime,
     version: start.version,
+    ...(start.worktree ? { worktree: { branch: start.worktree.branch, path: start.worktree.path } } : {}),
   };
   if (end) {
     summary.state = end.reason;

@@ -5,7 +5,7 @@ import { jsonLine } from "../core/untrusted-text.js";
 import type { IterationEndEvent, RecordEvent, RunStartEvent } from "../core/events.js";
 import { RunDetail, formatRunDetail, formatRunList } from "./tables.js";
 import { formatTailEvent } from "./wording.js";
-import { lastSitting, startEvent, summarizeRun, type RunState, type RunSummary } from "./run-state.js";
+import { lastSitting, projectOf, startEvent, summarizeRun, type RunState, type RunSummary } from "./run-state.js";
 import { RecordFollower } from "./follow.js";
 import { leftoverLines } from "./leftovers.js";
 import { newerRecordError, parseRecord } from "./parse.js";
@@ -128,7 +128,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
       continue;
     }
     const start = startEvent(record.events);
-    if (!start || (!options.all && !sameProject(start.projectRoot, options.cwd))) continue;
+    if (!start || (!options.all && !sameProject(projectOf(start), options.cwd))) continue;
     const summary = summarizeRun(id, record.events, runProcessAlive, now);
     if (!summary || (options.state !== undefined && summary.state !== options.state)) continue;
     if (options.since !== undefined && Date.parse(summary.start) < options.since) continue;
@@ -234,7 +234,7 @@ function latestRunOf(dir: string, cwd: string): string {
   for (const id of listRecordIds(dir)) {
     try {
       const start = startEvent(parseRecord(readRecordEnds(dir, id)).events);
-      if (start && sameProject(start.projectRoot, cwd)) return id;
+      if (start && sameProject(projectOf(start), cwd)) return id;
     } catch {
     }
   }

@@ -146,3 +146,19 @@ export function readRecordTail(dir: string, id: string, enough: (tail: string) =
     closeSync(fd);
   }
 }
+
+/** A record's first line (`run.start`), read without the rest: at most 64 KiB. Unreadable: undefined. */
+export function readRecordHead(dir: string, id: string): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(join(dir, `${id}.jsonl`), "r");
+    const buffer = Buffer.alloc(ENDS_BYTES);
+    const text = buffer.toString("utf8", 0, readSync(fd, buffer, 0, ENDS_BYTES, 0));
+    const newline = text.indexOf("\n");
+    return newline < 0 ? undefined : text.slice(0, newline);
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}

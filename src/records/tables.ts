@@ -41,11 +41,23 @@ function formatTable(cells: string[][]): string {
  */
 export function formatRunList(summaries: RunSummary[], options: { project?: boolean; idPrefix?: Map<string, number> } = {}): string {
   // COST and TOKENS only when a listed run had receipts: a user of none sees the table as before.
+  // BRANCH only when a listed run had its own worktree (--worktree).
   const costs = summaries.some((run) => run.totals);
-  const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", ...(costs ? ["COST", "TOKENS"] : []), "TARGET", ...(options.project === false ? [] : ["PROJECT"])]];
+  const branches = summaries.some((run) => run.worktree);
+  const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", ...(costs ? ["COST", "TOKENS"] : []), "TARGET", ...(branches ? ["BRANCH"] : []), ...(options.project === false ? [] : ["PROJECT"])]];
   for (const run of summaries) {
     const used = costs ? [run.totals ? describeCost(run.totals) || "-" : "", run.totals ? formatTokens(tokenSum(run.totals)) : ""] : [];
-    rows.push([run.id, run.state, formatLocalTime(run.start), formatElapsed(run.durationMs), String(run.iterations), ...used, run.target, ...(options.project === false ? [] : [run.project])]);
+    rows.push([
+      run.id,
+      run.state,
+      formatLocalTime(run.start),
+      formatElapsed(run.durationMs),
+      String(run.iterations),
+      ...used,
+      run.target,
+      ...(branches ? [run.worktree?.branch ?? "-"] : []),
+      ...(options.project === false ? [] : [run.project]),
+    ]);
   }
   const table = formatTable(rows);
   const prefixes = options.idPrefix;
@@ -201,6 +213,7 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
     `run ${summary.id} · ${summary.state === "running" ? "running" : summary.ending ?? summary.state} · ` +
       `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatElapsed(summary.durationMs)}`,
     `started ${formatLocalTime(summary.start)} · ${summary.target} · ${summary.project} · pid ${summary.pid} · loopx ${summary.version} (${summary.runtime})`,
+    ...(summary.worktree ? [`worktree ${summary.worktree.branch} · ${summary.worktree.path}`] : []),
     ...(summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? [summary.message] : []),
     ...(detail.totals.receipts > 0 ? totalsLines(detail.totals) : []),
   ];

@@ -156,7 +156,7 @@ function runsPage() {
           h("td", {}, h("a", { href: url(`/runs/${run.id}`) }, run.id)),
           h("td", {}, stateBadge(run)),
           h("td", { class: "text" }, run.project),
-          h("td", {}, run.target),
+          h("td", {}, run.worktree ? `${run.target} · ${run.worktree.branch}` : run.target),
           h("td", {}, run.start ? formatLocalTime(run.start) : ""),
           h("td", { class: "num", "data-ticking": GOING.includes(run.state) ? run.id : undefined }, formatElapsed(elapsed(run))),
           h("td", { class: "num iterations" }, String(run.iterations) + (run.maxIterations === null || run.maxIterations === undefined ? "" : `/${run.maxIterations}`)),
@@ -259,6 +259,7 @@ function runPage(id) {
       ["Ended", GOING.includes(run.state) ? "not yet" : run.ending || run.state],
     ];
     if (run.totals) rows.push(["Used", usedText(run.totals)]);
+    if (run.worktree) rows.push(["Worktree", `${run.worktree.branch} · ${run.worktree.path}`]);
     if (run.resumed) rows.push(["Resumed", `${formatLocalTime(run.resumed.time)} at iteration ${run.resumed.n} · ${run.resumed.target}`]);
     if (run.message) rows.push(["Message", run.message]);
     rows.push(["Process", `pid ${run.pid} · loopx ${run.version} (${run.runtime})`]);

@@ -138,7 +138,7 @@ describe("the catalog of loopx's own commands", () => {
   it("lists every command with its options, value kinds and arguments", async () => {
     const catalog = await commandCatalog(COMMAND_GROUPS);
     const byPath = new Map(catalog.map((command) => [command.path.join(" "), command]));
-    expect([...byPath.keys()]).toEqual(["run", "version", "output", "env set", "env remove", "env list", "install", "init", "runs", "runs show", "runs tail", "runs stop", "runs pause", "runs continue", "runs resume", "runs serve", "note", "receipt", "otel test", "completion"]);
+    expect([...byPath.keys()]).toEqual(["run", "version", "output", "env set", "env remove", "env list", "install", "init", "runs", "runs show", "runs tail", "runs stop", "runs pause", "runs continue", "runs resume", "runs serve", "runs clean", "note", "receipt", "otel test", "completion"]);
     const run = byPath.get("run")!;
     expect(run.options.map((option) => [option.names.join(","), option.value?.kind])).toEqual([
       ["-n", "count"],
@@ -150,6 +150,8 @@ describe("the catalog of loopx's own commands", () => {
       ["--max-cost", "usd"],
       ["--count-estimates", undefined],
       ["--max-tokens", "count"],
+      ["--worktree", undefined],
+      ["--worktree-copy", "path"],
       ["--summary", undefined],
     ]);
     expect(run.arguments).toEqual([{ kind: "target", placeholder: "<workflow>[:<script>]", required: false, rest: true }]);
