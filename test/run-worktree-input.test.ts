@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { expectOneLineError, makeProject, sh, tempDir, waitFor, warnings } from "./helpers.js";
+import { RUNTIMES, consumer, expectOneLineError, makeProject, runConsumer, sh, tempDir, waitFor, warnings } from "./helpers.js";
 import { CHANNELS, events, loopx, recordIds, startLoopx, type Channel } from "./fixtures/control/support.js";
 import { git, gitEnv, makeRepo, treeState } from "./fixtures/worktree.js";
 
@@ -131,5 +131,24 @@ describe("loopx run --worktree (node)", () => {
     const merged = await loopx(channel, ["runs", "clean"], root, env);
     expect(merged.stdout).toMatch(/^removed +loopx\/live /m);
     expect(git(root, ["worktree", "list"], env).trim().split("\n")).toHaveLength(1);
+  });
+
+  it("the API: run(target, { worktree, worktreeCopy }) works in loopx/<name>, recorded in run.start; a bad worktree option rejects naming it", async () => {
+    const env = gitEnv();
+    const root = makeRepo(env);
+    const before = treeState(root, env);
+    const dir = consumer(`import { runPromise } from "loopx";
+const outputs = await runPromise("c", { cwd: ${JSON.stringify(root)}, maxIterations: 1, record: true, worktree: "api", worktreeCopy: ["README"] });
+let refused = "";
+try { await runPromise("c", { cwd: ${JSON.stringify(root)}, worktree: 7 }); } catch (error) { refused = error.message; }
+console.log(JSON.stringify({ outputs, refused }));`);
+    const result = await runConsumer(RUNTIMES[0]!, dir, { env });
+    expect(result.json).toEqual({ outputs: [{ result: "ok" }], refused: "worktree must be true or a name, got 7" });
+    expect(result.stderr).toMatch(/^loopx: worktree kept: loopx\/api at \S+ \(1 commit\); review: git log [0-9a-f]{12}\.\.loopx\/api\n$/);
+    const start = events(env, recordIds(env)[0]!)[0]!;
+    expect(start.worktree).toMatchObject({ name: "api", branch: "loopx/api", copied: [".loopx", "README"] });
+    expect(git(root, ["log", "--format=%s", "main..loopx/api"], env)).toBe(`${start.run} 1\n`);
+    const after = treeState(root, env);
+    expect({ status: after.status, index: after.index, head: after.head }).toEqual({ status: before.status, index: before.index, head: before.head });
   });
 });

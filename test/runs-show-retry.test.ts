@@ -5,7 +5,8 @@
  * and nothing between them). Real SIGKILLs by pid; the record view is the same on every channel,
  * so node only.
  */
-import { readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { CHANNELS, isolatedEnv, makeProject, processAlive, waitFor } from "./helpers.js";
 import { loopx, startLoopx, waitForEvent } from "./fixtures/control/support.js";
@@ -48,5 +49,28 @@ describe.runIf(process.platform === "linux")("runs show after kill -9 of loopx a
     const marker = shown.findIndex((line) => line.startsWith("── resumed ") && line.includes("at main:index"));
     expect(marker).toBeGreaterThan(0);
     expect(shown[marker + 1]).toBe(rows[0]);
+  });
+
+  it("'loopx runs' names the processes still carrying the crashed run's id and one command that ends them and removes its scratch directory", async () => {
+    const channel = CHANNELS[0]!;
+    const cwd = makeProject({ ".loopx/main/index.sh": `#!/bin/bash\necho "$LOOPX_TMPDIR" > "$LOOPX_PROJECT_ROOT/scratch"\nexec sleep 60\n` });
+    const env = isolatedEnv();
+    const run = startLoopx(channel, ["run", "main"], cwd, env);
+    const id = await waitForEvent(env, (event) => event.type === "iteration.start");
+    const loopxPid = run.child.pid!;
+    let guardian: number | undefined;
+    expect(await waitFor(() => (guardian = guardianOf(loopxPid)) !== undefined && existsSync(`${cwd}/scratch`), 10_000)).toBe(true);
+    process.kill(guardian!, "SIGKILL");
+    process.kill(loopxPid, "SIGKILL");
+    await run.result;
+    const scratch = readFileSync(`${cwd}/scratch`, "utf8").trim();
+    const listed = await loopx(channel, ["runs"], cwd, env);
+    const line = listed.stdout.split("\n").find((text) => text.startsWith(`run ${id} crashed`));
+    expect(line, listed.stdout).toMatch(/but 1 of its processes still run: \d+ \(sleep 60\); to end them and remove its scratch directory: kill -TERM \d+ && rm -rf /);
+    expect(line).toContain(scratch);
+    // The command it offers does what it says.
+    execFileSync("/bin/sh", ["-c", line!.slice(line!.indexOf("kill -TERM"))]);
+    expect(existsSync(scratch)).toBe(false);
+    expect((await loopx(channel, ["runs"], cwd, env)).stdout).not.toContain(`run ${id} crashed (`);
   });
 });

@@ -3,7 +3,6 @@ import type { LoopEvent } from "../core/events.js";
 import type { RunHandle, RunRequest } from "../engine/index.js";
 import type { ApiOptionName } from "../engine/options.js";
 
-export type { Output } from "../core/output.js";
 
 export interface RunOptions {
   /** Maximum number of script executions, goto hops included; 0 validates and runs nothing. */

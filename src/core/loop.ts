@@ -3,6 +3,7 @@ import { loadRunEnv, type EnvFileReader } from "./envfile.js";
 import { describeValue } from "./describe.js";
 import { LoopxError, ScriptFailedError } from "./errors.js";
 import { SCRIPT_EXTENSIONS } from "./names.js";
+import { shellWord } from "./shell-word.js";
 import { readOutput, type Output } from "./output.js";
 import { outputNearMiss } from "./output-check.js";
 import type { RunEnd, RunSession } from "./run-session.js";
@@ -75,10 +76,6 @@ export interface LoopHost {
   readonly version: string;
 }
 
-/** Quotes a path for a shell command line when it needs it. */
-function shellWord(text: string): string {
-  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
-}
 
 /**
  * Discovery with run-mode validation (spec §5, §7.1 step 1): every issue is fatal. `target` (as

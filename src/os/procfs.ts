@@ -115,7 +115,7 @@ export function processCommand(pid: number): string | undefined {
  * The environment `pid` was started (exec'd) with, NUL-separated `NAME=value` entries; undefined if
  * it cannot be read (another user's process, unless root) or is gone.
  */
-function processEnvironment(pid: number): Buffer | undefined {
+export function processEnvironment(pid: number): Buffer | undefined {
   try {
     return fs.readFileSync(`/proc/${pid}/environ`);
   } catch {

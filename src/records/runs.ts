@@ -7,6 +7,7 @@ import { RunDetail, formatRunDetail, formatRunList } from "./tables.js";
 import { formatTailEvent } from "./wording.js";
 import { lastSitting, projectOf, startEvent, summarizeRun, type RunSummary } from "./run-state.js";
 import { RecordFollower } from "./follow.js";
+import { leftoverLines } from "./leftovers.js";
 import { newerRecordError, parseRecord } from "./parse.js";
 import { showRunAs } from "./run-formats.js";
 import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
@@ -141,6 +142,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
     text += `${id}  ${newerRecordError(id, v).message.slice(`run ${id} was `.length)}\n`;
   }
   if (matching > limit) text += `… ${matching - limit} more (--limit ${matching} shows all ${matching})\n`;
+  text += leftoverLines(summaries);
   if (options.since !== undefined) text += formatPeriodTotals(periodTotals(period, options.since));
   write(text);
 }

@@ -143,13 +143,38 @@ export function readRecordTail(dir: string, id: string, enough: (tail: string) =
 
 /** A record's first line (`run.start`), read without the rest: at most 64 KiB. Unreadable: undefined. */
 export function readRecordHead(dir: string, id: string): string | undefined {
+  return readRecordLine(dir, id, "first");
+}
+
+/**
+ * A record's last complete line, read from its last 4 KiB (a `run.end` is far shorter): what tells
+ * an ended run without reading its iterations. Unreadable, or longer: undefined.
+ */
+export function readRecordLastLine(dir: string, id: string): string | undefined {
+  return readRecordLine(dir, id, "last");
+}
+
+const LINE_BYTES = 4096;
+
+function readRecordLine(dir: string, id: string, which: "first" | "last"): string | undefined {
   let fd: number | undefined;
   try {
     fd = openSync(join(dir, `${id}.jsonl`), "r");
-    const buffer = Buffer.alloc(ENDS_BYTES);
-    const text = buffer.toString("utf8", 0, readSync(fd, buffer, 0, ENDS_BYTES, 0));
-    const newline = text.indexOf("\n");
-    return newline < 0 ? undefined : text.slice(0, newline);
+    if (which === "last") {
+      const size = fstatSync(fd).size;
+      const buffer = Buffer.alloc(Math.min(size, LINE_BYTES));
+      const text = buffer.toString("utf8", 0, readSync(fd, buffer, 0, buffer.length, size - buffer.length));
+      const lines = text.split("\n");
+      return lines.length >= 3 || (lines.length === 2 && size <= LINE_BYTES) ? lines[lines.length - 2] : undefined;
+    }
+    // Most first lines fit in 4 KiB; a long argv may need up to 64 KiB.
+    for (const bytes of [LINE_BYTES, ENDS_BYTES]) {
+      const buffer = Buffer.alloc(bytes);
+      const text = buffer.toString("utf8", 0, readSync(fd, buffer, 0, bytes, 0));
+      const newline = text.indexOf("\n");
+      if (newline >= 0) return text.slice(0, newline);
+    }
+    return undefined;
   } catch {
     return undefined;
   } finally {

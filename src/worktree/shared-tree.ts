@@ -2,7 +2,7 @@ import type { RunPart } from "../core/run-session.js";
 import type { RecordEvent, RunStartEvent } from "../core/events.js";
 import { parseRecord, recordEvent } from "../records/parse.js";
 import { lastSitting } from "../records/run-state.js";
-import { listRecordIds, readRecordEnds, readRecordHead, runProcessAlive } from "../records/store.js";
+import { listRecordIds, readRecordEnds, readRecordHead, readRecordLastLine, runProcessAlive } from "../records/store.js";
 
 /**
  * The warning of a run started without --worktree where another live run of the same workflow
@@ -29,6 +29,8 @@ function liveRunSharing(dir: string, self: string, projectRoot: string, workflow
       continue;
     }
     if (typeof start !== "object" || start.type !== "run.start" || start.projectRoot !== projectRoot || workflowOf(start.target) !== workflow) continue;
+    // Most such records are of runs that ended: their last line says so, read from the end alone.
+    if (readRecordLastLine(dir, id)?.includes('"type":"run.end"')) continue;
     let events: RecordEvent[];
     try {
       events = parseRecord(readRecordEnds(dir, id)).events;
