@@ -41,9 +41,11 @@ describe("the timeline", () => {
     const t = index.timeline(500);
     expect(t).toMatchObject({ count: 10, perColumn: 1, targets: ["a:index", "a:check"], maxMs: 1000 });
     expect(t.columns).toHaveLength(10);
-    expect(t.columns[2]).toEqual([3, 3, 300, 300, 0, 0, 0, 1, 0, 0]);
-    expect(t.columns[6]).toEqual([7, 7, 700, 700, 0, 1, 0, 0, 0, 0]);
-    expect(t.columns[9]).toEqual([10, 10, 1000, 1000, 1, 0, 0, 0, 1, 0]);
+    // first, last, longest, mean, target, failed, timeouts, gotos, stops, running, then billed and
+    // estimated USD and tokens from receipts (none here).
+    expect(t.columns[2]).toEqual([3, 3, 300, 300, 0, 0, 0, 1, 0, 0, 0, 0, 0]);
+    expect(t.columns[6]).toEqual([7, 7, 700, 700, 0, 1, 0, 0, 0, 0, 0, 0, 0]);
+    expect(t.columns[9]).toEqual([10, 10, 1000, 1000, 1, 0, 0, 0, 1, 0, 0, 0, 0]);
     expect(index.iteration(7)!.flags & FLAG.FAILED).toBeTruthy();
   });
 
@@ -65,7 +67,7 @@ describe("the timeline", () => {
     const index = indexOf(3);
     index.add({ ...base, type: "iteration.start", time: at(30), n: 4, target: "a:index" }, 0, 1);
     const t = index.timeline(500, { n: 4, ms: 500 });
-    expect(t.columns[3]).toEqual([4, 4, 500, 500, 0, 0, 0, 0, 0, 1]);
+    expect(t.columns[3]).toEqual([4, 4, 500, 500, 0, 0, 0, 0, 0, 1, 0, 0, 0]);
     index.add({ ...base, type: "iteration.end", time: at(40), n: 4, target: "a:index", durationMs: 10, exitCode: null, signal: "SIGTERM", stdoutBytes: 0 }, 0, 1);
     index.add({ ...base, type: "run.end", time: at(41), reason: "timed-out", exitCode: 124, iterations: 4, durationMs: 41 }, 0, 1);
     expect(index.timeline(500).columns[3]!.slice(5, 7)).toEqual([1, 1]);

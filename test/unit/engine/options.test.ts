@@ -18,8 +18,8 @@ describe("run options", () => {
 
   it("valid options come back checked; nothing given is no limit, no variables", () => {
     const onEvent = () => {};
-    expect(validateRunOptions({ maxIterations: 0, env: { A: "1" }, timeout: 1.5, maxTime: 10, onEvent })).toStrictEqual({ maxIterations: 0, env: { A: "1" }, timeout: 1.5, maxTime: 10, onEvent });
-    expect(validateRunOptions({})).toStrictEqual({ maxIterations: undefined, env: {}, timeout: undefined, maxTime: undefined, onEvent: undefined });
+    expect(validateRunOptions({ maxIterations: 0, env: { A: "1" }, timeout: 1.5, maxTime: 10, onEvent })).toStrictEqual({ maxIterations: 0, env: { A: "1" }, timeout: 1.5, maxTime: 10, onEvent, onEnd: undefined, budget: undefined });
+    expect(validateRunOptions({})).toStrictEqual({ maxIterations: undefined, env: {}, timeout: undefined, maxTime: undefined, onEvent: undefined, onEnd: undefined, budget: undefined });
   });
 
   it.each<[string, object, RegExp]>([
