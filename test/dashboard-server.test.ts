@@ -120,9 +120,10 @@ describe.each(CHANNELS)("loopx runs serve under $name", (channel) => {
       await served.stop();
     }
 
-    // --open hands the URL to the desktop's opener (here a stand-in on PATH).
+    // --open hands the URL to the desktop's opener (here a stand-in on PATH; it renames its file
+    // into place, so "opened" never exists empty).
     const bin = tempDir("loopx-opener-");
-    writeFileSync(join(bin, process.platform === "darwin" ? "open" : "xdg-open"), sh(`echo "$1" > "${bin}/opened"`), { mode: 0o755 });
+    writeFileSync(join(bin, process.platform === "darwin" ? "open" : "xdg-open"), sh(`echo "$1" > "${bin}/opening" && mv "${bin}/opening" "${bin}/opened"`), { mode: 0o755 });
     const opened = await serve(channel, { ...env, PATH: `${bin}:${env.PATH}` }, ["--open"]);
     try {
       expect(await waitFor(() => existsSync(join(bin, "opened")), 10_000)).toBe(true);
