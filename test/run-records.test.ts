@@ -59,7 +59,8 @@ const WORKFLOWS = {
   ".loopx/s/loop.sh": sh("echo '{\"result\":\"again\"}'"),
   ".loopx/f/index.sh": sh("echo oops >&2\nexit 3"),
   ".loopx/slow/index.sh": sh('echo $$ > "$LOOPX_PROJECT_ROOT/script.pid"\necho \'{"result":"tick"}\'\nexec sleep 30'),
-  ".loopx/tick/index.sh": sh("sleep 0.3\necho '{\"result\":\"tick\"}'"),
+  // Runs only once the test has created "go" in the project (at most 30 s): still running while looked at.
+  ".loopx/tick/index.sh": sh('for i in $(seq 600); do [ -e "$LOOPX_PROJECT_ROOT/go" ] && break; sleep 0.05; done\nsleep 0.3\necho \'{"result":"tick"}\''),
 };
 
 /** Runs `command` on a real pseudo-terminal; returns everything the terminal showed. */
@@ -311,7 +312,9 @@ describe.each(CHANNELS)("loopx runs on live runs ($name)", (channel) => {
     expect(show.stdout).toMatch(/^run \w+ · running · /);
 
     const timed = (result: Promise<RunResult>) => result.then((value) => ({ ...value, at: Date.now() }));
-    const [tailA, tailB] = await Promise.all([timed(loopx(channel, ["runs", "tail", idA], b, env)), timed(loopx(channel, ["runs", "tail"], b, env))]);
+    const tails = Promise.all([timed(loopx(channel, ["runs", "tail", idA], b, env)), timed(loopx(channel, ["runs", "tail"], b, env))]);
+    for (const project of [a, b]) writeFileSync(join(project, "go"), "");
+    const [tailA, tailB] = await tails;
     const [endA, endB] = await Promise.all([runA, runB]);
     expect(endA.code).toBe(0);
     expect(endB.code).toBe(0);
