@@ -124,7 +124,8 @@ export async function complete(line: string, groups: CommandGroups = COMMAND_GRO
   for (const candidate of catalog) {
     if (candidate.path.every((part, i) => words[i] === part) && (!command || candidate.path.length > command.path.length)) command = candidate;
   }
-  if (!command) return "";
+  // `loopx env <TAB>`: a group without a command of its own offers its subcommands.
+  if (!command) return lines(catalog.filter((other) => other.path.length === words.length + 1 && words.every((word, i) => other.path[i] === word)).map((other) => other.path.at(-1)!));
   const rest = words.slice(command.path.length);
   let pendingKind: string | undefined;
   let positionals = 0;
