@@ -17,12 +17,13 @@ const FEATURES = ["records", "parts", "control", "guardian", "install", "receipt
 /** The only imports between features: [from, to, why]. Keep this list short. */
 const ALLOWED = [
   ["control", "records", "steering and resume read the run's record (reader, store, kept input)"],
-  ["parts", "records", "progress words a run's end as `loopx runs` does (records/report.ts)"],
+  ["parts", "records", "progress words a run's end as `loopx runs` does (records/wording.ts)"],
   ["guardian", "records", "the guardian appends run.end to the record of a run whose loopx died"],
   ["guardian", "parts", "the guardian ends a dead run's strays and scratch dir as those parts would"],
   ["receipts", "records", "a receipt is appended to the run's record the way a note is (records/note.ts)"],
   ["hooks", "records", "the end-of-run hook words the ending as `loopx runs` does and reads a resumed run's start from its record"],
   ["guardian", "hooks", "the guardian runs the end-of-run hook of a run whose loopx died"],
+  ["worktree", "records", "the same-workflow warning and runs clean find live runs and kept worktrees in the run records"],
 ];
 
 const DRIVERS = "^src/(cli|api|dashboard)/|^src/(bin|index|script)\\.ts$";
@@ -47,6 +48,13 @@ const featureIsolation = FEATURES.map((feature) => {
 module.exports = {
   forbidden: [
     {
+      name: "no-circular",
+      comment: "no import circles (dynamic and type-only imports count): a module that needs its importer's table takes it as a parameter",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
       name: "core-is-pure",
       comment: "src/core/ does no I/O: no file system, processes, randomness, OS, network or terminal (its host and options bring those in)",
       severity: "error",
@@ -61,10 +69,10 @@ module.exports = {
       to: { path: "^src/", pathNot: "^src/core/" },
     },
     {
-      name: "records-report-is-pure",
-      comment: "records/report.ts (reading and wording records) does no I/O either: store.ts, writer.ts and runs.ts do",
+      name: "records-reading-is-pure",
+      comment: "records/ parse, run-state, wording and tables (reading and wording records) do no I/O either: store.ts, writer.ts and runs.ts do",
       severity: "error",
-      from: { path: "^src/records/report\\.ts$" },
+      from: { path: "^src/records/(parse|run-state|wording|tables)\\.ts$" },
       to: { dependencyTypes: ["core"], path: IMPURE_BUILTINS },
     },
     {

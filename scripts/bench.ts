@@ -1,7 +1,7 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,scripts,ping,rss,huge-stdout,records,receipts,control,telemetry,runs-show,strays,guardian,dashboard,node-versions]
+ * [--only loop,startup,scripts,ping,rss,huge-stdout,records,receipts,control,telemetry,runs-show,strays,guardian,worktree,dashboard,node-versions]
  * [--binary <path>] [--before <checkout>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
@@ -52,6 +52,9 @@
  * floor for any module.register loader (an empty hooks worker). `--before <checkout>` measures the
  * loopx of another build (dist/ built there) in the same rounds, for before/after columns.
  *
+ * Worktrees (worktree): `run -n 1 --worktree` against `run -n 1` in a 10,000-file repository (the
+ * worktree made and removed), beside git's own add + remove; and a 50-iteration run both ways.
+ *
  * Dashboard (dashboard): `loopx runs serve` in Chromium: a 100,000-iteration run's page interactive
  * (target < 1 s), the server's memory, and a live event's way from the record to an open page
  * (target < 500 ms).
@@ -84,6 +87,7 @@ import { measureScripts, printScripts } from "./bench/measures/scripts.js";
 import { measureStartup, printStartup } from "./bench/measures/startup.js";
 import { benchStrays, formatStrays } from "./bench/measures/strays.js";
 import { benchGuardian, formatGuardian } from "./bench/measures/guardian.js";
+import { benchWorktree, formatWorktree } from "./bench/measures/worktree.js";
 import { fmt, loadAverage } from "./bench/report.js";
 import { BUDGET_MS, BUN, JSON_OUT, KEEP, QUICK, ROUNDS, RSS_ITERATIONS, WORK, createProject, flagValue } from "./bench/setup.js";
 
@@ -219,6 +223,14 @@ const MEASURES: Measure[] = [
     async run() {
       const guardian = await benchGuardian({ quick: QUICK });
       return { print: () => console.log(`\n${formatGuardian(guardian)}`), json: { guardian } };
+    },
+  },
+  {
+    id: "worktree",
+    title: "--worktree: made and removed in a 10,000-file repository",
+    async run() {
+      const worktree = await benchWorktree({ quick: QUICK });
+      return { print: () => console.log(`\n${formatWorktree(worktree)}`), json: { worktree } };
     },
   },
   {

@@ -24,7 +24,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
     console.log(ensureChromium());
   } catch (error) {
-    console.error(`chromium: ${error.message}`);
+    console.error(`chromium: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
   }
 }

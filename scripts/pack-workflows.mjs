@@ -44,7 +44,7 @@ export function writeWorkflowTree(dir) {
     cpSync(from, to, {
       recursive: true,
       // The lib/shared link is replaced by a copy of shared/ below; leftovers stay behind.
-      filter: (path) => !LEFTOVERS.has(relative(from, path).split("/").pop()) && !lstatSync(path).isSymbolicLink(),
+      filter: (path) => !LEFTOVERS.has(relative(from, path).split("/").pop() ?? "") && !lstatSync(path).isSymbolicLink(),
     });
     cpSync(join(WORKFLOWS_SOURCE, SHARED), join(to, SHARED_COPY), { recursive: true, dereference: true });
   }

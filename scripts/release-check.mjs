@@ -52,6 +52,7 @@ function check(ok, what, why = "") {
 }
 const skip = (what, why) => console.log(`skip ${what}: ${why}`);
 
+/** @returns {[string, ...string[]]} */
 function npmCommand() {
   const execPath = process.env.npm_execpath;
   if (execPath && /npm-cli\.js$/.test(execPath)) return [process.execPath, execPath];
@@ -160,7 +161,7 @@ function checkBinaries(work) {
     const actual = binaryFormat(path);
     check(actual === format, `${name} is ${format}`, `it is ${actual}`);
     const digest = createHash("sha256").update(readFileSync(path)).digest("hex");
-    check(sums !== undefined && sums.split("\n").includes(`${digest}  ${name}`), `SHA256SUMS lists ${name} with its digest`, sums === undefined ? "no SHA256SUMS" : "no matching line");
+    check(sums?.split("\n").includes(`${digest}  ${name}`), `SHA256SUMS lists ${name} with its digest`, sums === undefined ? "no SHA256SUMS" : "no matching line");
     if (target === HOST_TARGET) {
       const result = spawnSync(path, ["version"], { cwd: work, encoding: "utf8", env: cleanEnv(work), timeout: 60_000 });
       check(result.status === 0 && result.stdout === `${pkg.version}\n`, `${name} version prints ${pkg.version}`, `exit ${result.status ?? result.signal}, stdout ${JSON.stringify(result.stdout)}`);

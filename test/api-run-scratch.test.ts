@@ -3,7 +3,7 @@
  * a consumer program imports the built package as `loopx`. LOOPX_TMPDIR must be gone by the time
  * each way of ending a run returns control to the caller (checked inside the consumer, at once).
  */
-import { existsSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNTIMES, consumer, isolatedEnv, leftovers, runConsumer, scratchEnv, sh } from "./helpers.js";

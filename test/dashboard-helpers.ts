@@ -5,13 +5,12 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { request as httpRequest } from "node:http";
-import { join } from "node:path";
 import { chromium, type BrowserContext } from "playwright-core";
-import { BIN, BUN, NODE, ROOT, tempDir } from "./helpers.js";
+import { tempDir } from "./helpers.js";
 import { ensureChromium } from "../scripts/chromium.mjs";
 import type { Channel } from "./helpers.js";
 
-export { BINARY, CHANNELS, type Channel } from "./helpers.js";
+export { CHANNELS, type Channel } from "./helpers.js";
 
 export interface Served {
   url: string;
@@ -90,7 +89,7 @@ export function request(url: string, options: { method?: string; headers?: Recor
   });
 }
 
-export const CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
 /** Debian's Chromium (installed when missing) with a fresh profile directory. */
 export async function launchBrowser(): Promise<BrowserContext> {

@@ -63,7 +63,7 @@ describe.each(CHANNELS)("loopx runs serve under $name", (channel) => {
       expect(runs[0]).toMatchObject({ id, state: "stopped", iterations: 12 });
       const timeline = JSON.parse((await request(`${base}/api/runs/${id}/timeline?token=${token}`)).body);
       expect(timeline).toMatchObject({ count: 12, perColumn: 1 });
-      expect(timeline.columns.filter((c: number[]) => c[5] > 0).map((c: number[]) => c[0])).toEqual([4, 8, 12]);
+      expect(timeline.columns.filter((c: number[]) => c[5]! > 0).map((c: number[]) => c[0])).toEqual([4, 8, 12]);
 
       // State changes: POST from the page's own origin only; a GET never changes anything.
       const foreign = await request(`${base}/api/runs/${id}/stop?token=${token}`, { method: "POST", headers: { origin: "http://evil.example" } });

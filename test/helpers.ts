@@ -477,7 +477,7 @@ export function runLoopxUnprivileged(runtime: Runtime, args: string[], options: 
 }
 
 /** Like {@link runCli}, but loopx runs as the unprivileged user (see {@link unprivileged}). */
-export function runCliUnprivileged(cli: Cli, args: string[], options: RunOptions): Promise<RunResult> {
+function runCliUnprivileged(cli: Cli, args: string[], options: RunOptions): Promise<RunResult> {
   const [exe, argv] = unprivileged(cli.exe, [...cli.prefix, ...args], options.cwd);
   return runCommand(exe, argv, options);
 }

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNTIMES, consumer, isolatedEnv, makeProject, processAlive, runConsumer, sh, waitFor } from "./helpers.js";
-import { CHANNELS, events, loopx, startLoopx, waitForEvent, type Channel } from "./fixtures/control/support.js";
+import { CHANNELS, events, loopx, recordIds, startLoopx, waitForEvent, type Channel } from "./fixtures/control/support.js";
 
 /** Each iteration: $0.10 billed (1000 input, 100 output tokens), then $1.00 estimated. */
 const BILLED = {
@@ -169,5 +169,25 @@ console.log(JSON.stringify({ seen: seen.length, error, bad }));
         "countEstimates needs maxCost (--count-estimates needs --max-cost)",
       ],
     });
+  });
+});
+
+describe("totals of a capped record", () => {
+  it("a record cut back by LOOPX_RECORD_MAX_BYTES keeps the dropped receipts' totals in its gap: runs show --json and run.end still add up to every receipt", async () => {
+    const node = CHANNELS.find((channel) => channel.name === "node")!;
+    const cwd = makeProject({
+      ".loopx/g/index.sh": sh('"$LOOPX_BIN" receipt --cost 0.01 --kind billed --input 10 --model m\nprintf \'{"result":"%s"}\' "$(head -c 3000 /dev/zero | tr "\\\\0" x)"'),
+    });
+    const env = isolatedEnv({ LOOPX_RECORD_MAX_BYTES: "16384" });
+    const result = await loopx(node, ["run", "-n", "40", "g"], cwd, env);
+    expect(result.code, result.stderr).toBe(0);
+    const [id] = recordIds(env);
+    const record = events(env, id!);
+    expect(record.some((event) => event.type === "gap" && event.receipts?.receipts > 0)).toBe(true);
+    expect(record.filter((event) => event.type === "receipt").length).toBeLessThan(40);
+    const totals = { costUsd: { billed: 0.4, estimate: 0 }, tokens: { input: 400, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 }, receipts: 40 };
+    expect(record.at(-1)).toMatchObject({ type: "run.end", receipts: { ...totals, models: { m: totals } } });
+    const show = await loopx(node, ["runs", "show", id!, "--json"], cwd, env);
+    expect(totalsOf(show.stdout)).toMatchObject({ ...totals, models: { m: totals } });
   });
 });

@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { isolatedEnv, makeProject, sh } from "./helpers.js";
 import { CHANNELS, loopx, recordIds } from "./fixtures/control/support.js";
+import { CHANNELS as TERMINAL_CHANNELS, screenOf } from "./fixtures/channels.js";
 
 const node = CHANNELS.find((channel) => channel.name === "node")!;
 const WORKFLOW = {
@@ -63,5 +64,19 @@ describe("receipts seen where the user looks", () => {
     const [id] = recordIds(env);
     const json = await loopx(node, ["runs", "show", id!, "--json"], cwd, env);
     expect(json.stdout).not.toContain('"totals"');
+  });
+});
+
+describe.each(TERMINAL_CHANNELS)("the running total on a terminal ($name)", (channel) => {
+  it("in a real tmux pane: each progress line and the summary show the run's total so far (nothing before the first receipt); the budget stop is the summary line", async () => {
+    const cwd = makeProject({ ".loopx/b/index.sh": sh('"$LOOPX_BIN" receipt --cost 0.0123 --kind billed --input 900 --output 100') });
+    const env = isolatedEnv({ TERM: "xterm-256color", NO_COLOR: "1" });
+    const screen = await screenOf([...channel.argv, "run", "-n", "5", "--max-cost", "0.03", "b"], cwd, env, 200);
+    expect(screen).toEqual([
+      expect.stringMatching(/^loopx: run [0-9a-z]{8} · iteration 1\/5 · b:index · \d+ms$/),
+      expect.stringMatching(/^loopx: iteration 2\/5 · b:index · [\d.]+m?s · \$0\.0123 · 1\.00k tokens$/),
+      expect.stringMatching(/^loopx: iteration 3\/5 · b:index · [\d.]+m?s · \$0\.0246 · 2\.00k tokens$/),
+      expect.stringMatching(/^loopx: budget reached: --max-cost \$0\.03, the run used \$0\.0369 billed · 3 iterations · [\d.]+m?s · \$0\.0369 · 3\.00k tokens · run [0-9a-z]{8}$/),
+    ]);
   });
 });

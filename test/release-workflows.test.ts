@@ -103,7 +103,7 @@ describe("what the workflows promise", () => {
     expect(release.jobs.publish.permissions).toEqual({ contents: "write", "id-token": "write" });
     const publish = steps(release.jobs.publish);
     expect(publish).toMatch(/npm publish out\/\*\.tgz --provenance/);
-    expect(publish).toMatch(/gh release create "\$GITHUB_REF_NAME"[^]*assets\/\*/);
+    expect(publish).toMatch(/gh release create "\$GITHUB_REF_NAME"[\s\S]*assets\/\*/);
     expect(read("release.yml")).toContain("name: workflows-archive");
     const secrets = new Set([...`${read("ci.yml")}\n${read("release.yml")}`.matchAll(/secrets\.([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
     expect([...secrets]).toEqual(["NPM_TOKEN"]);

@@ -8,11 +8,13 @@
  * line, neither changing the run's exit code. One project, short scripts, every ending of a
  * channel at once.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { isolatedEnv, makeProject, processAlive, sh, startLoopx, tempDir, waitFor, type Started } from "./helpers.js";
+import { consumer, isolatedEnv, makeProject, processAlive, RUNTIMES, runConsumer, sh, startLoopx, tempDir, waitFor, type Started } from "./helpers.js";
 import { CHANNELS, loopx, onPty, type Channel } from "./fixtures/channels.js";
+import type { EndOutcome } from "../src/hooks/outcome.js";
 
 const HOOK = 'cat > "$HOOK_DIR/$CASE.json"; env | grep "^LOOPX_" | sort > "$HOOK_DIR/$CASE.env"; pwd > "$HOOK_DIR/$CASE.cwd"; echo x >> "$HOOK_DIR/$CASE.count"';
 
@@ -24,20 +26,7 @@ const PROJECT = {
   ".loopx/w/fail.sh": sh('echo "$LOOPX_RUN_ID" > "$HOOK_DIR/$CASE.started"\nexit 3'),
 };
 
-interface Outcome {
-  run: string;
-  project: string;
-  target: string;
-  state: string;
-  exitCode: number | null;
-  reason: string;
-  iterations: number;
-  durationMs: number;
-  startedAt: string;
-  endedAt: string;
-  record: string | null;
-  receipts?: unknown;
-}
+type Outcome = EndOutcome;
 
 /** One ending: how the run is started, what is done to it once its script runs, and what the hook must be told. */
 interface Ending {
@@ -149,7 +138,7 @@ describe.each(CHANNELS)("--on-end ($name)", (channel) => {
         writeFileSync(join(env.XDG_CONFIG_HOME!, "loopx", "env"), `LOOPX_ON_END='${HOOK}'\n`);
       }
       const args = ["run", ...(ending.fromEnvFile ? [] : ["--on-end", HOOK]), ...ending.args];
-      const started = startLoopx({ exe: channel.argv[0]!, prefix: channel.argv.slice(1) }, args, { cwd, env, timeoutMs: 60_000 });
+      const started = startLoopx({ name: channel.name, exe: channel.argv[0]!, prefix: channel.argv.slice(1) }, args, { cwd, env, timeoutMs: 60_000 });
       const marker = join(hooks, `${ending.name}.started`);
       expect(await waitFor(() => existsSync(marker) && read(marker).trim() !== "", 30_000)).toBe(true);
       const id = read(marker).trim();
@@ -198,5 +187,52 @@ describe.each(CHANNELS)("--on-end ($name)", (channel) => {
     const events = (run: string) => hookEvents(join(records, `${run}.jsonl`));
     expect(events(read(join(hooks, "h.started")).trim())).toMatchObject([{ by: "loopx", exitCode: null, timedOut: true }]);
     expect(events(read(join(hooks, "f.started")).trim())).toMatchObject([{ by: "loopx", exitCode: 3, output: "oops\n" }]);
+  });
+});
+
+describe.each(RUNTIMES)("RunOptions.onEnd ($name)", (runtime) => {
+  it("runs the hook once when an API run ends; LOOPX_ON_END of the host's environment is not read", { timeout: 60_000 }, async () => {
+    const hooks = tempDir("loopx-hooks-");
+    const dir = consumer(
+      `import { runPromise } from "loopx";
+const outputs = await runPromise("w:stop", { onEnd: ${JSON.stringify(HOOK)} });
+const ignored = await runPromise("w:stop", { env: { CASE: "ignored" } });
+console.log(JSON.stringify({ outputs: outputs.length, ignored: ignored.length }));`,
+      PROJECT,
+    );
+    const env = isolatedEnv({ HOOK_DIR: hooks, CASE: "api", LOOPX_ON_END: 'echo x >> "$HOOK_DIR/from-env.count"' });
+    const result = await runConsumer(runtime, dir, { env });
+    expect(result.json, result.stderr).toEqual({ outputs: 1, ignored: 1 });
+    const told = JSON.parse(read(join(hooks, "api.json"))) as Outcome;
+    expect(told).toMatchObject({ project: dir, target: "w:stop", state: "stopped", exitCode: 0, iterations: 1, record: null });
+    expect(read(join(hooks, "api.count"))).toBe("x\n");
+    expect(existsSync(join(hooks, "from-env.count"))).toBe(false);
+  });
+});
+
+describe.each(CHANNELS)("--on-end on a real terminal ($name)", (channel) => {
+  it("Ctrl-C typed in the terminal and the terminal closed: the hook runs once each, its output on the terminal", { timeout: 60_000 }, async () => {
+    const cwd = makeProject(PROJECT);
+    const hooks = tempDir("loopx-hooks-");
+    const env = isolatedEnv({ HOOK_DIR: hooks, TERM: "xterm-256color", NO_COLOR: "1" });
+    const socket = join(tempDir("loopx-tmux-"), "sock");
+    const tmux = (...args: string[]) => spawnSync("tmux", ["-S", socket, "-f", "/dev/null", ...args], { cwd, env, encoding: "utf8" });
+    const command = (name: string) => `CASE=${name} ${[...channel.argv, "run", "--on-end", `${HOOK}; echo hook said bye`, "w"].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ")}; echo "exit=$?"; sleep 600`;
+    expect(tmux("new-session", "-d", "-x", "150", "-y", "20", "bash", "--norc", "--noprofile", "-c", command("typed"), ";", "new-window", "bash", "--norc", "--noprofile", "-c", command("closed")).status).toBe(0);
+    try {
+      expect(await waitFor(() => existsSync(join(hooks, "typed.started")) && existsSync(join(hooks, "closed.started")), 30_000)).toBe(true);
+      tmux("send-keys", "-t", ":0", "C-c");
+      tmux("kill-window", "-t", ":1");
+      expect(await waitFor(() => existsSync(join(hooks, "typed.cwd")) && existsSync(join(hooks, "closed.cwd")), 15_000)).toBe(true);
+      expect(await waitFor(() => /exit=130/.test(tmux("capture-pane", "-p", "-t", ":0").stdout), 10_000)).toBe(true);
+      const screen = tmux("capture-pane", "-p", "-t", ":0").stdout;
+      expect(screen).toMatch(/hook said bye\n(?:.*\n)*loopx: interrupted by SIGINT · 1 iteration/);
+      const typed = read(join(hooks, "typed.started")).trim();
+      const closed = read(join(hooks, "closed.started")).trim();
+      expectTold(hooks, "typed", cwd, { state: "interrupted", exitCode: 130, reason: /^interrupted by SIGINT$/, iterations: 1, target: "w:index" }, typed);
+      expectTold(hooks, "closed", cwd, { state: "hangup", exitCode: 129, reason: /^hung up \(SIGHUP\)$/, iterations: 1, target: "w:index" }, closed);
+    } finally {
+      tmux("kill-server");
+    }
   });
 });

@@ -5,7 +5,7 @@
  * LOOPX_RECORD=0; --log; an unwritable state directory; `loopx runs`, `runs show`, `runs tail` on
  * finished and live runs, two runs in parallel.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";

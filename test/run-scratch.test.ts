@@ -4,7 +4,7 @@
  * safely), LOOPX_RUN_ID and LOOPX_ITERATION. Each test gives loopx its own TMPDIR, so "what loopx
  * left behind" is exactly the `loopx-XXXXXX` entries in it.
  */
-import { type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -91,7 +91,7 @@ describe.each(CLIS)("LOOPX_TMPDIR, LOOPX_RUN_ID, LOOPX_ITERATION under the CLI (
     writeFileSync(join(sync, "two"), "");
     expect((await loopx(cli, ["run", "w"], one, env)).code).toBe(0);
     expect(records(one)[0]!.run).not.toBe(a.run);
-    expect(records(one)[0]!.run > a.run).toBe(true); // sortable by start time
+    expect(records(one)[0]!.run! > a.run!).toBe(true); // sortable by start time
     expect(leftovers(tmp)).toEqual([]);
   });
 

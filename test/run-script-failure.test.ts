@@ -220,7 +220,7 @@ linuxOnly.concurrent.each(RUNTIMES)("run: scripts that vanish or die ($name)", (
       expect(fileLines(join(cwd, "trace"))).toEqual(["run"]);
     });
 
-    it.concurrent("a TS script that SIGKILLs itself after output-like stdout", async ({ expect }) => {
+    it.concurrent("a TS script that SIGKILLs itself after output-like stdout", async () => {
       const cwd = makeProject({
         ".loopx/w/index.ts": 'process.stdout.write(JSON.stringify({ stop: true }));\nprocess.kill(process.pid, "SIGKILL");\nsetTimeout(() => {}, 5000);\n',
       });

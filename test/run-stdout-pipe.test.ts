@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { CLIS, isolatedEnv, makeProject, runCommand, sh } from "./helpers.js";
 
 const RUNNERS = CLIS;

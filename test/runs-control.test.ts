@@ -131,7 +131,7 @@ describe("runs stop / pause / continue: refusals, one line each (node)", () => {
     expect((await run.result).code).toBe(0);
     expectOneLineError(await loopx(node, ["runs", "stop", id], cwd, env), new RegExp(`^loopx: run ${id} has ended \\(stopped on request\\)\n$`));
 
-    const quiet = { ...isolatedEnv({ SLEEP: "1" }), LOOPX_CONTROL: "0" };
+    const quiet: Record<string, string> = { ...isolatedEnv({ SLEEP: "1" }), LOOPX_CONTROL: "0" };
     const uncontrolled = startLoopx(node, ["run", "-n", "2", "w"], cwd, quiet);
     const other = await waitForEvent(quiet, started(1));
     expectOneLineError(await loopx(node, ["runs", "stop", other], cwd, quiet), /has no control channel \(started with LOOPX_CONTROL=0/);

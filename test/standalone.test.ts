@@ -22,7 +22,7 @@ function toolsOnlyPath(): string {
   const dir = tempDir("loopx-tools-");
   for (const tool of ["bash", "sh", "cat", "echo", "sed", "grep", "awk", "ps", "sleep", "mkdir", "rm", "env", "pwd", "touch", "ls", "git", "head", "tr", "wc"]) {
     const found = spawnSync("/bin/sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).stdout.trim();
-    if (found && found.startsWith("/")) symlinkSync(found, join(dir, tool));
+    if (found?.startsWith("/")) symlinkSync(found, join(dir, tool));
   }
   return dir;
 }

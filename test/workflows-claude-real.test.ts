@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
-import { BINARY, IS_ROOT, ROOT, RUNTIMES, runCommand, runLoopx, waitFor, type RunOptions, type RunResult } from "./helpers.js";
+import { BINARY, IS_ROOT, RUNTIMES, runCommand, runLoopx, waitFor, type RunOptions, type RunResult } from "./helpers.js";
 import { FakeAgents, lastWorkflowLine, recordedReceipts, sessionLog, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
 import { realClaudeBin, realClaudeEnv, startMessagesApi, type MessagesApi } from "./fixtures/agents/messages-api.js";
 

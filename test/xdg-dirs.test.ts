@@ -8,8 +8,8 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { CHANNELS, ROOT, isolatedEnv, makeProject, runCommand, sh } from "./helpers.js";
+import { describe, it } from "vitest";
+import { CHANNELS, isolatedEnv, makeProject, runCommand, sh } from "./helpers.js";
 
 describe.each(CHANNELS)("XDG directories ($name)", ({ name, argv }) => {
   const loopx = (args: string[], cwd: string, env: Record<string, string>) =>

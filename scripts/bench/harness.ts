@@ -50,7 +50,7 @@ export function run(
   });
 }
 
-export const TICKS_PER_SECOND = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+const TICKS_PER_SECOND = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
 
 /** CPU time of this process's reaped children (cutime + cstime, which include their own reaped descendants). */
 export function childrenCpuMs(): number {
@@ -134,7 +134,7 @@ export interface Probe {
   parentNote: string;
 }
 
-export const SCRIPT_PLACEHOLDER = "\u0000SCRIPT\u0000";
+const SCRIPT_PLACEHOLDER = "\u0000SCRIPT\u0000";
 
 export async function probe(channel: Channel, kind: Kind): Promise<Probe> {
   for (const ext of ["cmdline", "environ", "ppid"]) rmSync(join(PROBE_OUT, `${kind}.${ext}`), { force: true });

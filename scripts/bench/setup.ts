@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 // ---------------------------------------------------------------------------------------------
 // Options
 
-export const argv = process.argv.slice(2);
+const argv = process.argv.slice(2);
 export function flagValue(name: string): string | undefined {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : undefined;
@@ -57,12 +57,12 @@ export const KIND_LABEL: Record<Kind, string> = { sh: "bash", js: "JS", ts: "TS"
 
 export const WORK = realpathSync(mkdtempSync(join(tmpdir(), "loopx-bench-")));
 export const PROJECT = join(WORK, "project");
-export const HOME = join(WORK, "home");
+const HOME = join(WORK, "home");
 export const PROBE_OUT = join(WORK, "probe");
 export const DRIVER = join(WORK, "driver.mjs");
 export const EMPTY_JS = join(WORK, "empty.mjs");
 
-export const TSX_SOURCE = `/** @jsxRuntime classic */
+const TSX_SOURCE = `/** @jsxRuntime classic */
 /** @jsx h */
 const h = (tag: unknown, props: unknown, ...children: unknown[]): unknown => ({ tag, props, children });
 const element: unknown = <div id="noop" />;
@@ -70,25 +70,25 @@ void element;
 export {};
 `;
 /** No-op scripts: empty stdout, so the loop resets to the same script each iteration. */
-export const NOOP: Record<Kind, string> = {
+const NOOP: Record<Kind, string> = {
   sh: "#!/bin/bash\n",
   js: "// no-op\n",
   ts: "const noop: number = 0;\nvoid noop;\nexport {};\n",
   tsx: TSX_SOURCE,
 };
 /** NOOP's TS and JS scripts plus `import { output, input } from "loopx"`, by workflow name. */
-export const IMPORTING: Record<string, { name: string; source: string }> = {
+const IMPORTING: Record<string, { name: string; source: string }> = {
   tsi: { name: "index.ts", source: `import { input, output } from "loopx";\n${NOOP.ts.replace("export {};\n", "")}void input;\nvoid output;\n` },
   jsi: { name: "index.js", source: `import { input, output } from "loopx";\n${NOOP.js}void input;\nvoid output;\n` },
 };
 // readFileSync, not copyFileSync: copy_file_range copies nothing from procfs files.
-export const PROBE_JS = `import { readFileSync, writeFileSync } from "node:fs";
+const PROBE_JS = `import { readFileSync, writeFileSync } from "node:fs";
 const out = process.env.BENCH_PROBE_OUT + "/" + process.env.BENCH_PROBE_KIND;
 writeFileSync(out + ".cmdline", readFileSync("/proc/self/cmdline"));
 writeFileSync(out + ".environ", readFileSync("/proc/self/environ"));
 writeFileSync(out + ".ppid", String(process.ppid));
 `;
-export const PROBE: Record<Kind, string> = {
+const PROBE: Record<Kind, string> = {
   sh: `#!/bin/bash\nout="$BENCH_PROBE_OUT/$BENCH_PROBE_KIND"\ncp /proc/$$/cmdline "$out.cmdline"\ncp /proc/$$/environ "$out.environ"\necho "$PPID" > "$out.ppid"\n`,
   js: PROBE_JS,
   ts: `${PROBE_JS}const typed: string = "ts";\nvoid typed;\n`,
@@ -106,7 +106,7 @@ export function scriptPath(workflow: string, kind: Kind): string {
  * drown what loopx adds; the `check` workflow verifies once that the result arrives intact. (Not
  * `/dev/stdin`: under Node, loopx's stdin pipe is a socketpair, which cannot be opened (ENXIO).)
  */
-export function pingScripts(bytes: number, check: boolean): Record<string, string> {
+function pingScripts(bytes: number, check: boolean): Record<string, string> {
   const forward = (next: string) => `#!/bin/bash\nprintf '{"goto":"${next}","result":"'\ncat\nprintf '"}\\n'\n`;
   const scripts: Record<string, string> = {
     "index.sh": `#!/bin/bash\nprintf '{"goto":"ping","result":"'\ncat ../../payload-${bytes}\nprintf '"}\\n'\n`,
@@ -127,7 +127,7 @@ export function rssFile(channel: string, name: string): string {
 }
 
 /** Counts iterations with bash builtins; at the sample points it waits for the harness to read /proc. */
-export function rssScript(channel: string, samples: number[]): string {
+function rssScript(channel: string, samples: number[]): string {
   const file = (name: string) => `../../rss-${channel}-${name}`;
   const pause = samples
     .map((n) => `if [ "$n" -eq ${n} ]; then : > ${file(`at-${n}`)}; while [ ! -e ${file(`release-${n}`)} ]; do sleep 0.01; done; fi\n`)
@@ -135,7 +135,7 @@ export function rssScript(channel: string, samples: number[]): string {
   return `#!/bin/bash\nn=0\n[ -f ${file("counter")} ] && read -r n < ${file("counter")}\nn=$((n + 1))\necho "$n" > ${file("counter")}\n${pause}`;
 }
 
-export const DRIVER_SOURCE = `// The raw loop: starts one command N times, one after the other, wired like loopx wires scripts.
+const DRIVER_SOURCE = `// The raw loop: starts one command N times, one after the other, wired like loopx wires scripts.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 const spec = JSON.parse(readFileSync(process.argv[2], "utf8"));
@@ -186,7 +186,7 @@ const ms = performance.now() - start;
 process.stdout.write(JSON.stringify({ ms, cpuMs: cpuMs() - cpuStart, n: spec.n }) + "\\n");
 `;
 
-export function writeFile(path: string, content: string): void {
+function writeFile(path: string, content: string): void {
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, content, { mode: path.endsWith(".sh") ? 0o755 : 0o644 });
 }

@@ -4,7 +4,6 @@ import type { Output } from "../core/output.js";
 import type { LoopEvent } from "../core/events.js";
 import type { RunHandle, RunRequest } from "../engine/index.js";
 
-export type { Output } from "../core/output.js";
 
 export interface RunOptions {
   /** Maximum number of script executions, goto hops included; 0 validates and runs nothing. */
@@ -72,6 +71,15 @@ export interface RunOptions {
    * read LOOPX_ON_END. A resumed run keeps the recorded one unless this replaces it.
    */
   onEnd?: string;
+  /**
+   * loopx's own extension, as `loopx run --worktree[=<name>]`: the run works in a new git worktree
+   * on branch `loopx/<name>` (true: named after the run id), made from the project's HEAD under
+   * $XDG_STATE_HOME/loopx/worktrees/; removed at the end when nothing was committed or changed,
+   * kept (one line on stderr names it) otherwise. See README "Worktrees".
+   */
+  worktree?: boolean | string;
+  /** With `worktree`: untracked paths (relative to `cwd`) copied into the worktree, as `--worktree-copy`. */
+  worktreeCopy?: string[];
 }
 
 /** RunOptions.env copied now (own enumerable keys); anything else is kept for the engine to reject. */
@@ -101,6 +109,8 @@ export function run(target: string, options?: RunOptions): AsyncGenerator<Output
       countEstimates: options?.countEstimates,
       maxTokens: options?.maxTokens,
       onEvent: options?.onEvent,
+      worktree: options?.worktree,
+      worktreeCopy: Array.isArray(options?.worktreeCopy) ? [...options.worktreeCopy] : options?.worktreeCopy,
       onEnd: options?.onEnd,
       envFile: envFile === undefined ? undefined : isAbsolute(envFile) ? envFile : resolve(cwd, envFile),
       projectRoot: resolve(cwd),

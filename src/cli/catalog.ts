@@ -1,6 +1,4 @@
-import { commandSpec, placeholder } from "./command-spec.js";
-import { COMMAND_GROUPS, loadCommandGroups, type CommandGroups } from "./commands/index.js";
-import type { ValueKind } from "./command-spec.js";
+import { commandSpec, loadCommandGroups, placeholder, type CommandGroups, type ValueKind } from "./command-spec.js";
 
 /**
  * Every command with its options and arguments, read from the command classes (for the shell
@@ -17,7 +15,7 @@ export interface CatalogCommand {
   verbatim: boolean;
 }
 
-export async function commandCatalog(groups: CommandGroups = COMMAND_GROUPS): Promise<CatalogCommand[]> {
+export async function commandCatalog(groups: CommandGroups): Promise<CatalogCommand[]> {
   return (await loadCommandGroups(groups)).flatMap((group) =>
     group.commands.map(commandSpec).map((spec) => ({
       path: spec.path,

@@ -5,7 +5,7 @@ import { Command, type CommandClass } from "clipanion";
  * may be offered for it. Option values get theirs from `valueOption` (options.ts); positional
  * arguments name theirs as clipanion's `name` (`Option.String({ name: "run-id" })`).
  */
-export const VALUE_KINDS = {
+const VALUE_KINDS = {
   count: "<count>", // a non-negative integer
   usd: "<usd>", // an amount of US dollars: 5, 0.50
   "env-file": "<path>", // an existing .env file
@@ -25,11 +25,15 @@ export const VALUE_KINDS = {
   port: "<port>", // a TCP port, 0 to 65535
   address: "<address>", // an address of this machine to listen on
   command: "<command>", // a shell command (`sh -c`), e.g. `loopx run --on-end`
+  "worktree-name": "<name>", // a name for a run's worktree (`loopx run --worktree=<name>`)
+  path: "<path>", // a file or directory
 } as const;
 export type ValueKind = keyof typeof VALUE_KINDS;
 
 /** Where `valueOption` keeps the kind on clipanion's option declaration. */
 export const VALUE_KIND = Symbol("loopx/value-kind");
+/** Where `optionalValueOption` / `repeatedOption` mark theirs (see OptionSpec). */
+export const VALUE_FORM = Symbol("loopx/value-form");
 
 /**
  * A command class's declarations, read from the class itself: its path, its options and
@@ -68,9 +72,16 @@ export interface OptionSpec {
   /** The kind of the option's value; undefined for a flag (no value). */
   value?: ValueKind;
   description?: string;
+  /**
+   * "optional": a flag that may carry a value after `=` (`--worktree`, `--worktree=<name>`);
+   * "repeated": a value option that may be given more than once (`--worktree-copy a --worktree-copy b`).
+   */
+  form?: "optional" | "repeated";
+  /** For "optional": the kind of its value. */
+  optionalKind?: ValueKind;
 }
 
-export interface PositionalSpec {
+interface PositionalSpec {
   /** The kind of value (a key of VALUE_KINDS), or the name clipanion was given. */
   name: string;
   required: boolean;
@@ -79,7 +90,7 @@ export interface PositionalSpec {
 }
 
 /** What loopx's command classes may declare besides clipanion's `paths` and `usage`. */
-export interface LoopxCommandClass extends CommandClass {
+interface LoopxCommandClass extends CommandClass {
   /** Help text after the options table (see CommandSpec.notes). */
   notes?: string;
   /** See CommandSpec.helpShortCircuits. */
@@ -110,12 +121,15 @@ export function commandSpec(commandClass: CommandClass): CommandSpec {
   const positionals: PositionalSpec[] = [];
   const instance = new commandClass() as unknown as Record<string, unknown>;
   for (const key in instance) {
-    const declaration = instance[key] as { definition?: (builder: unknown, key: string) => void; [VALUE_KIND]?: ValueKind } | null;
+    const declaration = instance[key] as { definition?: (builder: unknown, key: string) => void; [VALUE_KIND]?: ValueKind; [VALUE_FORM]?: OptionSpec["form"] } | null;
     if (typeof declaration !== "object" || declaration === null || !(declaration as Record<symbol, unknown>)[Command.isOption]) continue;
     // The subset of clipanion's CommandBuilder that option declarations call.
     const builder = {
-      addOption: ({ names, arity = 0, description }: { names: string[]; arity?: number; description?: string }) =>
-        void options.push({ names, value: arity > 0 ? (declaration[VALUE_KIND] ?? "text") : undefined, description }),
+      addOption: ({ names, arity = 0, description }: { names: string[]; arity?: number; description?: string }) => {
+        const form = declaration[VALUE_FORM];
+        const kind = declaration[VALUE_KIND] ?? "text";
+        options.push({ names, value: arity > 0 ? kind : undefined, description, ...(form ? { form } : {}), ...(form === "optional" ? { optionalKind: kind } : {}) });
+      },
       addPositional: ({ name = key, required }: { name?: string; required?: boolean } = {}) =>
         void positionals.push({ name, required: required !== false, rest: false }),
       addRest: ({ name = key }: { name?: string } = {}) => void positionals.push({ name, required: false, rest: true }),
@@ -157,10 +171,23 @@ export function argumentSynopsis(spec: CommandSpec): string[] {
 
 /** An option with its value placeholder, e.g. `-w, --workflow <name>`. */
 export function optionLabel(option: OptionSpec, separator = ", "): string {
+  if (option.optionalKind) return `${option.names.join(separator)}[=${placeholder(option.optionalKind)}]`;
   return option.names.join(separator) + (option.value ? ` ${placeholder(option.value)}` : "");
 }
 
 function optionSynopsis(option: OptionSpec, compact: boolean): string {
   const label = optionLabel(option, "|");
   return `[${compact && option.value ? label.replace(/<(.)[^>]*>$/, "<$1>") : label}]`;
+}
+
+/**
+ * The top-level commands, each group loaded only when asked for (commands/index.ts holds loopx's
+ * own: COMMAND_GROUPS). The catalog and the completion take the groups as a parameter, so they do
+ * not import the commands, which import them.
+ */
+export type CommandGroups = Record<string, () => Promise<CommandGroup>>;
+
+/** Every command group, for the top-level help and the catalog. */
+export async function loadCommandGroups(groups: CommandGroups): Promise<CommandGroup[]> {
+  return Promise.all(Object.values(groups).map((load) => load()));
 }

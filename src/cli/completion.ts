@@ -1,6 +1,5 @@
 import { commandCatalog, type CatalogCommand } from "./catalog.js";
-import type { CommandGroups } from "./commands/index.js";
-import { COMMAND_GROUPS } from "./commands/index.js";
+import type { CommandGroups } from "./command-spec.js";
 
 /**
  * Shell completion (loopx's own addition): `loopx completion bash|zsh|fish` prints a script whose
@@ -114,7 +113,7 @@ function split(line: string): { words: string[]; current: string } {
 }
 
 /** The candidates for the word at the end of `line`, one per line (the shell filters them). */
-export async function complete(line: string, groups: CommandGroups = COMMAND_GROUPS, cwd = process.cwd(), env = process.env): Promise<string> {
+export async function complete(line: string, groups: CommandGroups, cwd = process.cwd(), env = process.env): Promise<string> {
   const { words, current } = split(line);
   const catalog = await commandCatalog(groups);
   const lines = (values: string[]) => (values.length ? `${values.join("\n")}\n` : "");

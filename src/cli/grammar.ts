@@ -61,7 +61,7 @@ function optionNamed(spec: CommandSpec, name: string): OptionSpec | undefined {
  */
 export function parseArguments(spec: CommandSpec, args: string[]): string[] {
   const hint = spec.options.some((option) => option.description) ? ` (see 'loopx ${spec.path[0]} -h')` : "";
-  const given = new Map<OptionSpec, string | true>();
+  const given = new Map<OptionSpec, Array<string | true>>();
   const duplicates: OptionSpec[] = [];
   const positionals: string[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -76,7 +76,7 @@ export function parseArguments(spec: CommandSpec, args: string[]): string[] {
     }
     const equals = token.indexOf("=");
     const bound = equals > 0 ? optionNamed(spec, token.slice(0, equals)) : undefined;
-    const option = bound?.value ? bound : optionNamed(spec, token);
+    const option = bound?.value || bound?.form === "optional" ? bound : optionNamed(spec, token);
     if (!option) throw new UsageError(`unknown option ${JSON.stringify(token)} for 'loopx ${spec.path[0]}'${hint}`);
     let value: string | true = true;
     if (option === bound) value = token.slice(equals + 1);
@@ -84,14 +84,14 @@ export function parseArguments(spec: CommandSpec, args: string[]): string[] {
       if (i + 1 >= args.length) throw new UsageError(`option ${token} needs a value${hint}`);
       value = args[++i]!;
     }
-    if (given.has(option)) duplicates.push(option);
-    given.set(option, value);
+    if (given.has(option) && option.form !== "repeated") duplicates.push(option);
+    given.set(option, [...(given.get(option) ?? []), value]);
   }
   checkArgumentCount(spec, positionals);
   if (duplicates.length > 0) throw new UsageError(`${duplicates[0]!.names.join("/")} given more than once`);
-  const options = [...given].map(([option, value]) => {
+  const options = [...given].flatMap(([option, values]) => {
     const name = option.names.at(-1)!;
-    return value === true ? name : `${name}=${value}`;
+    return values.map((value) => (value === true ? name : `${name}=${value}`));
   });
   return [...spec.path, ...options, ...(positionals.length > 0 ? ["--", ...positionals] : [])];
 }

@@ -47,7 +47,7 @@ function optionsTable(spec: CommandSpec): string {
 }
 
 /** `loopx <command> -h` for a command on its own (run, version, output, install). */
-export function commandHelp(spec: CommandSpec): string {
+function commandHelp(spec: CommandSpec): string {
   const sections = [`Usage: loopx ${synopsis(spec)}\n`];
   if (spec.details) sections.push(spec.details);
   if (spec.options.some((option) => option.description)) sections.push(optionsTable(spec));
@@ -59,7 +59,7 @@ export function commandHelp(spec: CommandSpec): string {
  * `loopx <group> -h` for a family of commands (env, runs): a usage line per command, with its
  * description if the top-level help did not already show it (a group listed as one row there).
  */
-export function groupHelp(group: CommandGroup): string {
+function groupHelp(group: CommandGroup): string {
   const rows = group.commands.map(commandSpec).map((spec): [string, string?] => [`loopx ${synopsis(spec)}`, group.description ? spec.description : undefined]);
   return [`Usage:\n${table(rows, { gap: 2 })}`, ...(group.details ? [group.details] : [])].join("\n");
 }

@@ -2,8 +2,8 @@ import { Cli } from "clipanion";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { shownText } from "../core/untrusted-text.js";
 import { stderrLine, warnToStderr } from "../os/stderr.js";
-import { argumentSynopsis, commandSpec, optionLabel } from "./command-spec.js";
-import { COMMAND_GROUPS, loadCommandGroups, type CommandGroups } from "./commands/index.js";
+import { argumentSynopsis, commandSpec, loadCommandGroups, optionLabel, type CommandGroups } from "./command-spec.js";
+import { COMMAND_GROUPS } from "./commands/index.js";
 import { isHelpFlag, parseArguments, selectCommand, wantsHelp } from "./grammar.js";
 
 /**

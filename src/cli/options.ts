@@ -1,7 +1,7 @@
 import { Option } from "clipanion";
 import { parseDuration } from "../core/duration.js";
 import { UsageError } from "../core/errors.js";
-import { VALUE_KIND, type ValueKind } from "./command-spec.js";
+import { VALUE_FORM, VALUE_KIND, type ValueKind } from "./command-spec.js";
 
 /**
  * An option that takes one value: clipanion's `Option.String` plus the kind of its value. The
@@ -13,6 +13,22 @@ export function valueOption(names: string, kind: ValueKind, description?: string
   const option = Option.String(names, { description }) as unknown as Record<symbol, unknown>;
   option[VALUE_KIND] = kind;
   return option as unknown as string | undefined;
+}
+
+/** A flag that may carry a value after `=` (`--worktree`, `--worktree=<name>`): true, the value, or undefined. */
+export function optionalValueOption(name: string, kind: ValueKind, description: string): string | boolean | undefined {
+  const option = Option.String(name, false, { tolerateBoolean: true, description }) as unknown as Record<symbol, unknown>;
+  option[VALUE_KIND] = kind;
+  option[VALUE_FORM] = "optional";
+  return option as unknown as string | boolean | undefined;
+}
+
+/** A value option that may be given more than once: every value, in order. */
+export function repeatedOption(name: string, kind: ValueKind, description: string): string[] | undefined {
+  const option = Option.Array(name, { description }) as unknown as Record<symbol, unknown>;
+  option[VALUE_KIND] = kind;
+  option[VALUE_FORM] = "repeated";
+  return option as unknown as string[] | undefined;
 }
 
 /** Parses `-n <count>`: a non-negative integer written in plain decimal digits (spec §4.2). */
@@ -28,7 +44,7 @@ export function parseCount(value: string, flag: string): number {
 }
 
 /** Parses `--max-cost <usd>`: dollars in plain decimal (`5`, `0.50`, `$5`), or a usage error naming the option. */
-export function parseUsd(value: string, flag: string): number {
+function parseUsd(value: string, flag: string): number {
   const usd = /^\$?[0-9]+(?:\.[0-9]+)?$/.test(value) ? Number(value.replace(/^\$/, "")) : Number.NaN;
   if (!Number.isFinite(usd)) throw new UsageError(`${flag} needs an amount of US dollars (5, 0.50), got ${JSON.stringify(value)}`);
   return usd;

@@ -8,7 +8,7 @@ import type { Budget } from "../core/budget.js";
  * CLI run is recorded (LOOPX_RECORD=0 turns it off), shows progress on a terminal and is cancelled
  * by SIGINT/SIGTERM (spec §7.3). The outcome's error is the one stderr line; its exit code is ours.
  */
-export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; log?: string; summary?: boolean; argv?: string[]; onEnd?: string; features?: { timeout?: number; maxTime?: number } & Budget }): Promise<number> {
+export async function runFromCli(options: { target: string; maxIterations?: number; envFile?: string; log?: string; summary?: boolean; argv?: string[]; onEnd?: string; worktree?: string | true; worktreeCopy?: string[]; features?: { timeout?: number; maxTime?: number } & Budget }): Promise<number> {
   const projectRoot = process.cwd();
   return runToEnd(
     {
@@ -16,6 +16,8 @@ export async function runFromCli(options: { target: string; maxIterations?: numb
       maxIterations: options.maxIterations,
       timeout: options.features?.timeout,
       maxTime: options.features?.maxTime,
+      worktree: options.worktree,
+      worktreeCopy: options.worktreeCopy,
       ...(options.onEnd !== undefined ? { onEnd: options.onEnd } : {}),
       maxCost: options.features?.maxCost,
       countEstimates: options.features?.countEstimates,

@@ -20,7 +20,7 @@ const SUN_PATH_BYTES = process.platform === "linux" ? 108 : 104;
 export function controlDirs(env: Record<string, string | undefined>): string[] {
   const dirs = [join(dirname(recordsDir(env)), "control")];
   const runtimeDir = env.XDG_RUNTIME_DIR;
-  if (runtimeDir && runtimeDir.startsWith("/")) dirs.push(join(runtimeDir, "loopx"));
+  if (runtimeDir?.startsWith("/")) dirs.push(join(runtimeDir, "loopx"));
   dirs.push(join(tmpdir(), `loopx-${process.getuid?.() ?? "user"}`));
   return dirs;
 }

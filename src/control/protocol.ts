@@ -3,7 +3,7 @@
  * Types and limits only.
  */
 
-export type ControlOp = "stop" | "pause" | "continue";
+type ControlOp = "stop" | "pause" | "continue";
 
 export interface ControlRequest {
   op: ControlOp;

@@ -1,4 +1,5 @@
-import { describeEnding, lastIterationEnd, lastSitting, startEvent } from "../records/report.js";
+import { describeEnding } from "../records/wording.js";
+import { lastIterationEnd, lastSitting, startEvent } from "../records/run-state.js";
 import type { IterationStartEvent, RecordEvent, RecordedOptions, RunEndEvent, RunStartEvent } from "../core/events.js";
 import { formatTarget, gotoTargetOf, parseTarget } from "../core/target.js";
 

@@ -2,8 +2,9 @@ import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { decideResume, type ResumePoint } from "./resume-point.js";
-import { newerRecordError, parseRecord } from "../records/report.js";
-import { EVENT_VERSION, type RecordedOptions } from "../core/events.js";
+import { newerRecordError, parseRecord } from "../records/parse.js";
+import type { RecordedOptions } from "../core/events.js";
+import type { WorktreeInfo } from "../core/worktree-events.js";
 import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
 import { readKeptInput } from "../records/input.js";
 import { closingPath, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
@@ -39,12 +40,14 @@ export interface ResumeRequest {
   iterations: number;
   /** How long the run was going before, for `run.end`'s duration. */
   elapsedMs: number;
+  /** The run's worktree (it ran with --worktree): the run goes on in it. */
+  worktree?: WorktreeInfo;
   /** What the run's receipts added up to so far: its budget goes on from there (never reset). */
   totals?: RunTotals;
 }
 
 /** The run as it started, with what is left of it: the engine's request for the resumed run. */
-export interface ResumedRequest {
+interface ResumedRequest {
   target: string;
   maxIterations: number | undefined;
   timeout: number | undefined;
@@ -92,9 +95,7 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
   if (guardianClosing(dir, id)) throw new LoopxError(`run ${id} is still being closed by its guardian (its processes are being ended): resume it in a few seconds`);
   const point = decision.point;
   const projectRoot = point.start.projectRoot;
-  if (!existsSync(join(projectRoot, ".loopx"))) {
-    throw new LoopxError(`run ${id} cannot be resumed: its project ${projectRoot} ${existsSync(projectRoot) ? "has no .loopx/ any more" : "is gone (moved or removed)"}`);
-  }
+  checkProjectThere(id, point.start);
   if (options.target !== undefined) {
     const parsed = parseTarget(options.target);
     const given = parsed.ok ? formatTarget(runTargetOf(parsed.target)) : options.target;
@@ -131,9 +132,29 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
       envFile: recorded.envFile,
       projectRoot,
       baseEnv: env,
-      resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs, totals },
+      resume: {
+        runId: id,
+        target: point.target,
+        ...(stdin !== undefined ? { stdin } : {}),
+        iterations: point.n - 1,
+        elapsedMs: point.elapsedMs,
+        totals,
+        // It ran with --worktree: it goes on in its worktree (projectRoot is inside it).
+        ...(point.start.worktree ? { worktree: point.start.worktree } : {}),
+      },
     },
   };
+}
+
+/** The run's project (in its worktree, for a --worktree run) is still where it was, with its .loopx/. */
+function checkProjectThere(id: string, start: ResumePoint["start"]): void {
+  const { projectRoot, worktree } = start;
+  if (worktree && !existsSync(worktree.path)) {
+    throw new LoopxError(`run ${id} cannot be resumed: its worktree ${worktree.path} is gone (removed, or loopx runs clean)`);
+  }
+  if (!existsSync(join(projectRoot, ".loopx"))) {
+    throw new LoopxError(`run ${id} cannot be resumed: its project ${projectRoot} ${existsSync(projectRoot) ? "has no .loopx/ any more" : "is gone (moved or removed)"}`);
+  }
 }
 
 /** A run that has reached its budget (the recorded one, or the one given now) is not resumed: like -n, it needs more. */

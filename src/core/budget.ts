@@ -18,7 +18,7 @@ export interface Budget {
 }
 
 /** The cost a budget counts. */
-export function countedCost(totals: RunTotals, countEstimates: boolean | undefined): number {
+function countedCost(totals: RunTotals, countEstimates: boolean | undefined): number {
   return countEstimates ? addUsd(totals.costUsd.billed, totals.costUsd.estimate) : totals.costUsd.billed;
 }
 

@@ -28,7 +28,7 @@ export interface Discovery {
 }
 
 /** One entry of a directory listing, symlinks followed: a file, a directory, or anything else (undefined). */
-export interface DirectoryEntry {
+interface DirectoryEntry {
   name: string;
   kind: "file" | "dir" | undefined;
 }

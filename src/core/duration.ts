@@ -39,7 +39,7 @@ export function parseDuration(text: string): { ok: true; ms: number } | { ok: fa
   return { ok: true, ms };
 }
 
-/** `ms` exactly, the way --timeout takes it: `20m`, `1h30m`, `2s`, `1s500ms` (elapsed times for display: records/report.ts formatElapsed). */
+/** `ms` exactly, the way --timeout takes it: `20m`, `1h30m`, `2s`, `1s500ms` (elapsed times for display: records/wording.ts formatElapsed). */
 export function formatDuration(ms: number): string {
   let rest = Math.max(0, Math.round(ms));
   if (rest === 0) return "0s";

@@ -1,4 +1,3 @@
-import type { RunTotals } from "./receipts.js";
 
 /**
  * The events of one run, in order: `run.start`, then `iteration.start` / `iteration.end` per script
@@ -6,6 +5,8 @@ import type { RunTotals } from "./receipts.js";
  * of a run reads: run records, `--log`, terminal progress, and the API's `onEvent` (loopx's own
  * extension of the spec). Types only: importing this module costs nothing.
  */
+
+import type { WorktreeInfo } from "./worktree-events.js";
 
 /** Bumped only when a field changes meaning; readers report records of a newer version. */
 export const EVENT_VERSION = 1;
@@ -45,7 +46,10 @@ export interface RunStartEvent extends EventBase {
   maxIterations: number | null;
   /** The options a resume takes over (absent when none was given). */
   options?: RecordedOptions;
+  /** `--worktree` (loopx's own addition): the git worktree the run works in; projectRoot is inside it. */
+  worktree?: WorktreeInfo;
 }
+
 
 /** The run's options as given at its start, kept so that `loopx runs resume` runs it the same way. */
 export interface RecordedOptions {
@@ -130,8 +134,22 @@ export interface RunHookEvent extends EventBase {
   error?: string;
 }
 
+
+/**
+ * A run started without --worktree where another live run of the same workflow works in the same
+ * tree (loopx's own addition): it was warned, once, at its start.
+ */
+interface TreeSharedEvent extends EventBase {
+  type: "tree.shared";
+  /** The other run's id. */
+  other: string;
+  workflow: string;
+  /** The other run's process. */
+  pid: number;
+}
+
 /** The events a part may add to its run (see RunControls.emit): the fields the session fills in left out. */
-export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | RunHookEvent, keyof EventBase>;
+export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | RunHookEvent | TreeSharedEvent, keyof EventBase>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface IterationStartEvent extends EventBase {
@@ -208,7 +226,7 @@ export interface WarningEvent extends EventBase {
   message: string;
 }
 
-export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | RunEndEvent;
+export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | TreeSharedEvent | RunEndEvent;
 
 /**
  * A line a script added to its run's record (`loopx note`, `note()`; see
@@ -291,6 +309,8 @@ export interface GapEvent extends EventBase {
   bytes: number;
   /** What the dropped receipts added up to (so the run's totals stay whole), when there were any. */
   receipts?: RunTotals;
+  /** "disk": not the size cap — a full disk lost them (written once the record can be again). */
+  reason?: "disk";
 }
 
 /** What a run record holds: the run's events, its scripts' notes, and gaps of a capped record. */
@@ -302,3 +322,18 @@ export const STDERR_TAIL_BYTES = 4096;
 
 /** Bytes of `result` kept in an event; the rest is counted in `resultBytes`. */
 export const RESULT_EXCERPT_BYTES = 4096;
+
+type TokenTotals = Record<(typeof TOKEN_FIELDS)[number], number>;
+
+/** Receipts added up (core/receipts.ts adds them): billed and estimated cost apart, tokens by kind. */
+export interface Totals {
+  costUsd: Record<CostKind, number>;
+  tokens: TokenTotals;
+  /** Receipts counted. */
+  receipts: number;
+}
+
+/** A run's totals, and the same per model (`(unknown)` for receipts that named none). */
+export interface RunTotals extends Totals {
+  models: Record<string, Totals>;
+}

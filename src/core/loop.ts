@@ -3,6 +3,7 @@ import { loadRunEnv, type EnvFileReader } from "./envfile.js";
 import { describeValue } from "./describe.js";
 import { LoopxError, ScriptFailedError } from "./errors.js";
 import { SCRIPT_EXTENSIONS } from "./names.js";
+import { shellWord } from "./shell-word.js";
 import { readOutput, type Output } from "./output.js";
 import { outputNearMiss } from "./output-check.js";
 import type { RunEnd, RunSession } from "./run-session.js";
@@ -43,7 +44,7 @@ export interface LoopRequest {
 }
 
 /** What a successful script wrote to stdout, decoded, and its size in bytes. */
-export interface ScriptStdout {
+interface ScriptStdout {
   stdout: string;
   stdoutBytes: number;
 }
@@ -75,16 +76,12 @@ export interface LoopHost {
   readonly version: string;
 }
 
-/** Quotes a path for a shell command line when it needs it. */
-function shellWord(text: string): string {
-  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
-}
 
 /**
  * Discovery with run-mode validation (spec §5, §7.1 step 1): every issue is fatal. `target` (as
  * given) only words the message of a run started below a project's root.
  */
-export function discoverForRun(directories: DirectoryReader, projectRoot: string, target?: unknown): Discovery {
+function discoverForRun(directories: DirectoryReader, projectRoot: string, target?: unknown): Discovery {
   const discovery = discover(directories, projectRoot);
   if (!discovery.exists) {
     const unreadable = directories.unreadable?.(discovery.loopxDir);
@@ -157,7 +154,9 @@ function resolveResume(directories: DirectoryReader, discovery: Discovery, targe
 }
 
 /** The workflow-level version check (spec §3.2), on the first entry into each workflow of a run. */
-function checkVersion(host: LoopHost, workflow: DiscoveredWorkflow): void {
+/** Warns when `workflow` wants another loopx version, once per run (`entered`: the workflows checked). */
+function checkVersion(host: LoopHost, workflow: DiscoveredWorkflow, entered: Set<string>): void {
+  entered.add(workflow.name);
   const warning = workflowVersionWarning(workflow.name, host.versionRequirement(workflow.dir), host.version);
   if (warning !== undefined) host.warn(warning);
 }
@@ -170,6 +169,57 @@ function failure(error: unknown, target: string | undefined): RunEnd {
     message: error instanceof Error ? error.message : String(error),
     error,
   };
+}
+
+/**
+ * Each workflow's environment, built once: inherited env < global < local (spec §8.3) <
+ * RunOptions.env < the run's parts' variables (LOOPX_TMPDIR), all in `base`, < loopx's own
+ * variables; LOOPX_ITERATION is set per script execution.
+ */
+function workflowEnvs(request: LoopRequest, base: Record<string, string | undefined>, runId: string): (workflow: string) => Record<string, string | undefined> {
+  const envByWorkflow = new Map<string, Record<string, string | undefined>>();
+  return (workflow) => {
+    let env = envByWorkflow.get(workflow);
+    if (!env) {
+      env = { ...base };
+      env.LOOPX_BIN = request.loopxBin;
+      env.LOOPX_PROJECT_ROOT = request.projectRoot;
+      env.LOOPX_WORKFLOW = workflow;
+      env.LOOPX_RUN_ID = runId;
+      envByWorkflow.set(workflow, env);
+    }
+    return env;
+  };
+}
+
+/** Runs one script; a failure ends its iteration in the record (with its CRLF hint) and is thrown on. */
+async function runScript(host: LoopHost, session: RunSession, spec: Parameters<LoopHost["runScript"]>[0]): Promise<ScriptStdout> {
+  try {
+    return await host.runScript(spec);
+  } catch (error) {
+    const exit = error instanceof ScriptFailedError ? error.script : { exitCode: null, signal: null, stdoutBytes: 0 };
+    session.iterationEnd({ ...exit, error: error instanceof Error ? error.message : String(error) });
+    if (error instanceof ScriptFailedError && error.hint !== undefined) session.iterationWarning("crlf", error.hint);
+    throw error;
+  }
+}
+
+/** The warning for a script that holds its stdout open, once per script (undefined once given). */
+function heldWarning(session: RunSession, warned: Set<string>, label: string): ((message: string) => void) | undefined {
+  if (warned.has(label)) return undefined;
+  return (message) => {
+    warned.add(label);
+    session.iterationWarning("stdout-held", message);
+  };
+}
+
+/** A near-miss output (what looks meant as structured output but is not) is warned about once per script. */
+function warnNearMiss(session: RunSession, warned: Set<string>, label: string, stdout: string, object: Parameters<typeof outputNearMiss>[1]): void {
+  if (warned.has(label)) return;
+  const nearMiss = outputNearMiss(stdout, object);
+  if (nearMiss === undefined) return;
+  warned.add(label);
+  session.iterationWarning("output", `${label}: ${nearMiss}`);
 }
 
 /**
@@ -190,8 +240,8 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
   // The starting workflow's version check is part of validation: it warns before anything of the
   // run exists (scratch directory, record).
   let current = resumeAt ?? start;
-  const entered = new Set<string>([current.workflow]);
-  checkVersion(host, discovery.workflows.get(current.workflow)!);
+  const entered = new Set<string>();
+  checkVersion(host, discovery.workflows.get(current.workflow)!, entered);
 
   let end: RunEnd | undefined;
   let label = formatTarget(current);
@@ -199,22 +249,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
     const userEnv = { ...request.baseEnv, ...Object.fromEntries(userVars), ...optionVars };
     const runVars = await session.begin({ projectRoot: request.projectRoot, target: label, maxIterations, env: userEnv });
 
-    // Built once per workflow: inherited env < global < local (spec §8.3) < RunOptions.env < the
-    // run's parts' variables (LOOPX_TMPDIR) < loopx's own variables; LOOPX_ITERATION is set per
-    // script execution.
-    const envByWorkflow = new Map<string, Record<string, string | undefined>>();
-    const envFor = (workflow: string) => {
-      let env = envByWorkflow.get(workflow);
-      if (!env) {
-        env = { ...userEnv, ...runVars };
-        env.LOOPX_BIN = request.loopxBin;
-        env.LOOPX_PROJECT_ROOT = request.projectRoot;
-        env.LOOPX_WORKFLOW = workflow;
-        env.LOOPX_RUN_ID = session.id;
-        envByWorkflow.set(workflow, env);
-      }
-      return env;
-    };
+    const envFor = workflowEnvs(request, { ...userEnv, ...runVars }, session.id);
 
     let stdin = request.resume?.stdin;
     // Each script is warned about once per run: a near-miss output, a stdout held open.
@@ -222,10 +257,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
     const warnedHeld = new Set<string>();
     for (;;) {
       const { workflow, script } = lookup(host.directories, discovery, current, "");
-      if (!entered.has(workflow.name)) {
-        entered.add(workflow.name);
-        checkVersion(host, workflow);
-      }
+      if (!entered.has(workflow.name)) checkVersion(host, workflow, entered);
       label = formatTarget(current);
       if (session.gated) {
         const held = session.beforeScript({ target: label, stdin });
@@ -234,30 +266,11 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
         if (session.cancellation) return;
       }
       const n = session.iterationStart(label);
-      let ran: ScriptStdout;
-      try {
-        const onStdoutHeld = warnedHeld.has(label)
-          ? undefined
-          : (message: string) => {
-              warnedHeld.add(label);
-              session.iterationWarning("stdout-held", message);
-            };
-        ran = await host.runScript({ script, workflow, label, env: session.scriptEnv({ ...envFor(workflow.name), LOOPX_ITERATION: String(n) }, n), stdin, onStdoutHeld });
-      } catch (error) {
-        const exit = error instanceof ScriptFailedError ? error.script : { exitCode: null, signal: null, stdoutBytes: 0 };
-        session.iterationEnd({ ...exit, error: error instanceof Error ? error.message : String(error) });
-        if (error instanceof ScriptFailedError && error.hint !== undefined) session.iterationWarning("crlf", error.hint);
-        throw error;
-      }
+      const env = session.scriptEnv({ ...envFor(workflow.name), LOOPX_ITERATION: String(n) }, n);
+      const ran = await runScript(host, session, { script, workflow, label, env, stdin, onStdoutHeld: heldWarning(session, warnedHeld, label) });
       const { output, object } = readOutput(ran.stdout);
       session.iterationEnd({ exitCode: 0, signal: null, stdoutBytes: ran.stdoutBytes, output });
-      if (request.checkOutput && !warnedOutput.has(label)) {
-        const nearMiss = outputNearMiss(ran.stdout, object);
-        if (nearMiss !== undefined) {
-          warnedOutput.add(label);
-          session.iterationWarning("output", `${label}: ${nearMiss}`);
-        }
-      }
+      if (request.checkOutput) warnNearMiss(session, warnedOutput, label, ran.stdout, object);
       // Decided before yielding: a consumer that stops reading after the last output ends the run
       // as "stopped" / "limit", not as "returned".
       if (output.stop === true) end = { reason: "stopped", exitCode: 0, target: label };

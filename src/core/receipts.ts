@@ -1,4 +1,7 @@
-import { TOKEN_FIELDS, type CostKind, type Receipt, type RecordEvent } from "./events.js";
+import { TOKEN_FIELDS, type Receipt, type RecordEvent, type RunTotals, type Totals } from "./events.js";
+
+// The totals' shapes are part of the event schema (run.end and gap carry them): core/events.ts.
+export type { RunTotals, Totals };
 
 /**
  * Totals of receipts (pure): per iteration, per run, per model. Each receipt is a delta, added
@@ -6,20 +9,6 @@ import { TOKEN_FIELDS, type CostKind, type Receipt, type RecordEvent } from "./e
  * added at a resolution of 1e-9 (nano-dollars), so that 0.1 + 0.2 is 0.3: totals are exact to the
  * cent however many receipts there are.
  */
-
-export type TokenTotals = Record<(typeof TOKEN_FIELDS)[number], number>;
-
-export interface Totals {
-  costUsd: Record<CostKind, number>;
-  tokens: TokenTotals;
-  /** Receipts counted. */
-  receipts: number;
-}
-
-/** A run's totals, and the same per model (`(unknown)` for receipts that named none). */
-export interface RunTotals extends Totals {
-  models: Record<string, Totals>;
-}
 
 /** The model key of a receipt that named no model. */
 export const UNKNOWN_MODEL = "(unknown)";

@@ -10,6 +10,7 @@ import {
   type RunStartEvent,
   type WarningEvent,
 } from "./events.js";
+import type { WorktreeInfo } from "./worktree-events.js";
 
 /**
  * One run of a loop, from the moment it passes validation to its end, whoever drives it (the CLI or
@@ -150,6 +151,8 @@ export interface RunSessionOptions {
   version: string;
   /** The options a resume takes over, for `run.start`. */
   options?: RecordedOptions;
+  /** The run's own git worktree (--worktree), for `run.start`. */
+  worktree?: WorktreeInfo;
   /**
    * The run goes on (a resume): `run.resume` instead of `run.start`, iterations counted on from
    * `iterations`, and `elapsedMs` of earlier sittings added to `run.end`'s duration.
@@ -351,6 +354,7 @@ export class RunSession implements RunControls {
       runtime: this.options.runtime,
       maxIterations: start.maxIterations ?? null,
       ...(this.options.options && Object.keys(this.options.options).length > 0 ? { options: this.options.options } : {}),
+      ...(this.options.worktree ? { worktree: this.options.worktree } : {}),
     });
     const vars: Record<string, string> = {};
     for (const part of this.parts) {

@@ -12,7 +12,7 @@ const HAS_UNSAFE = new RegExp(UNSAFE.source);
 
 const NAMED: Record<string, string> = { "\x1b": "\\e", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 
-function escape(char: string): string {
+function escapeChar(char: string): string {
   const named = NAMED[char];
   if (named !== undefined) return named;
   const code = char.charCodeAt(0);
@@ -21,7 +21,7 @@ function escape(char: string): string {
 
 /** `text` with every control character shown as an escape (`\e`, `\n`, `\x07`, `\u202e`). */
 export function shownText(text: string): string {
-  return HAS_UNSAFE.test(text) ? text.replace(UNSAFE, escape) : text;
+  return HAS_UNSAFE.test(text) ? text.replace(UNSAFE, escapeChar) : text;
 }
 
 /**

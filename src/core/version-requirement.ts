@@ -38,7 +38,7 @@ export function parseVersionRequirement(text: string): VersionRequirement {
   if (!isObject(json)) return { kind: "none" };
   for (const field of ["dependencies", "devDependencies"] as const) {
     const deps = json[field];
-    if (!isObject(deps) || !Object.prototype.hasOwnProperty.call(deps, "loopx")) continue;
+    if (!isObject(deps) || !Object.hasOwn(deps, "loopx")) continue;
     const declared = deps["loopx"];
     if (typeof declared !== "string" || validRange(declared, SEMVER_OPTIONS) === null) {
       return {

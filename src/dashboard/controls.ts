@@ -4,7 +4,7 @@
  * calls `applyControl` and shows the answer, whatever the channel does.
  */
 
-export const CONTROL_ACTIONS = ["stop", "stop-now", "pause", "continue", "resume"] as const;
+const CONTROL_ACTIONS = ["stop", "stop-now", "pause", "continue", "resume"] as const;
 export type ControlAction = (typeof CONTROL_ACTIONS)[number];
 
 import type { ControlChannel } from "../control/client.js";

@@ -10,8 +10,8 @@ import { startDashboard } from "./server.js";
  * It is a reader of the records like `loopx runs`: no loop waits for it or knows of it.
  */
 
-export const DEFAULT_HOST = "127.0.0.1";
-export const DEFAULT_PORT = 7420;
+const DEFAULT_HOST = "127.0.0.1";
+const DEFAULT_PORT = 7420;
 
 export interface ServeOptions {
   port?: string;
@@ -21,7 +21,7 @@ export interface ServeOptions {
 
 type Env = Record<string, string | undefined>;
 
-export function parsePort(value: string): number {
+function parsePort(value: string): number {
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`--port must be a port number from 0 to 65535, got ${JSON.stringify(value)}`);
   return Number(value);
 }

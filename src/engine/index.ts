@@ -6,12 +6,15 @@ import type { Budget } from "../core/budget.js";
 import { newRunId, RunSession, type RunCancel, type RunEnd, type RunPart } from "../core/run-session.js";
 import { createHeapKeeper, loopxBin, runtimeName } from "../runtime/platform/index.js";
 import { runParts } from "./parts.js";
-import { warnToStderr } from "../os/stderr.js";
+import { stderrLine, warnToStderr } from "../os/stderr.js";
 import { KILL_GRACE_MS, ScriptSupervisor } from "../runtime/supervisor.js";
 import { VERSION } from "../version.js";
 import { createLoopHost } from "./host.js";
 import type { ResumeRequest } from "../control/resume.js";
-import { validateRunOptions, type RunOptionValues } from "./options.js";
+import { validateRunOptions, type RunOptionsChecked, type RunOptionValues } from "./options.js";
+import { RunWorktree } from "../worktree/part.js";
+import { sharedTreePart } from "../worktree/shared-tree.js";
+import { recordsDir } from "../records/store.js";
 import { cancelOnHostSignals } from "./host-signals.js";
 import { cancelOnSignals } from "./signals.js";
 
@@ -128,9 +131,12 @@ class EngineRun implements RunHandle {
   private resolveOutcome!: (outcome: RunOutcome) => void;
   private concluding: Promise<RunOutcome> | undefined;
   private readonly supervisor = new ScriptSupervisor();
-  private readonly session: RunSession | undefined;
-  private readonly loop: AsyncGenerator<Output, void, undefined> | undefined;
-  private readonly setupError: unknown;
+  private session: RunSession | undefined;
+  private loop: AsyncGenerator<Output, void, undefined> | undefined;
+  private setupError: unknown;
+  /** --worktree: made on the first `next()`, before the session and the loop exist (they need its project root). */
+  private worktreeStep: (() => Promise<RunWorktree>) | undefined;
+  private worktree: RunWorktree | undefined;
   /** A cancellation before the session existed (the request was invalid). */
   private earlyCancel: RunCancel | undefined;
   private started = false;
@@ -151,60 +157,17 @@ class EngineRun implements RunHandle {
     this.outcome = new Promise((resolve) => (this.resolveOutcome = resolve));
     try {
       const options = validateRunOptions(request);
-      const parts = runParts({
-        env: request.baseEnv,
-        argv: features.argv,
-        record: features.record,
-        log: features.log,
-        progress: features.progress,
-        summary: features.summary,
-        timeout: options.timeout,
-        maxTime: options.maxTime,
-        onEvent: options.onEvent,
-        control: true,
-        ...(options.onEnd !== undefined ? { onEnd: options.onEnd } : {}),
-        ...(features.onEndFromEnv ? { onEndFromEnv: true } : {}),
-        budget: options.budget,
-        ...(request.resume?.totals ? { totals: request.resume.totals } : {}),
-      });
-      if (features.compactHeap) {
-        const keepHeapCompact = createHeapKeeper();
-        parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });
-      }
-      if (features.signals) parts.push({ onEvent: (event) => event.type === "iteration.start" && (this.target = event.target) });
-      if (features.parts) parts.push(...features.parts);
       const resume = request.resume;
-      this.session = new RunSession({
-        id: resume?.runId ?? createRunId(),
-        pid: process.pid,
-        terminate: (signal) => this.supervisor.terminate(signal),
-        graceEndsAt: () => this.supervisor.graceEndsAt,
-        scriptExited: () => this.supervisor.scriptExited,
-        warn: warnToStderr,
-        runtime: runtimeName,
-        version: VERSION,
-        parts,
-        ...(features.argv ? { argv: features.argv } : {}),
-        options: recordedOptions(request.envFile, options.timeout, options.maxTime, features.log, options.budget, options.onEnd),
-        ...(resume
-          ? { resume: { iterations: resume.iterations, elapsedMs: resume.elapsedMs, ...(resume.stdin !== undefined ? { stdinBytes: Buffer.byteLength(resume.stdin) } : {}) } }
-          : {}),
-      });
-      this.loop = runLoop(
-        {
-          target: request.target,
-          maxIterations: options.maxIterations,
-          env: options.env,
-          envFile: request.envFile,
-          projectRoot: request.projectRoot,
-          baseEnv: request.baseEnv,
-          loopxBin: loopxBin(),
-          checkOutput: request.baseEnv.LOOPX_WARN_OUTPUT !== "0",
-          ...(resume ? { resume: { target: resume.target, stdin: resume.stdin } } : {}),
-        },
-        createLoopHost(this.supervisor),
-        this.session,
-      );
+      const id = resume?.runId ?? createRunId();
+      const worktree = options.worktree;
+      const notify = (line: string) => stderrLine(`loopx: ${line}`);
+      if (worktree) {
+        this.worktreeStep = () => RunWorktree.create(worktree, { id, projectRoot: request.projectRoot, env: request.baseEnv, warn: warnToStderr, notify });
+        this.buildLater = (made) => this.build(request, options, id, made);
+      } else {
+        if (resume?.worktree) this.worktree = RunWorktree.adopt(resume.worktree, request.projectRoot, request.baseEnv, notify);
+        this.build(request, options, id, this.worktree);
+      }
     } catch (error) {
       this.setupError = error;
     }
@@ -225,6 +188,94 @@ class EngineRun implements RunHandle {
       this.onAbort = () => void this.cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortReason(signal) });
       if (signal.aborted) this.onAbort();
       else signal.addEventListener("abort", this.onAbort, { once: true });
+    }
+  }
+
+  private buildLater: ((worktree: RunWorktree) => void) | undefined;
+
+  /** The run's parts, session and loop, once its project root is known. */
+  private build(request: RunRequest, options: RunOptionsChecked, id: string, worktree: RunWorktree | undefined): void {
+    const features = this.features;
+    const parts = runParts({
+      env: request.baseEnv,
+      argv: features.argv,
+      record: features.record,
+      log: features.log,
+      progress: features.progress,
+      summary: features.summary,
+      timeout: options.timeout,
+      maxTime: options.maxTime,
+      onEvent: options.onEvent,
+      control: true,
+      ...(options.onEnd !== undefined ? { onEnd: options.onEnd } : {}),
+      ...(features.onEndFromEnv ? { onEndFromEnv: true } : {}),
+      budget: options.budget,
+      ...(request.resume?.totals ? { totals: request.resume.totals } : {}),
+    });
+    // First to begin, last to end: the worktree is judged once every other part is done with the run.
+    if (worktree) parts.unshift(worktree.part);
+    // A run in the project's own tree is warned of another live run of its workflow there.
+    if (!worktree && features.record && request.baseEnv.LOOPX_RECORD !== "0") parts.push(sharedTreePart(recordsDir(request.baseEnv)));
+    if (features.compactHeap) {
+      const keepHeapCompact = createHeapKeeper();
+      parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });
+    }
+    if (features.signals) parts.push({ onEvent: (event) => event.type === "iteration.start" && (this.target = event.target) });
+    if (features.parts) parts.push(...features.parts);
+    const resume = request.resume;
+    const projectRoot = worktree?.projectRoot ?? request.projectRoot;
+    this.session = new RunSession({
+      id,
+      pid: process.pid,
+      terminate: (signal) => this.supervisor.terminate(signal),
+      graceEndsAt: () => this.supervisor.graceEndsAt,
+      scriptExited: () => this.supervisor.scriptExited,
+      warn: warnToStderr,
+      runtime: runtimeName,
+      version: VERSION,
+      parts,
+      ...(features.argv ? { argv: features.argv } : {}),
+      options: recordedOptions(request.envFile, options.timeout, options.maxTime, features.log, options.budget, options.onEnd),
+      ...(worktree && !resume ? { worktree: worktree.info } : {}),
+      ...(resume
+        ? { resume: { iterations: resume.iterations, elapsedMs: resume.elapsedMs, ...(resume.stdin !== undefined ? { stdinBytes: Buffer.byteLength(resume.stdin) } : {}) } }
+        : {}),
+    });
+    this.loop = runLoop(
+      {
+        target: request.target,
+        maxIterations: options.maxIterations,
+        env: options.env,
+        envFile: request.envFile,
+        projectRoot,
+        baseEnv: request.baseEnv,
+        loopxBin: loopxBin(),
+        checkOutput: request.baseEnv.LOOPX_WARN_OUTPUT !== "0",
+        ...(resume ? { resume: { target: resume.target, stdin: resume.stdin } } : {}),
+      },
+      createLoopHost(this.supervisor),
+      this.session,
+    );
+  }
+
+  /**
+   * --worktree: the worktree is made before anything else of the run exists; a cancellation that
+   * came meanwhile removes it again (nothing ran in it) and the run never begins.
+   */
+  private async makeWorktree(): Promise<void> {
+    const step = this.worktreeStep!;
+    this.worktreeStep = undefined;
+    try {
+      this.worktree = await step();
+    } catch (error) {
+      this.setupError = error;
+      return;
+    }
+    if (this.earlyCancel) return void (await this.worktree.finish());
+    try {
+      this.buildLater!(this.worktree);
+    } catch (error) {
+      this.setupError = error;
     }
   }
 
@@ -255,6 +306,8 @@ class EngineRun implements RunHandle {
         : early
           ? { reason: early.reason, exitCode: early.exitCode, signal: early.signal, ...(early.error !== undefined ? { error: early.error } : {}) }
           : seen;
+      // A run that failed before it began (discovery in the worktree) never ended its parts.
+      await this.worktree?.finish();
       if (this.onAbort) this.features.abortSignal?.removeEventListener("abort", this.onAbort);
       this.releaseHostSignals?.();
       const { graceEndsAt: _, ...outcome } = end;
@@ -283,6 +336,10 @@ class EngineRun implements RunHandle {
     // Cancelled before the first script was asked for: the loop never starts (nothing is validated).
     if (!this.started && this.cancellation) return this.fail(this.cancellation.error);
     this.started = true;
+    if (this.worktreeStep) {
+      await this.makeWorktree();
+      if (this.earlyCancel) return this.fail(this.earlyCancel.error);
+    }
     if (this.aborted) return this.fail(this.cancellation!.error);
     if (!this.loop) return this.fail(this.setupError);
     if (this.features.hostSignals && !this.releaseHostSignals) this.releaseHostSignals = cancelOnHostSignals((cancel) => this.cancel(cancel));

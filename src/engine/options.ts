@@ -2,6 +2,8 @@ import { describeValue } from "../core/describe.js";
 import { checkLimit } from "../core/duration.js";
 import { LoopxError } from "../core/errors.js";
 import type { LoopEvent } from "../core/events.js";
+import type { WorktreeOption } from "../worktree/part.js";
+import { validateWorktreeOption } from "../worktree/option.js";
 import type { Budget } from "../core/budget.js";
 
 /**
@@ -19,6 +21,10 @@ export interface RunOptionValues {
   maxTime?: unknown;
   /** RunOptions.onEvent: every event of the run. */
   onEvent?: unknown;
+  /** `--worktree[=<name>]`, RunOptions.worktree: true or a name (loopx's own addition). */
+  worktree?: unknown;
+  /** `--worktree-copy <path>`, RunOptions.worktreeCopy: untracked paths copied into the worktree. */
+  worktreeCopy?: unknown;
   /** `--on-end` / RunOptions.onEnd: a shell command run once when the run ends (src/hooks). */
   onEnd?: unknown;
   /** Budgets (`--max-cost`, `--count-estimates`, `--max-tokens`; RunOptions the same): core/budget.ts. */
@@ -34,6 +40,8 @@ export interface RunOptionsChecked {
   timeout: number | undefined;
   maxTime: number | undefined;
   onEvent: ((event: LoopEvent) => void) | undefined;
+  /** The run's own worktree, if asked for (src/worktree/); absent otherwise. */
+  worktree?: WorktreeOption;
   onEnd: string | undefined;
   /** The run's budget, when it has one. */
   budget: Budget | undefined;
@@ -61,7 +69,7 @@ function shapeOf(value: unknown): string {
  * RunOptions.env: undefined, or a plain object whose every value is a string; names may hold
  * neither "=" nor NUL (nor be empty), values no NUL — what an environment can carry.
  */
-export function validateRunEnv(value: unknown): Record<string, string> {
+function validateRunEnv(value: unknown): Record<string, string> {
   if (value === undefined) return {};
   const proto = value !== null && typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
   if (value === null || typeof value !== "object" || Array.isArray(value) || (proto !== Object.prototype && proto !== null)) {
@@ -94,7 +102,7 @@ export function validateRunOptions(options: RunOptionValues): RunOptionsChecked 
   }
   const timeout = checkLimit(options.timeout, "timeout");
   const maxTime = checkLimit(options.maxTime, "maxTime");
-  return {
+  const checked: RunOptionsChecked = {
     maxIterations: validateMaxIterations(options.maxIterations),
     env: validateRunEnv(options.env),
     timeout,
@@ -103,6 +111,8 @@ export function validateRunOptions(options: RunOptionValues): RunOptionsChecked 
     onEnd,
     budget: validateBudget(options),
   };
+  const worktree = validateWorktreeOption(options.worktree, options.worktreeCopy);
+  return worktree ? { ...checked, worktree } : checked;
 }
 
 /** maxCost (USD, a finite number ≥ 0), countEstimates (a boolean, with maxCost), maxTokens (an integer ≥ 0). */

@@ -4,7 +4,7 @@ import type { RunCancel } from "../core/run-session.js";
 
 /** The signals that end a run: SIGINT/SIGTERM (spec §7.3), and SIGHUP/SIGQUIT handled the same way. */
 export type CancellingSignal = keyof typeof SIGNAL_REASONS;
-export const CANCELLING = Object.keys(SIGNAL_REASONS) as CancellingSignal[];
+const CANCELLING = Object.keys(SIGNAL_REASONS) as CancellingSignal[];
 
 /** The cancellation a signal asks for: forwarded to the script's group as is, exit 128+N. */
 export function cancelFor(signal: CancellingSignal, error?: unknown): RunCancel {

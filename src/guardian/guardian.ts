@@ -2,7 +2,8 @@ import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeFileS
 import { constants as os } from "node:os";
 import { join } from "node:path";
 import { EVENT_VERSION, SIGNAL_REASONS, type RunEndEvent, type RunEndReason } from "../core/events.js";
-import { parseRecord, startEvent } from "../records/report.js";
+import { parseRecord } from "../records/parse.js";
+import { startEvent } from "../records/run-state.js";
 import type { GuardedRun } from "./part.js";
 import { endStrays, findStrays } from "../parts/strays.js";
 import { removeScratchDir } from "../parts/tmpdir.js";

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { EVENT_VERSION, type RecordEvent, type RunEndEvent, type RunHookEvent } from "../core/events.js";
-import { describeEnding, lastIterationEnd, startEvent } from "../records/report.js";
+import { describeEnding } from "../records/wording.js";
+import { lastIterationEnd, startEvent } from "../records/run-state.js";
 import { hookBaseEnv, onEndTimeout, recordedReceipts, type EndOutcome } from "./outcome.js";
 import { hookEvent, runHook } from "./run-hook.js";
 

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { parseDuration } from "../core/duration.js";
 import type { RunEndReason } from "../core/events.js";
 import { recordTotals, type RunTotals } from "../core/receipts.js";
-import { parseRecord } from "../records/report.js";
+import { parseRecord } from "../records/parse.js";
 
 /**
  * What an end-of-run hook (`--on-end`, loopx's own addition) is told of the run: one JSON object
@@ -49,7 +49,7 @@ export function recordedReceipts(path: string | null): { receipts?: RunTotals } 
 }
 
 /** The hook's time limit unless LOOPX_ON_END_TIMEOUT says otherwise. */
-export const ON_END_TIMEOUT_MS = 30_000;
+const ON_END_TIMEOUT_MS = 30_000;
 
 /**
  * The variables loopx sets per script execution (or per workflow): the hook runs once for the

@@ -1,7 +1,9 @@
 import { join } from "node:path";
 import type { RunControls, RunPart } from "../core/run-session.js";
 import type { IterationEndEvent } from "../core/events.js";
-import { describeEnding, parseRecord, startEvent } from "../records/report.js";
+import { describeEnding } from "../records/wording.js";
+import { parseRecord } from "../records/parse.js";
+import { startEvent } from "../records/run-state.js";
 import { readRecordEnds } from "../records/store.js";
 import { loopxBin } from "../runtime/platform/index.js";
 import { noteScriptStderr, stderrKind, writeStderr } from "../os/stderr.js";
@@ -18,7 +20,7 @@ import { hookEvent, hookProblem, runHook } from "./run-hook.js";
  */
 
 /** What the guardian needs to run the hook itself: the command and its environment. */
-export interface HookSpec {
+interface HookSpec {
   command: string;
   env: Record<string, string>;
   timeoutMs: number;

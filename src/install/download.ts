@@ -6,7 +6,7 @@ import { downloadProgress, type DownloadProgress } from "./progress.js";
 import { displayUrl } from "./source.js";
 
 /** A download fails when the server sends nothing (no headers, no body bytes) for this long. */
-export const STALL_TIMEOUT_MS = 15_000;
+const STALL_TIMEOUT_MS = 15_000;
 
 class Stalled extends Error {}
 

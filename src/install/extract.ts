@@ -28,7 +28,7 @@ function describeType(type: string): string {
  * entries placed under (or over) an earlier symlink, and device files/FIFOs. `check` returns the
  * reason an entry is refused, or undefined.
  */
-export class EntryChecker {
+class EntryChecker {
   private readonly symlinks = new Set<string>();
 
   check(path: string, type: string, linkpath: string | undefined): string | undefined {

@@ -17,6 +17,6 @@ const DEFAULTS: Record<XdgKind, string> = { config: ".config", cache: ".cache", 
 /** `$XDG_<KIND>_HOME/loopx`, or its default `~/.config/loopx`, `~/.cache/loopx`, `~/.local/state/loopx`. */
 export function loopxDir(kind: XdgKind, env: Record<string, string | undefined> = process.env): string {
   const value = env[VARIABLES[kind]];
-  const base = value && value.startsWith("/") ? value : join(env.HOME || os().homedir(), DEFAULTS[kind]);
+  const base = value?.startsWith("/") ? value : join(env.HOME || os().homedir(), DEFAULTS[kind]);
   return join(base, "loopx");
 }

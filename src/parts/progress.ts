@@ -1,6 +1,6 @@
 import { LoopxError } from "../core/errors.js";
 import { shownText } from "../core/untrusted-text.js";
-import { describeIterationStart, describeRunEnd, describeSteering } from "../records/report.js";
+import { describeIterationStart, describeRunEnd, describeSteering } from "../records/wording.js";
 import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
 import type { RunPart } from "../core/run-session.js";
 import { stderrKind, stderrLine } from "../os/stderr.js";
@@ -39,7 +39,7 @@ const SHOWN_ID = 8;
  * The run's id as the lines show it: at least its first 8 characters, as many as name it alone
  * among the runs known now (recorded, or with a control channel); `unique` of them name it today.
  */
-export function shownRunId(id: string, known: () => Set<string>): { text: string; unique: number } {
+function shownRunId(id: string, known: () => Set<string>): { text: string; unique: number } {
   const ids = known();
   ids.add(id);
   const unique = uniquePrefixLengths([...ids]).get(id) ?? id.length;

@@ -8,12 +8,12 @@ import { TOKEN_FIELDS, type CostKind, type Receipt, type ReceiptTokens, type Usa
  */
 
 /** Bytes of a receipt as JSON, at most; text fields, characters at most. */
-export const RECEIPT_MAX_BYTES = 4096;
-export const RECEIPT_TEXT_CHARS = 200;
+const RECEIPT_MAX_BYTES = 4096;
+const RECEIPT_TEXT_CHARS = 200;
 /** One receipt's cost, at most (USD): a typo of a few zeros is refused, not recorded. */
-export const RECEIPT_MAX_USD = 1_000_000;
+const RECEIPT_MAX_USD = 1_000_000;
 
-export const COST_KINDS: readonly CostKind[] = ["billed", "estimate"];
+const COST_KINDS: readonly CostKind[] = ["billed", "estimate"];
 const TEXT_FIELDS = ["model", "provider", "agent", "agentVersion"] as const;
 const FIELDS = new Set(["cost", "tokens", "window", ...TEXT_FIELDS]);
 

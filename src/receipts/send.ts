@@ -20,7 +20,7 @@ export function receiptsFileName(run: string): string {
 }
 
 /** The receipt event for `value` (checked: throws a TypeError naming the field). */
-export function receiptEvent(value: unknown, env: Record<string, string | undefined>, now = new Date()): ReceiptEvent {
+function receiptEvent(value: unknown, env: Record<string, string | undefined>, now = new Date()): ReceiptEvent {
   const receipt = parseReceipt(value);
   const event: ReceiptEvent = { v: EVENT_VERSION, type: "receipt", time: now.toISOString(), run: env.LOOPX_RUN_ID ?? "" };
   const n = Number(env.LOOPX_ITERATION);

@@ -11,9 +11,9 @@ import type { RunPart } from "../core/run-session.js";
  * that pipe nothing write nothing. Inputs over 16 MiB are not kept; the header says so.
  */
 
-export const KEPT_INPUT_BYTES = 16 * 1024 * 1024;
+const KEPT_INPUT_BYTES = 16 * 1024 * 1024;
 
-export function inputPath(dir: string, runId: string): string {
+function inputPath(dir: string, runId: string): string {
   return join(dir, `${runId}.input`);
 }
 

@@ -1,6 +1,8 @@
 import { shownText } from "../core/untrusted-text.js";
 import { describeCost, describeTotals, formatTokens, tokenSum, UNKNOWN_MODEL, type RunTotals } from "../core/receipts.js";
-import { describeNote, formatElapsed, formatLocalTime, type RunDetail, type RunSummary } from "./report.js";
+import { describeNote, formatElapsed, formatLocalTime } from "./wording.js";
+import type { RunDetail } from "./tables.js";
+import type { RunSummary } from "./run-state.js";
 
 /**
  * `loopx runs show <id> --markdown` (loopx's own addition): a run's receipt as GitHub-flavoured

@@ -15,11 +15,11 @@ import { lazyFs as fs } from "../os/lazy-fs.js";
 export const RECORD_PATH_VAR = "LOOPX_RUN_RECORD";
 
 /** Characters of a note's text kept (one line); bytes of its `data` as JSON. */
-export const NOTE_TEXT_CHARS = 1000;
-export const NOTE_DATA_BYTES = 4096;
+const NOTE_TEXT_CHARS = 1000;
+const NOTE_DATA_BYTES = 4096;
 
 /** The note event for `text` (whitespace runs become one space) and optional JSON `data`. */
-export function noteEvent(text: string, data: Record<string, unknown> | undefined, env: Record<string, string | undefined>, now = new Date()): NoteEvent {
+function noteEvent(text: string, data: Record<string, unknown> | undefined, env: Record<string, string | undefined>, now = new Date()): NoteEvent {
   if (typeof text !== "string") throw new TypeError(`note() needs a text, got ${typeof text}`);
   const line = [...text.replace(/\s+/g, " ").trim()];
   const event: NoteEvent = {

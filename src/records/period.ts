@@ -1,7 +1,8 @@
 import { addRunTotals, describeTotals, emptyRunTotals, recordTotals, type RunTotals, type Totals } from "../core/receipts.js";
 import type { RecordEvent } from "../core/events.js";
 import { shownText } from "../core/untrusted-text.js";
-import { parseRecord, type RunSummary } from "./report.js";
+import { parseRecord } from "./parse.js";
+import type { RunSummary } from "./run-state.js";
 
 /**
  * Receipt totals across runs (`loopx runs --since 24h`): what every loop of the period used, per

@@ -3,7 +3,9 @@ import { LoopxError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
 import { formatRunMarkdown } from "./markdown.js";
 import { addRecordTotals } from "./period.js";
-import { newerRecordError, parseRecord, RunDetail, summarizeRun } from "./report.js";
+import { newerRecordError, parseRecord } from "./parse.js";
+import { RunDetail } from "./tables.js";
+import { summarizeRun } from "./run-state.js";
 import { readRecordText, runProcessAlive } from "./store.js";
 
 /**

@@ -1,9 +1,14 @@
-import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
-import { EVENT_VERSION, type IterationEndEvent, type RecordEvent, type RunStartEvent } from "../core/events.js";
-import { RunDetail, newerRecordError, formatRunDetail, formatRunList, formatTailEvent, lastSitting, parseRecord, startEvent, summarizeRun, type RunState, type RunSummary } from "./report.js";
+import type { IterationEndEvent, RecordEvent, RunStartEvent } from "../core/events.js";
+import { RunDetail, formatRunDetail, formatRunList } from "./tables.js";
+import { formatTailEvent } from "./wording.js";
+import { lastSitting, projectOf, startEvent, summarizeRun, type RunState, type RunSummary } from "./run-state.js";
+import { RecordFollower } from "./follow.js";
+import { leftoverLines } from "./leftovers.js";
+import { newerRecordError, parseRecord } from "./parse.js";
 import { showRunAs } from "./run-formats.js";
 import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
@@ -123,13 +128,14 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
       continue;
     }
     const start = startEvent(record.events);
-    if (!start || (!options.all && !sameProject(start.projectRoot, options.cwd))) continue;
+    if (!start || (!options.all && !sameProject(projectOf(start), options.cwd))) continue;
     const summary = summarizeRun(id, record.events, runProcessAlive, now);
     if (!summary || (options.state !== undefined && summary.state !== options.state)) continue;
     if (options.since !== undefined && Date.parse(summary.start) < options.since) continue;
-    addRecordTotals(summary, () => readRecordText(dir, id));
     matching++;
-    // The period's totals count every run of it, listed or past --limit.
+    // A run's totals from its whole record only where they are shown: a listed run, or one of the
+    // period (--since counts every run of it, listed or past --limit).
+    if (matching <= limit || options.since !== undefined) addRecordTotals(summary, () => readRecordText(dir, id));
     if (options.since !== undefined) period.push(summary);
     if (matching > limit) continue;
     summaries.push(summary);
@@ -151,6 +157,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
     text += `${id}  ${newerRecordError(id, v).message.slice(`run ${id} was `.length)}\n`;
   }
   if (matching > limit) text += `… ${matching - limit} more (--limit ${matching} shows all ${matching})\n`;
+  text += leftoverLines(summaries);
   if (options.since !== undefined) text += formatPeriodTotals(periodTotals(period, options.since));
   write(text);
 }
@@ -227,9 +234,8 @@ function latestRunOf(dir: string, cwd: string): string {
   for (const id of listRecordIds(dir)) {
     try {
       const start = startEvent(parseRecord(readRecordEnds(dir, id)).events);
-      if (start && sameProject(start.projectRoot, cwd)) return id;
+      if (start && sameProject(projectOf(start), cwd)) return id;
     } catch {
-      continue;
     }
   }
   throw new LoopxError(`no runs of ${cwd} in ${dir}`);
@@ -245,39 +251,15 @@ export async function tailRun(env: Env, prefix: string | undefined, cwd: string,
   const dir = recordsDir(env);
   const id = runIdFor(dir, prefix, cwd);
   const path = join(dir, `${id}.jsonl`);
-  let offset = 0;
-  let partial = "";
+  const follower = new RecordFollower(path);
   let start: RunStartEvent | undefined;
   let sitting: Pick<RunStartEvent, "pid" | "time"> | undefined;
   let last: IterationEndEvent | undefined;
   let ended = false;
   let exitCode = 0;
-  const buffer = Buffer.alloc(64 * 1024);
   const drain = () => {
-    let fd: number;
-    try {
-      fd = openSync(path, "r");
-    } catch {
-      return;
-    }
-    try {
-      for (;;) {
-        const read = readSync(fd, buffer, 0, buffer.length, offset);
-        if (read === 0) break;
-        offset += read;
-        partial += buffer.toString("utf8", 0, read);
-      }
-    } finally {
-      closeSync(fd);
-    }
-    const newline = partial.lastIndexOf("\n");
-    if (newline < 0) return;
-    const complete = partial.slice(0, newline + 1);
-    partial = partial.slice(newline + 1);
-    const record = parseRecord(complete);
-    if (record.newerVersion !== undefined) throw newer(id, record.newerVersion);
     let out = "";
-    for (const event of record.events) {
+    const take = (event: RecordEvent) => {
       if (event.type === "run.start") start = event;
       sitting = lastSitting([event]) ?? sitting;
       const line = json ? jsonLine(event) : formatTailEvent(event, start, last);
@@ -288,25 +270,27 @@ export async function tailRun(env: Env, prefix: string | undefined, cwd: string,
         // tail exits as the run did (an API-only ending, aborted or returned: 1)
         exitCode = event.exitCode ?? 1;
       }
-    }
+    };
+    let newer: number | undefined;
+    follower.drain(take, (version) => {
+      newer = Math.max(newer ?? 0, version);
+    });
+    // A record of a newer format is never misread: nothing of what was read is shown.
+    if (newer !== undefined) throw newerRecordError(id, newer);
     if (out) write(out);
   };
   drain();
   let checked = Date.now();
   while (!ended) {
     await sleep(100);
-    let size = offset;
+    let size = follower.offset;
     try {
       size = statSync(path).size;
     } catch {
       throw new LoopxError(`the record of run ${id} was removed: ${path}`);
     }
-    if (size < offset) {
-      // The record was compacted (a size cap, records/writer.ts): read the new file from its end.
-      offset = size;
-      partial = "";
-    }
-    if (size !== offset) drain();
+    // A record shorter than what was read was compacted (its size cap): the follower reads on from its end.
+    if (size !== follower.offset) drain();
     if (ended || !start || Date.now() - checked < 500) continue;
     checked = Date.now();
     if (!runProcessAlive(sitting ?? start)) {

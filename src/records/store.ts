@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { processRunning } from "../os/procfs.js";
 import { loopxDir } from "../os/xdg.js";
 import type { RunStartEvent } from "../core/events.js";
-import { parseRecord, startEvent } from "./report.js";
+import { parseRecord } from "./parse.js";
+import { startEvent } from "./run-state.js";
 
 /**
  * Where run records live and what the machine says about their processes (loopx's own extension):
@@ -11,7 +12,7 @@ import { parseRecord, startEvent } from "./report.js";
  */
 
 /** Records kept: older ones are removed when a run starts. */
-export const KEEP_RECORDS = 200;
+const KEEP_RECORDS = 200;
 
 const RECORD_FILE = /^([0-9a-z]+)\.jsonl$/;
 
@@ -143,5 +144,46 @@ export function readRecordTail(dir: string, id: string, enough: (tail: string) =
     }
   } finally {
     closeSync(fd);
+  }
+}
+
+/** A record's first line (`run.start`), read without the rest: at most 64 KiB. Unreadable: undefined. */
+export function readRecordHead(dir: string, id: string): string | undefined {
+  return readRecordLine(dir, id, "first");
+}
+
+/**
+ * A record's last complete line, read from its last 4 KiB (a `run.end` is far shorter): what tells
+ * an ended run without reading its iterations. Unreadable, or longer: undefined.
+ */
+export function readRecordLastLine(dir: string, id: string): string | undefined {
+  return readRecordLine(dir, id, "last");
+}
+
+const LINE_BYTES = 4096;
+
+function readRecordLine(dir: string, id: string, which: "first" | "last"): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(join(dir, `${id}.jsonl`), "r");
+    if (which === "last") {
+      const size = fstatSync(fd).size;
+      const buffer = Buffer.alloc(Math.min(size, LINE_BYTES));
+      const text = buffer.toString("utf8", 0, readSync(fd, buffer, 0, buffer.length, size - buffer.length));
+      const lines = text.split("\n");
+      return lines.length >= 3 || (lines.length === 2 && size <= LINE_BYTES) ? lines[lines.length - 2] : undefined;
+    }
+    // Most first lines fit in 4 KiB; a long argv may need up to 64 KiB.
+    for (const bytes of [LINE_BYTES, ENDS_BYTES]) {
+      const buffer = Buffer.alloc(bytes);
+      const text = buffer.toString("utf8", 0, readSync(fd, buffer, 0, bytes, 0));
+      const newline = text.indexOf("\n");
+      if (newline >= 0) return text.slice(0, newline);
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }

@@ -1,9 +1,9 @@
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import type { LoopEvent, RecordEvent, RunEndEvent } from "../core/events.js";
+import type { GapEvent, LoopEvent, RecordEvent, RunEndEvent } from "../core/events.js";
 import { recordTotals, type RunTotals } from "../core/receipts.js";
-import { parseRecord } from "./report.js";
+import { parseRecord } from "./parse.js";
 import type { RunPart } from "../core/run-session.js";
 import { RECORD_PATH_VAR } from "./note.js";
 import { pruneRecords } from "./store.js";
@@ -15,7 +15,10 @@ import { warnToStderr } from "../os/stderr.js";
  * loopx, so a crash or SIGKILL loses at most the event in flight.
  */
 
-/** Appends events to one file; after the first failure it warns once and writes nothing more. */
+/**
+ * Appends events to one file; after the first failure it warns once and writes nothing more —
+ * except on a full disk, where it goes on trying and marks what was lost with a `gap` line.
+ */
 class EventFile {
   private fd: number | undefined;
   private failed = false;
@@ -24,6 +27,10 @@ class EventFile {
   private bytes = 0;
   /** The file held events of earlier sittings (a resume): their receipts count in the totals too. */
   private resumed = false;
+  /** Events a full disk kept out of the file, since the last that was written. */
+  private lost: LostEvents | undefined;
+  /** The last iteration whose end was written. */
+  private lastN = 0;
 
   /** `maxBytes`: compact the file (compactRecord) whenever it grows past it. */
   constructor(
@@ -60,12 +67,47 @@ class EventFile {
   write(event: LoopEvent): void {
     if (this.fd === undefined) return;
     try {
-      this.bytes += writeSync(this.fd, `${JSON.stringify(event)}\n`);
+      if (this.lost) {
+        // The run's first event comes first however late (a record is read from it), then the gap.
+        if (this.lost.start) this.append(JSON.stringify(this.lost.start));
+        this.lost.start = undefined;
+        this.append(JSON.stringify(lostGap(this.lost, event)));
+      }
+      this.lost = undefined;
+      this.append(JSON.stringify(event));
+      if (event.type === "iteration.end") this.lastN = event.n;
       if (this.bytes > this.maxBytes && event.type !== "run.end") this.compact(event);
     } catch (error) {
-      this.fail(error);
+      if (!isNoSpace(error)) this.fail(error);
+      else this.lose(event, error);
     }
     if (event.type === "run.end") this.close();
+  }
+
+  /**
+   * One line, whole or not at all: a write cut short by a full disk is taken back (the file is
+   * truncated to where it was), so that the record stays one JSON object per line.
+   */
+  private append(line: string): void {
+    const data = Buffer.from(`${line}\n`);
+    const written = writeSync(this.fd!, data);
+    if (written < data.length) {
+      ftruncateSync(this.fd!, fstatSync(this.fd!).size - written);
+      throw Object.assign(new Error("no space left on device"), { code: "ENOSPC" });
+    }
+    this.bytes += written;
+  }
+
+  /** A full disk: the event is counted as lost, and the record goes on once it can be written again. */
+  private lose(event: LoopEvent, error: unknown): void {
+    this.lost ??= { after: this.lastN, iterations: 0, bytes: 0 };
+    if (event.type === "run.start" || event.type === "run.resume") this.lost.start = event;
+    else this.lost.bytes += Buffer.byteLength(JSON.stringify(event)) + 1;
+    if (event.type === "iteration.end") this.lost.iterations++;
+    if (!this.failed) {
+      this.failed = true;
+      warnToStderr(`cannot write ${this.describe}: ${fsReason(error)}; the run goes on, and the events lost are marked in it once it can be written again`);
+    }
   }
 
   private compact(last: LoopEvent): void {
@@ -103,8 +145,28 @@ class EventFile {
   }
 }
 
+interface LostEvents {
+  after: number;
+  iterations: number;
+  bytes: number;
+  /** The run's run.start / run.resume, when it was lost: written first once the disk has room. */
+  start?: LoopEvent;
+}
+
+/** ENOSPC / EDQUOT: the disk (or the user's quota) is full; space may come back. */
+function isNoSpace(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOSPC" || code === "EDQUOT";
+}
+
+/** The `gap` line that marks events a full disk kept out of the record. */
+function lostGap(lost: LostEvents, next: LoopEvent): GapEvent {
+  const { after, iterations, bytes } = lost;
+  return { v: 1, type: "gap", time: next.time, run: next.run, after, iterations, bytes, reason: "disk" };
+}
+
 /** Default of LOOPX_RECORD_MAX_BYTES: what one record may grow to before it is compacted. */
-export const RECORD_MAX_BYTES = 8 * 1024 * 1024;
+const RECORD_MAX_BYTES = 8 * 1024 * 1024;
 /** The smallest cap LOOPX_RECORD_MAX_BYTES may set. */
 const RECORD_MIN_BYTES = 16 * 1024;
 
@@ -121,7 +183,7 @@ export function recordMaxBytes(env: Record<string, string | undefined>): number 
  * `gap` line between them counting the iterations and bytes dropped (an earlier gap included).
  * `base`: the fields of the gap event (v, time, run).
  */
-export function compactRecord(text: string, maxBytes: number, base: { v: 1; time: string; run: string }): string {
+function compactRecord(text: string, maxBytes: number, base: { v: 1; time: string; run: string }): string {
   const lines = text.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
   const quarter = maxBytes / 4;

@@ -13,7 +13,7 @@ type Env = Record<string, string | undefined>;
  * The command line and environment for one script execution (spec §6.3): bash for `.sh`, the
  * platform's launcher for JS/TS (Node with loopx's module hooks, Bun, or the binary acting as Bun).
  */
-export function scriptInvocation(script: DiscoveredScript, env: Env): { command: string; args: string[]; env: Env } {
+function scriptInvocation(script: DiscoveredScript, env: Env): { command: string; args: string[]; env: Env } {
   if (script.ext === ".sh") return { command: "/bin/bash", args: [script.path], env };
   const launcher = jsLauncher();
   // The engine hands over a fresh env object per execution (LOOPX_ITERATION changes every time),

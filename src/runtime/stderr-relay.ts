@@ -36,7 +36,7 @@ export interface ScriptStderr {
 export type DescriptorReader = (fd: number, onData: (chunk: Uint8Array) => void, onClose: (sawEnd: boolean) => void) => { detach(): void; destroy(): void };
 
 /** The last STDERR_TAIL_LINES lines of `bytes`, within STDERR_TAIL_BYTES (a cut first line dropped). */
-export function lastLines(bytes: Buffer): string | undefined {
+function lastLines(bytes: Buffer): string | undefined {
   let text = bytes.subarray(Math.max(0, bytes.length - STDERR_TAIL_BYTES)).toString("utf8");
   if (bytes.length > STDERR_TAIL_BYTES) text = text.slice(text.indexOf("\n") + 1);
   const lines = text.replace(/\n$/, "").split("\n").slice(-STDERR_TAIL_LINES);

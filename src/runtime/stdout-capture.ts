@@ -8,10 +8,10 @@
  */
 
 /** The default cap, in bytes. */
-export const STDOUT_CAP_BYTES = 400 * 1024 * 1024;
+const STDOUT_CAP_BYTES = 400 * 1024 * 1024;
 
 /** The cap from LOOPX_MAX_STDOUT (bytes, or with a unit: 100M, 1G), else the default. */
-export function stdoutCap(env: Record<string, string | undefined> = process.env): number {
+function stdoutCap(env: Record<string, string | undefined> = process.env): number {
   const match = /^([0-9]+)\s*([kmg]?)i?b?$/i.exec(env.LOOPX_MAX_STDOUT?.trim() ?? "");
   if (!match) return STDOUT_CAP_BYTES;
   const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[match[2]!.toLowerCase() as "" | "k" | "m" | "g"];

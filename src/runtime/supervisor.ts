@@ -11,7 +11,7 @@ export const KILL_GRACE_MS = 5000;
  * Thrown by `run` once termination has begun: no new script may start after that. The run's
  * cancellation decides how it ends; this only ends the iteration that could not start.
  */
-export class SupervisorStoppedError extends LoopxError {
+class SupervisorStoppedError extends LoopxError {
   constructor() {
     super("loop terminated");
     this.name = "SupervisorStoppedError";

@@ -44,7 +44,7 @@ function endpoint(env: Env, signal: "traces" | "metrics"): string {
 }
 
 /** The protocol of a signal: its own variable, the common one, or http/protobuf. */
-export function protocolOf(env: Env, signal: "traces" | "metrics"): "http/protobuf" | "http/json" | string {
+function protocolOf(env: Env, signal: "traces" | "metrics"): "http/protobuf" | "http/json" | string {
   return env[`OTEL_EXPORTER_OTLP_${signal.toUpperCase()}_PROTOCOL`] || env.OTEL_EXPORTER_OTLP_PROTOCOL || "http/protobuf";
 }
 

@@ -13,7 +13,6 @@ import { RecordsWatch } from "../../src/dashboard/records-watch.js";
 import { hostAllowed, hostName, isLoopback, originAllowed, tokenMatches } from "../../src/dashboard/security.js";
 import { tempDir, waitFor } from "../helpers.js";
 import { appendEvent, recordsDirOf, syntheticId, writeSyntheticRecord } from "../fixtures/dashboard/records.js";
-// @ts-ignore: a plain .mjs script
 import { GENERATED, dashboardAssetsModule } from "../../scripts/dashboard-assets.mjs";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");

@@ -204,7 +204,7 @@ function codexVersion(cli: string): string | undefined {
   } catch {
     // a receipt without the version
   }
-  return version;
+  return version ?? undefined; // never null here (set to undefined above); tsc cannot tell across the try
 }
 
 /**

@@ -8,9 +8,8 @@
  *
  * Run as part of `npm run bench` (`--only control`).
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { median, run } from "../harness.js";
 import { BUN, DIST_BIN, ROOT, noopBashProject } from "../setup.js";
@@ -33,7 +32,7 @@ type ControlModule = typeof import("../../../src/control/part.js");
 
 async function partCosts(stateHome: string, iterations: number): Promise<{ perIteration: number; openClose: number }> {
   const { controlPart } = (await import(pathToFileURL(join(ROOT, "dist", "control", "part.js")).href)) as ControlModule;
-  const controls = { id: "0000benchcontro", cancel: async () => {}, warn: () => {}, emit: () => {} };
+  const controls = { id: "0000benchcontro", cancel: async () => {}, warn: () => {}, emit: () => {}, runEnv: {}, progress: () => ({ iterations: 0, durationMs: 0 }), scriptExited: () => false };
   const env = { XDG_STATE_HOME: stateHome, HOME: stateHome };
   const opens: number[] = [];
   for (let i = 0; i < 5; i++) {

@@ -17,7 +17,6 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { syntheticId, writeSyntheticRecord } from "../../../test/fixtures/dashboard/records.js";
-// @ts-ignore: a plain .mjs script
 import { ensureChromium } from "../../chromium.mjs";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));

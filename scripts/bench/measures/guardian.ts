@@ -102,7 +102,7 @@ async function lifetime(rounds: number): Promise<{ spawnCallMs: number; lifetime
   const lives: number[] = [];
   for (let i = 0; i < rounds; i++) {
     const part = guardianPart({ tmpdir: new TmpdirPart() });
-    const controls = { id: `0000benchguard${i}`, cancel: async () => {}, warn: () => {} };
+    const controls = { id: `0000benchguard${i}`, cancel: async () => {}, warn: () => {}, emit: () => {}, runEnv: {}, progress: () => ({ iterations: 0, durationMs: 0 }), scriptExited: () => false };
     await import("signal-exit"); // loaded once per process by the part: not the guardian's cost
     const started = performance.now();
     await part.begin!(controls);

@@ -1,7 +1,7 @@
 import { dirname } from "node:path";
-import { BASE_ENV, BUDGET_MS, KINDS, KIND_LABEL, Kind, MAX_N, MIN_N, ROUNDS, scriptPath } from "../setup.js";
+import { BASE_ENV, BUDGET_MS, KINDS, KIND_LABEL, type Kind, MAX_N, MIN_N, ROUNDS, scriptPath } from "../setup.js";
 import type { Channel } from "../channels.js";
-import { Probe, RawCommand, Timing, loopxRun, medianTiming, perIteration, probe, rawPerIteration, shortPath, withScript } from "../harness.js";
+import { type Probe, type RawCommand, type Timing, loopxRun, medianTiming, perIteration, probe, rawPerIteration, shortPath, withScript } from "../harness.js";
 import { fmt, table } from "../report.js";
 
 // ---------------------------------------------------------------------------------------------

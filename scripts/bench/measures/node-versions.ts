@@ -3,7 +3,6 @@
  * script's per-iteration `$LOOPX_BIN output --stop` costs against `node -e 0` on the same Node.
  * (TS and JS scripts per Node version, with and without `import "loopx"`, are in scripts.ts.)
  */
-// @ts-expect-error: a plain .mjs script without types
 import { ensureNodeVersions, nodeVersions } from "../../node-versions.mjs";
 import { median, runOk } from "../harness.js";
 import { fmt, table } from "../report.js";

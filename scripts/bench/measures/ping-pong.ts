@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { BASE_ENV, BUDGET_MS, MAX_N, MIN_N, PAYLOAD_BYTES, PING_ROUNDS, PROJECT } from "../setup.js";
 import type { Channel } from "../channels.js";
-import { RawCommand, Timing, describeFailure, loopxRun, medianTiming, perIteration, rawPerIteration, run } from "../harness.js";
+import { type RawCommand, type Timing, describeFailure, loopxRun, medianTiming, perIteration, rawPerIteration, run } from "../harness.js";
 import { fmt, table } from "../report.js";
 
 // ---------------------------------------------------------------------------------------------

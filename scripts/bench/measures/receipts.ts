@@ -44,7 +44,7 @@ export async function benchReceipts(options: { quick?: boolean } = {}): Promise<
     writeFileSync(record, "");
     mkdirSync(join(work, "tmp"));
     const live = new LiveReceipts(() => join(work, "tmp"), { maxCost: 1e9 });
-    const controls = { id: run, cancel: async () => {}, warn: () => {}, emit: () => {} };
+    const controls = { id: run, cancel: async () => {}, warn: () => {}, emit: () => {}, runEnv: {}, progress: () => ({ iterations: 0, durationMs: 0 }), scriptExited: () => false };
     const vars = live.begin(controls) ?? {};
     const given = { cost: { usd: 0.0123, kind: "billed" }, tokens: { input: 1200, output: 340, cacheRead: 5000 }, model: "claude-sonnet-4-5" };
     const env = { LOOPX_RUN_ID: run, LOOPX_RUN_RECORD: record, LOOPX_ITERATION: "1", LOOPX_WORKFLOW: "w" };

@@ -16,7 +16,6 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-// @ts-expect-error: a plain .mjs script without types
 import { ensureNodeVersions, nodeVersions } from "../../node-versions.mjs";
 import type { Channel } from "../channels.js";
 import { type RawCommand, type Timing, loopxRun, medianTiming, perIteration, rawPerIteration, runOk } from "../harness.js";

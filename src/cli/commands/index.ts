@@ -1,12 +1,10 @@
-import type { CommandGroup } from "../command-spec.js";
+import type { CommandGroup, CommandGroups } from "../command-spec.js";
 
 /**
  * The top-level commands in the order the help lists them. Each group's module loads only when
  * that command runs: start-up of `loopx version` / `loopx output` must not pay for discovery, the
  * engine or install code.
  */
-export type CommandGroups = Record<string, () => Promise<CommandGroup>>;
-
 export const COMMAND_GROUPS: CommandGroups = {
   run: async () => oneCommand("run", (await import("./run.js")).RunCommand),
   version: async () => oneCommand("version", (await import("./version.js")).VersionCommand),
@@ -23,9 +21,4 @@ export const COMMAND_GROUPS: CommandGroups = {
 
 function oneCommand(name: string, command: CommandGroup["commands"][number]): CommandGroup {
   return { name, commands: [command] };
-}
-
-/** Every command group, for the top-level help and the catalog. */
-export async function loadCommandGroups(groups: CommandGroups = COMMAND_GROUPS): Promise<CommandGroup[]> {
-  return Promise.all(Object.values(groups).map((load) => load()));
 }

@@ -1,7 +1,7 @@
 import { Command, Option } from "clipanion";
 import { parseDuration } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
-import { budgetOptions, parseCount, parseDurationOption, valueOption } from "../options.js";
+import { budgetOptions, optionalValueOption, parseCount, parseDurationOption, repeatedOption, valueOption } from "../options.js";
 
 /**
  * `loopx run [options] <workflow>[:<script>]` (spec §4.1, §4.2). Its options are declared here
@@ -48,6 +48,15 @@ or --max-tokens <count>, no script starts once the run's totals reach the budget
 one line naming the budget and the total, and exits 3. 'loopx runs resume <id> --max-cost <more>'
 raises it.
 
+Worktrees (loopx's own addition): --worktree runs the loop in a new git worktree, on a new
+branch loopx/<name> made from the project's HEAD, under $XDG_STATE_HOME/loopx/worktrees/; the
+project's untracked .loopx/ is copied in (node_modules directories as symlinks), and each
+--worktree-copy path too. Uncommitted changes of your tree are not carried over. At the end a
+worktree with no new commit and no change is removed with its branch; otherwise it is kept and
+one line names its branch, its path and how to review it. 'loopx runs clean' removes the kept
+worktrees of ended runs. A run without --worktree warns when another live run of the same
+workflow works in the same tree.
+
 No strays (loopx's own addition): processes that left the script's process group (setsid,
 detached children, daemons) but still carry the run's LOOPX_RUN_ID are ended (SIGTERM, the
 remaining grace, SIGKILL) when the run is interrupted, times out or fails; after a normal end
@@ -65,6 +74,8 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
   maxCost = valueOption("--max-cost", "usd", "Budget: no script starts once the run's billed cost reaches <usd>; exit 3 (loopx's own addition)");
   countEstimates = Option.Boolean("--count-estimates", false, { description: "With --max-cost: estimated cost counts too (loopx's own addition)" });
   maxTokens = valueOption("--max-tokens", "count", "Budget: no script starts once the run's tokens reach <count>; exit 3 (loopx's own addition)");
+  worktree = optionalValueOption("--worktree", "worktree-name", "Run in a new git worktree on branch loopx/<name> (default name: the run id; loopx's own addition)");
+  worktreeCopy = repeatedOption("--worktree-copy", "path", "Copy this untracked path into the worktree too (repeatable; loopx's own addition)");
   summary = Option.Boolean("--summary", false, { description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" });
   targets = Option.Rest({ name: "target" });
 
@@ -114,6 +125,8 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
       ...(this.onEnd !== undefined ? { onEnd: this.onEnd } : {}),
       argv: process.argv.slice(2),
       features,
+      ...(this.worktree !== undefined && this.worktree !== false ? { worktree: this.worktree } : {}),
+      ...(this.worktreeCopy !== undefined ? { worktreeCopy: this.worktreeCopy } : {}),
     });
   }
 }

@@ -2,6 +2,7 @@ import { Command, Option } from "clipanion";
 import { UsageError } from "../../core/errors.js";
 import type { CommandGroup } from "../command-spec.js";
 import { budgetOptions, parseCount, parseDurationOption, valueOption } from "../options.js";
+import { RunsCleanCommand } from "./runs-clean.js";
 
 /** `loopx runs` (loopx's own extension): the run records under $XDG_STATE_HOME/loopx/runs/. */
 
@@ -146,8 +147,8 @@ export class RunsServeCommand extends Command {
 
 export const RUNS_COMMANDS: CommandGroup = {
   name: "runs",
-  commands: [RunsListCommand, RunsShowCommand, RunsTailCommand, RunsStopCommand, RunsPauseCommand, RunsContinueCommand, RunsResumeCommand, RunsServeCommand],
-  description: "Recent runs, one run's iterations, follow, stop, pause, continue\nor resume a run, a dashboard (loopx's own addition; see 'loopx runs -h')",
+  commands: [RunsListCommand, RunsShowCommand, RunsTailCommand, RunsStopCommand, RunsPauseCommand, RunsContinueCommand, RunsResumeCommand, RunsServeCommand, RunsCleanCommand],
+  description: "Recent runs, one run's iterations, follow, stop, pause, continue\nor resume a run, a dashboard, clean worktrees (loopx's own addition;\nsee 'loopx runs -h')",
   details: `loopx's own addition. Every 'loopx run' writes a record of its events, one JSON object per line,
 to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx/runs/); the
 newest 200 are kept, each at most LOOPX_RECORD_MAX_BYTES (default 8 MiB: the first and the last
@@ -176,5 +177,10 @@ running runs again with exactly the bytes it got on stdin. Nothing to resume aft
 'runs serve' listens on 127.0.0.1:7420 (--port 0: any free port) and prints its URL once, with
 a random token every request must carry. Another --host is allowed, with a warning: anyone who
 reaches it with the URL can watch and steer your runs. --open opens the URL in a browser.
+
+'runs clean' removes the git worktrees (and their loopx/<name> branches) that ended
+'loopx run --worktree' runs kept, this project's (--all: every project's): never a live run's;
+one whose branch has commits its repository's HEAD does not contain, or with uncommitted
+changes, only with --force. --dry-run lists what it would do.
 `,
 };

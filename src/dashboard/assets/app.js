@@ -87,7 +87,7 @@ function costText(billed, estimate) {
 
 /** "$0.30 · $3.00 est. · 3.45k tokens" for a run's totals (from its receipts); "" without any. */
 function usedText(totals) {
-  if (!totals || !totals.receipts) return "";
+  if (!totals?.receipts) return "";
   const tokens = Object.values(totals.tokens).reduce((sum, n) => sum + n, 0);
   return [costText(totals.costUsd.billed, totals.costUsd.estimate), `${formatTokens(tokens)} tokens`].filter(Boolean).join(" · ");
 }
@@ -125,7 +125,8 @@ function runsPage() {
   main.replaceChildren(
     h("h1", {}, "Runs"),
     h("div", { class: "filters" }, h("label", {}, "Project ", project), h("label", {}, "State ", state)),
-    h("table", {}, h("thead", {}, h("tr", {}, ...["Run", "State", "Project", "Target", "Started", "Duration", "Iterations", "Cost", "Tokens", "Ending"].map((t, i) => h("th", { class: i >= 5 && i <= 8 ? "num" : undefined }, t)))), body),
+    // The table scrolls inside its box on a narrow screen (a phone): the page never scrolls sideways.
+    h("div", { class: "table-box" }, h("table", {}, h("thead", {}, h("tr", {}, ...["Run", "State", "Project", "Target", "Started", "Duration", "Iterations", "Cost", "Tokens", "Ending"].map((t, i) => h("th", { class: i >= 5 && i <= 8 ? "num" : undefined }, t)))), body)),
     empty,
   );
 
@@ -155,7 +156,7 @@ function runsPage() {
           h("td", {}, h("a", { href: url(`/runs/${run.id}`) }, run.id)),
           h("td", {}, stateBadge(run)),
           h("td", { class: "text" }, run.project),
-          h("td", {}, run.target),
+          h("td", {}, run.worktree ? `${run.target} · ${run.worktree.branch}` : run.target),
           h("td", {}, run.start ? formatLocalTime(run.start) : ""),
           h("td", { class: "num", "data-ticking": GOING.includes(run.state) ? run.id : undefined }, formatElapsed(elapsed(run))),
           h("td", { class: "num iterations" }, String(run.iterations) + (run.maxIterations === null || run.maxIterations === undefined ? "" : `/${run.maxIterations}`)),
@@ -225,10 +226,10 @@ function runPage(id) {
     costSection,
     h("h2", {}, "Iterations"),
     pager,
-    h("table", {}, h("thead", {}, h("tr", {}, ...["#", "Target", "Duration", "Exit", "Next", "Result"].map((t, i) => h("th", { class: i === 0 || i === 2 ? "num" : undefined }, t)))), body),
+    h("div", { class: "table-box" }, h("table", {}, h("thead", {}, h("tr", {}, ...["#", "Target", "Duration", "Exit", "Next", "Result"].map((t, i) => h("th", { class: i === 0 || i === 2 ? "num" : undefined }, t)))), body)),
   );
   chart.addEventListener("click", (e) => {
-    const first = e.target && e.target.getAttribute && e.target.getAttribute("data-last");
+    const first = e.target?.getAttribute?.("data-last");
     if (first) {
       from = Number(first);
       refresh();
@@ -258,6 +259,7 @@ function runPage(id) {
       ["Ended", GOING.includes(run.state) ? "not yet" : run.ending || run.state],
     ];
     if (run.totals) rows.push(["Used", usedText(run.totals)]);
+    if (run.worktree) rows.push(["Worktree", `${run.worktree.branch} · ${run.worktree.path}`]);
     if (run.resumed) rows.push(["Resumed", `${formatLocalTime(run.resumed.time)} at iteration ${run.resumed.n} · ${run.resumed.target}`]);
     if (run.message) rows.push(["Message", run.message]);
     rows.push(["Process", `pid ${run.pid} · loopx ${run.version} (${run.runtime})`]);
@@ -299,7 +301,9 @@ function runPage(id) {
     nodes.push(svg("line", { x1: 0, x2: W, y1: BASE + 0.5, y2: BASE + 0.5, stroke: "#c8ced8" }));
     if (t.perColumn === 1 && n <= 40) {
       // Few iterations: each bar gets its number.
-      t.columns.forEach((c, i) => nodes.push(svg("text", { class: "axis", x: i * width + width / 2, y: 208, "text-anchor": "middle" }, String(c[0]))));
+      t.columns.forEach((c, i) => {
+        nodes.push(svg("text", { class: "axis", x: i * width + width / 2, y: 208, "text-anchor": "middle" }, String(c[0])));
+      });
     } else {
       nodes.push(svg("text", { class: "axis", x: 2, y: 208 }, t.count ? "1" : "no iterations yet"));
       if (t.count > 1) nodes.push(svg("text", { class: "axis", x: W - 2, y: 208, "text-anchor": "end" }, `${t.count}${t.perColumn > 1 ? ` · ${t.perColumn} iterations per bar` : ""}`));

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { fs } from "../../os/builtins.js";
 import { TRANSFORMED, transformFile } from "./transform.js";
 
-export const OWN_ENTRY = new URL("../../script.js", import.meta.url).href;
+const OWN_ENTRY = new URL("../../script.js", import.meta.url).href;
 const SCRIPT_FILE = /\.(?:js|jsx|ts|tsx|mts)$/;
 
 export interface ResolveResult {
@@ -29,11 +29,11 @@ export interface LoadResult {
   shortCircuit?: boolean;
 }
 
-export function isLoopx(specifier: string): boolean {
+function isLoopx(specifier: string): boolean {
   return specifier === "loopx" || specifier.startsWith("loopx/");
 }
 
-export function notFound(error: unknown): boolean {
+function notFound(error: unknown): boolean {
   const code = (error as { code?: string } | null)?.code;
   return code === "ERR_MODULE_NOT_FOUND" || code === "ERR_UNSUPPORTED_DIR_IMPORT";
 }
@@ -41,7 +41,7 @@ export function notFound(error: unknown): boolean {
 const EXTENSIONS = [".ts", ".tsx", ".js", ".jsx"];
 
 /** Other specifiers to try, in order, when a relative or absolute specifier was not found. */
-export function alternatives(specifier: string): string[] {
+function alternatives(specifier: string): string[] {
   if (!/^(?:\.{1,2}\/|\/|file:)/.test(specifier) && specifier !== "." && specifier !== "..") return [];
   const query = specifier.search(/[?#]/);
   const [path, suffix] = query < 0 ? [specifier, ""] : [specifier.slice(0, query), specifier.slice(query)];
@@ -93,7 +93,7 @@ export function* resolutionSteps(specifier: string): Generator<string, ResolveRe
 }
 
 /** Script files and their local modules outside node_modules are ES modules, whatever package.json says. */
-export function withFormat(resolved: ResolveResult): ResolveResult {
+function withFormat(resolved: ResolveResult): ResolveResult {
   const { url } = resolved;
   if (url.startsWith("file:") && !url.includes("/node_modules/") && SCRIPT_FILE.test(url.replace(/[?#].*$/s, ""))) {
     return { ...resolved, format: "module" };

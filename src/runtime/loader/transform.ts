@@ -29,8 +29,8 @@ const LOADERS: Record<string, "ts" | "tsx" | "jsx"> = { ".ts": "ts", ".mts": "ts
 /** Files loopx transforms: TypeScript and JSX (plain .js/.mjs runs as Node loads it). */
 export const TRANSFORMED = /\.(?:ts|mts|tsx|jsx)$/;
 
-export const MAX_ENTRIES = 2000;
-export const MAX_BYTES = 64 * 1024 * 1024;
+const MAX_ENTRIES = 2000;
+const MAX_BYTES = 64 * 1024 * 1024;
 
 /** The tsconfig.json that applies: the nearest one from the script's cwd (the workflow directory) up, as tsx finds it. */
 function findTsconfig(from: string): string | undefined {
@@ -56,7 +56,7 @@ function workflowTsconfig(): string | undefined {
  * `jsxFactory`, `jsxFragmentFactory`, `jsxImportSource`) or a pragma in the file says otherwise.
  * esbuild reads tsconfig's JSON-with-comments text itself; `extends` is not followed.
  */
-export function esbuildOptions(path: string): { loader: "ts" | "tsx" | "jsx"; format: "esm"; sourcemap: "inline"; sourcefile: string; tsconfigRaw?: string } {
+function esbuildOptions(path: string): { loader: "ts" | "tsx" | "jsx"; format: "esm"; sourcemap: "inline"; sourcefile: string; tsconfigRaw?: string } {
   const raw = workflowTsconfig();
   return {
     loader: LOADERS[extname(path)] ?? "ts",
@@ -67,7 +67,7 @@ export function esbuildOptions(path: string): { loader: "ts" | "tsx" | "jsx"; fo
   };
 }
 
-export function cacheDirectory(): string {
+function cacheDirectory(): string {
   return join(loopxDir("cache"), "transform");
 }
 

@@ -10,10 +10,10 @@ import { runtimeName } from "./runtime.js";
 import { standalonePlatform } from "./standalone.js";
 import type { JsLauncher, Platform } from "./types.js";
 
-export { distPath, loopxBin, runtimeName, type RuntimeName } from "./runtime.js";
-export type { JsLauncher, Platform } from "./types.js";
+export { loopxBin, runtimeName } from "./runtime.js";
+export type { JsLauncher } from "./types.js";
 
-export const platform: Platform = runtimeName === "node" ? nodePlatform : runtimeName === "bun" ? bunPlatform : standalonePlatform;
+const platform: Platform = runtimeName === "node" ? nodePlatform : runtimeName === "bun" ? bunPlatform : standalonePlatform;
 
 /** Starts a script as the leader of a new process group (stdout captured, stderr inherited). */
 export function spawnScript(spec: SpawnSpec): ScriptProcess {

@@ -20,7 +20,7 @@ declare const __LOOPX_HELPERS_JS__: string | undefined;
 declare const __LOOPX_PRELOAD_JS__: string | undefined;
 declare const __LOOPX_ENV_PRELOAD_JS__: string | undefined;
 
-export interface HelperCache {
+interface HelperCache {
   /** Directory for NODE_PATH: holds `loopx/` (package.json + index.js: the script-facing entry, script.ts, bundled). */
   nodePath: string;
   /** The Bun preload that keeps scripts ESM-only (and does what envPreload does). */
@@ -102,7 +102,7 @@ let cached: HelperCache | undefined;
  * do not match byte for byte is replaced. Where that cannot be written, the entry goes to a private
  * directory under the temp dir (privateTempRoot).
  */
-export function helperCache(): HelperCache {
+function helperCache(): HelperCache {
   if (cached) return cached;
   const files = helperFiles();
   const key = `${VERSION}-${sha256(Object.values(files).join("\0")).slice(0, 16)}`;

@@ -6,7 +6,8 @@
 import { Command, Option } from "clipanion";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { commandCatalog } from "../../../src/cli/catalog.js";
-import { COMMAND_GROUPS, type CommandGroups } from "../../../src/cli/commands/index.js";
+import type { CommandGroups } from "../../../src/cli/command-spec.js";
+import { COMMAND_GROUPS } from "../../../src/cli/commands/index.js";
 import { OutputCommand } from "../../../src/cli/commands/output.js";
 import { VersionCommand } from "../../../src/cli/commands/version.js";
 import { main } from "../../../src/cli/main.js";
@@ -135,9 +136,9 @@ describe("an option added to a command class is accepted, shown and listed (no o
 
 describe("the catalog of loopx's own commands", () => {
   it("lists every command with its options, value kinds and arguments", async () => {
-    const catalog = await commandCatalog();
+    const catalog = await commandCatalog(COMMAND_GROUPS);
     const byPath = new Map(catalog.map((command) => [command.path.join(" "), command]));
-    expect([...byPath.keys()]).toEqual(["run", "version", "output", "env set", "env remove", "env list", "install", "init", "runs", "runs show", "runs tail", "runs stop", "runs pause", "runs continue", "runs resume", "runs serve", "note", "receipt", "otel test", "completion"]);
+    expect([...byPath.keys()]).toEqual(["run", "version", "output", "env set", "env remove", "env list", "install", "init", "runs", "runs show", "runs tail", "runs stop", "runs pause", "runs continue", "runs resume", "runs serve", "runs clean", "note", "receipt", "otel test", "completion"]);
     const run = byPath.get("run")!;
     expect(run.options.map((option) => [option.names.join(","), option.value?.kind])).toEqual([
       ["-n", "count"],
@@ -149,6 +150,8 @@ describe("the catalog of loopx's own commands", () => {
       ["--max-cost", "usd"],
       ["--count-estimates", undefined],
       ["--max-tokens", "count"],
+      ["--worktree", undefined],
+      ["--worktree-copy", "path"],
       ["--summary", undefined],
     ]);
     expect(run.arguments).toEqual([{ kind: "target", placeholder: "<workflow>[:<script>]", required: false, rest: true }]);

@@ -340,12 +340,12 @@ describe("scanScriptFiles / isWorkflowDir / workflowIssues", () => {
   });
 
   it("workflowIssues reports bad workflow name, bad script names and collisions", () => {
-    expect(workflowIssues("ok", [{ fileName: "index.sh", base: "index", ext: ".sh" }])).toStrictEqual([]);
+    expect(workflowIssues("ok", [{ fileName: "index.sh", base: "index" }])).toStrictEqual([]);
     expect(
       workflowIssues("bad name", [
-        { fileName: "a.sh", base: "a", ext: ".sh" },
-        { fileName: "a.ts", base: "a", ext: ".ts" },
-        { fileName: "-x.sh", base: "-x", ext: ".sh" },
+        { fileName: "a.sh", base: "a" },
+        { fileName: "a.ts", base: "a" },
+        { fileName: "-x.sh", base: "-x" },
       ]),
     ).toHaveLength(3);
   });

@@ -1,5 +1,5 @@
 /**
- * The host's globals a pure module must not use (src/core/, records/report.ts), outside comments and
+ * The host's globals a pure module must not use (src/core/, the pure modules of src/records/), outside comments and
  * string literals: no import brings them in, so the dependency rules cannot see them.
  */
 const FORBIDDEN_GLOBALS: Array<[string, RegExp]> = [

@@ -13,7 +13,7 @@ export const ROOT = "/project";
 export const GLOBAL_ENV = "/config/loopx/env";
 
 /** The project most cases use: two workflows, one without index, one directory without scripts. */
-export const STANDARD = [
+const STANDARD = [
   ".loopx/ralph/index.sh",
   ".loopx/ralph/check-ready.sh",
   ".loopx/ralph/other.ts",
@@ -25,7 +25,7 @@ export const STANDARD = [
   ".loopx/docs/README.md",
 ];
 
-export interface Call {
+interface Call {
   label: string;
   workflow: string;
   script: string;

@@ -20,6 +20,11 @@ describe("run options", () => {
     const onEvent = () => {};
     expect(validateRunOptions({ maxIterations: 0, env: { A: "1" }, timeout: 1.5, maxTime: 10, onEvent })).toStrictEqual({ maxIterations: 0, env: { A: "1" }, timeout: 1.5, maxTime: 10, onEvent, onEnd: undefined, budget: undefined });
     expect(validateRunOptions({})).toStrictEqual({ maxIterations: undefined, env: {}, timeout: undefined, maxTime: undefined, onEvent: undefined, onEnd: undefined, budget: undefined });
+    // --worktree only when asked for (src/worktree/option.ts).
+    expect(validateRunOptions({ worktree: "a", worktreeCopy: ["specs"] }).worktree).toEqual({ name: "a", copy: ["specs"] });
+    expect(validateRunOptions({ worktree: true }).worktree).toEqual({ copy: [] });
+    expect(() => validateRunOptions({ worktree: 1 })).toThrow(/^worktree must be true or a name, got 1$/);
+    expect(() => validateRunOptions({ worktree: true, worktreeCopy: "specs" })).toThrow(/^worktreeCopy must be an array of paths/);
   });
 
   it.each<[string, object, RegExp]>([

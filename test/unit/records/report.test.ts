@@ -1,11 +1,14 @@
 /**
- * The pure side of run records (src/records/report.ts): wording of endings, reading records that
+ * The pure side of run records (src/records/parse.ts, run-state.ts, wording.ts, tables.ts): wording of endings, reading records that
  * were cut off by a crash or written by a newer loopx, and the states `loopx runs` derives.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { IterationEndEvent, LoopEvent, RunEndEvent, RunStartEvent } from "../../../src/core/events.js";
-import { describeEnding, durationBar, formatElapsed, parseRecord, resultExcerpt, summarizeRun } from "../../../src/records/report.js";
+import { parseRecord } from "../../../src/records/parse.js";
+import { summarizeRun } from "../../../src/records/run-state.js";
+import { durationBar } from "../../../src/records/tables.js";
+import { describeEnding, formatElapsed, resultExcerpt } from "../../../src/records/wording.js";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 const at = (ms: number) => new Date(T0 + ms).toISOString();

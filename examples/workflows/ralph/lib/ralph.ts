@@ -164,7 +164,7 @@ function finish(state: State, tmp: string, reason: string, code: number): never 
 export async function runRalph(mode: Mode): Promise<void> {
   const s = settings(mode);
   const tmp = runDir(NAME);
-  let state = readState<State>(tmp, STATE) ?? initialize(mode, s, tmp);
+  const state = readState<State>(tmp, STATE) ?? initialize(mode, s, tmp);
 
   // Ctrl-C / SIGTERM / SIGHUP reach this script's process group; the agent, in a group of its own,
   // gets them passed on (run-agent.ts). Let the agent die, then close the iteration and the

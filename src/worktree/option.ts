@@ -1,0 +1,20 @@
+import { describeValue } from "../core/describe.js";
+import { LoopxError } from "../core/errors.js";
+import type { WorktreeOption } from "./part.js";
+import { checkWorktreeName } from "./place.js";
+
+/**
+ * RunOptions.worktree (`--worktree[=<name>]`) and RunOptions.worktreeCopy (`--worktree-copy`),
+ * checked: undefined when the run works in the project's own tree (the default, which costs nothing).
+ */
+export function validateWorktreeOption(worktree: unknown, copy: unknown): WorktreeOption | undefined {
+  if (copy !== undefined && (!Array.isArray(copy) || copy.some((path) => typeof path !== "string" || path === "" || path.includes("\0")))) {
+    throw new LoopxError(`worktreeCopy must be an array of paths, got ${Array.isArray(copy) ? "an array holding a non-path" : describeValue(copy)}`);
+  }
+  if (worktree === undefined || worktree === false) {
+    if (copy !== undefined && copy.length > 0) throw new LoopxError("worktreeCopy (--worktree-copy) needs worktree (--worktree)");
+    return undefined;
+  }
+  if (worktree !== true && typeof worktree !== "string") throw new LoopxError(`worktree must be true or a name, got ${describeValue(worktree)}`);
+  return { ...(typeof worktree === "string" ? { name: checkWorktreeName(worktree) } : {}), copy: (copy as string[] | undefined) ?? [] };
+}

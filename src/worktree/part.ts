@@ -1,0 +1,57 @@
+import type { RunPart } from "../core/run-session.js";
+import type { WorktreeInfo } from "../core/worktree-events.js";
+import { createWorktree } from "./create.js";
+import { finishWorktree } from "./finish.js";
+import type { Env } from "./git.js";
+
+/**
+ * A run's worktree, composed by the engine: made (or, for a resume, taken over) before discovery,
+ * so that the run's project root is inside it; its end rules applied once when the run ends.
+ */
+
+/** RunOptions.worktree / --worktree, checked: the name (undefined: the run id) and the paths to copy. */
+export interface WorktreeOption {
+  name?: string;
+  copy: string[];
+}
+
+export class RunWorktree {
+  private finishing: Promise<void> | undefined;
+
+  private constructor(
+    readonly info: WorktreeInfo,
+    /** The run's project root, inside the worktree. */
+    readonly projectRoot: string,
+    private readonly env: Env,
+    private readonly notify: (line: string) => void,
+  ) {}
+
+  /** Makes the worktree of a new run (see create.ts); one line on `notify` if the main tree has uncommitted changes. */
+  static async create(option: WorktreeOption, run: { id: string; projectRoot: string; env: Env; warn(message: string): void; notify(line: string): void }): Promise<RunWorktree> {
+    const made = await createWorktree({ projectRoot: run.projectRoot, name: option.name ?? run.id, copy: option.copy, env: run.env });
+    if (made.uncommitted > 0) {
+      const files = `${made.uncommitted} file${made.uncommitted === 1 ? "" : "s"}`;
+      run.warn(`uncommitted changes in ${made.info.repo} (${files}) are not in the worktree: it starts from the last commit, ${made.info.base.slice(0, 12)}`);
+    }
+    return new RunWorktree(made.info, made.projectRoot, run.env, run.notify);
+  }
+
+  /** The worktree of a run that goes on (a resume): it is where the run left it. */
+  static adopt(info: WorktreeInfo, projectRoot: string, env: Env, notify: (line: string) => void): RunWorktree {
+    return new RunWorktree(info, projectRoot, env, notify);
+  }
+
+  /** The end rules (finish.ts), once, however many times asked (the part's end, the engine's conclusion). */
+  finish(): Promise<void> {
+    this.finishing ??= finishWorktree(this.info, this.env).then(
+      (line) => void (line !== undefined && this.notify(line)),
+      (error: unknown) => this.notify(`worktree ${this.info.path}: ${error instanceof Error ? error.message : String(error)}`),
+    );
+    return this.finishing!;
+  }
+
+  /** Ends with the run: after its scripts are gone, before run.end. */
+  get part(): RunPart {
+    return { end: () => this.finish() };
+  }
+}

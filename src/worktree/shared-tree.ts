@@ -1,0 +1,61 @@
+import type { RunPart } from "../core/run-session.js";
+import type { RecordEvent, RunStartEvent } from "../core/events.js";
+import { parseRecord, recordEvent } from "../records/parse.js";
+import { lastSitting } from "../records/run-state.js";
+import { listRecordIds, readRecordEnds, readRecordHead, readRecordLastLine, runProcessAlive } from "../records/store.js";
+
+/**
+ * The warning of a run started without --worktree where another live run of the same workflow
+ * works in the same project (loopx's own addition): both would share the working tree, the git
+ * index and the workflow's files. One line naming the other run and suggesting --worktree, and a
+ * `tree.shared` event in the record. Looked for once, when the run begins, in the run records
+ * (a record's first line first; only a match is read further).
+ */
+
+function workflowOf(target: string): string {
+  return target.split(":")[0]!;
+}
+
+/** The first live run (not `self`) of `workflow` in `projectRoot`, from the records in `dir`. */
+function liveRunSharing(dir: string, self: string, projectRoot: string, workflow: string): { id: string; pid: number } | undefined {
+  for (const id of listRecordIds(dir)) {
+    if (id === self) continue;
+    const head = readRecordHead(dir, id);
+    if (head === undefined || !head.includes(JSON.stringify(projectRoot).slice(1, -1))) continue;
+    let start: RecordEvent | number | undefined;
+    try {
+      start = recordEvent(JSON.parse(head));
+    } catch {
+      continue;
+    }
+    if (typeof start !== "object" || start.type !== "run.start" || start.projectRoot !== projectRoot || workflowOf(start.target) !== workflow) continue;
+    // Most such records are of runs that ended: their last line says so, read from the end alone.
+    if (readRecordLastLine(dir, id)?.includes('"type":"run.end"')) continue;
+    let events: RecordEvent[];
+    try {
+      events = parseRecord(readRecordEnds(dir, id)).events;
+    } catch {
+      continue;
+    }
+    const sitting = lastSitting(events);
+    if (events[events.length - 1]?.type !== "run.end" && sitting && runProcessAlive(sitting)) return { id, pid: sitting.pid };
+  }
+  return undefined;
+}
+
+export function sharedTreePart(dir: string): RunPart {
+  let start: RunStartEvent | undefined;
+  return {
+    onEvent(event) {
+      if (event.type === "run.start") start = event;
+    },
+    begin(controls) {
+      if (!start) return;
+      const workflow = workflowOf(start.target);
+      const other = liveRunSharing(dir, controls.id, start.projectRoot, workflow);
+      if (!other) return;
+      controls.warn(`run ${other.id} (pid ${other.pid}) of workflow ${workflow} is working in this tree too: both share its files and git index; run each with --worktree`);
+      controls.emit({ type: "tree.shared", other: other.id, workflow, pid: other.pid });
+    },
+  };
+}

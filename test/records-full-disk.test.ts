@@ -1,0 +1,83 @@
+/**
+ * A full disk under the run records (issue 35 item 4): $XDG_STATE_HOME on a small tmpfs (root
+ * only; skipped with the reason where mounting is impossible) filled to the last byte. The run
+ * goes on (one warning line); the record loses events while the disk is full, and once space is
+ * back (a script removes the filler) a `gap` line marks what was lost and the record goes on — its
+ * run.end is written, so `loopx runs` shows the run as it ended (limit), not as crashed. The
+ * writer is the same code on every channel: node only.
+ */
+import { execFileSync } from "node:child_process";
+import { appendFileSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { CHANNELS, isolatedEnv, makeProject, tempDir, warnings } from "./helpers.js";
+import { loopx } from "./fixtures/control/support.js";
+
+const mounted: string[] = [];
+afterAll(() => {
+  for (const dir of mounted) execFileSync("umount", ["-l", dir], { stdio: "pipe" });
+});
+
+function mountProblem(): string | undefined {
+  if (process.platform !== "linux") return "tmpfs mounts are Linux-only";
+  try {
+    const dir = tempDir("loopx-state-tmpfs-");
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=128k,mode=0755", "tmpfs", dir], { stdio: "pipe" });
+    mounted.push(dir);
+    return undefined;
+  } catch (error) {
+    return `mount -t tmpfs is not possible here (${(error as Error).message.split("\n")[0]})`;
+  }
+}
+const PROBLEM = mountProblem();
+
+/** Fills `path` (a file on the tmpfs) until the disk is full. */
+function fill(path: string): void {
+  const chunk = Buffer.alloc(1024, 120);
+  for (;;) {
+    try {
+      appendFileSync(path, chunk);
+    } catch {
+      for (let size = 512; size >= 1; size = Math.floor(size / 2)) {
+        try {
+          appendFileSync(path, chunk.subarray(0, size));
+        } catch {
+          // smaller
+        }
+      }
+      return;
+    }
+  }
+}
+
+describe.skipIf(PROBLEM !== undefined)(`run records on a full disk${PROBLEM ? ` — skipped: ${PROBLEM}` : ""}`, () => {
+  it("events lost while the disk is full are marked with a gap once space is back; run.end is written", async () => {
+    const state = mounted[0]!;
+    const filler = join(state, "filler");
+    mkdirSync(join(state, "loopx", "runs"), { recursive: true });
+    mkdirSync(join(state, "loopx", "control"), { recursive: true, mode: 0o700 });
+    const cwd = makeProject({
+      ".loopx/main/index.sh": `#!/bin/bash\n[ "$LOOPX_ITERATION" = 4 ] && rm -f "${filler}"\necho '{"result":"ok"}'\n`,
+    });
+    const env = isolatedEnv({ XDG_STATE_HOME: state });
+    // The record is created (run.start fits), then the disk fills up.
+    const first = await loopx(CHANNELS[0]!, ["run", "-n", "1", "main"], cwd, env);
+    expect(first.code, first.stderr).toBe(0);
+    fill(filler);
+    const result = await loopx(CHANNELS[0]!, ["run", "-n", "8", "main"], cwd, env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(warnings(result.stderr)).toHaveLength(1);
+    expect(result.stderr).toContain("the events lost are marked in it once it can be written again");
+    const runs = join(state, "loopx", "runs");
+    const records = readdirSync(runs).filter((name) => name.endsWith(".jsonl")).sort();
+    const lines = readFileSync(join(runs, records.at(-1)!), "utf8").trimEnd().split("\n").map((line) => JSON.parse(line));
+    const gap = lines.find((event) => event.type === "gap");
+    expect(gap).toMatchObject({ reason: "disk" });
+    expect(gap.iterations).toBeGreaterThanOrEqual(3);
+    expect(lines.at(-1)).toMatchObject({ type: "run.end", reason: "limit", iterations: 8 });
+    const listed = await loopx(CHANNELS[0]!, ["runs", "--json"], cwd, env);
+    expect(listed.stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line).state)).toEqual(["limit", "limit"]);
+    const shown = await loopx(CHANNELS[0]!, ["runs", "show", "latest"], cwd, env);
+    expect(shown.stdout, shown.stdout).toMatch(/iterations? \(\d+ bytes of record\) lost here: the record could not be written \(disk full\)/);
+  });
+});
