@@ -20,6 +20,7 @@ const ALLOWED = [
   ["parts", "records", "progress words a run's end as `loopx runs` does (records/wording.ts)"],
   ["guardian", "records", "the guardian appends run.end to the record of a run whose loopx died"],
   ["guardian", "parts", "the guardian ends a dead run's strays and scratch dir as those parts would"],
+  ["hooks", "records", "the hook's JSON names the run's record (records/paths.ts)"],
   ["receipts", "records", "a receipt is appended to the run's record the way a note is (records/note.ts)"],
   ["hooks", "records", "the end-of-run hook words the ending as `loopx runs` does and reads a resumed run's start from its record"],
   ["guardian", "hooks", "the guardian runs the end-of-run hook of a run whose loopx died"],

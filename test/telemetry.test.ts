@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startReceiver, type Receiver, type ReceivedSpan } from "./fixtures/otlp/receiver.js";
-import { CLIS, isolatedEnv, makeProject, runCli, sh, sleep, startLoopx, waitFor, type Cli } from "./helpers.js";
+import { CLIS, consumer, isolatedEnv, makeProject, runCli, runConsumer, RUNTIMES, sh, sleep, startLoopx, waitFor, type Cli } from "./helpers.js";
 
 let receiver: Receiver;
 beforeAll(async () => {
@@ -217,6 +217,24 @@ $LOOPX_BIN output --result spent`),
     }
     await sleep(200);
     expect(receiver.requests.length).toBe(before);
+  });
+
+  it("the API: RunOptions.telemetry turns it on for that run only (and false keeps LOOPX_OTEL's run off)", async () => {
+    const dir = consumer(
+      `import { runPromise } from "loopx";
+       await runPromise("w", { maxIterations: 1, telemetry: true });
+       await runPromise("w", { maxIterations: 1, telemetry: false, env: { SECOND: "1" } });
+       console.log(JSON.stringify({ ok: true }));`,
+      { ".loopx/w/index.sh": sh(`${SEEN}\n$LOOPX_BIN output --result "\${SECOND:-first}"`) },
+    );
+    const result = await runConsumer(RUNTIMES[0]!, dir, { env: otelEnv({ LOOPX_OTEL: "1" }) });
+    expect(result.json, result.stderr).toEqual({ ok: true });
+    const lines = seen(dir);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]!.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    expect(lines[1]!.traceparent).toBe("");
+    const id = lines[0]!.attributes.match(/loopx\.run\.id=([0-9a-z]+)/)![1]!;
+    expect(spansOf(id).find((span) => span.name === "loopx run")!.attributes["loopx.run.state"]).toBe("limit");
   });
 
   it("loopx otel test: OK with the collector up; one line and exit 1 with it down", async () => {

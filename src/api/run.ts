@@ -1,8 +1,7 @@
-import { isAbsolute, resolve } from "node:path";
-import { abortReason, LoopxError } from "../core/errors.js";
 import type { Output } from "../core/output.js";
 import type { LoopEvent } from "../core/events.js";
 import type { RunHandle, RunRequest } from "../engine/index.js";
+import type { ApiOptionName } from "../engine/options.js";
 
 
 export interface RunOptions {
@@ -72,6 +71,11 @@ export interface RunOptions {
    */
   onEnd?: string;
   /**
+   * loopx's own extension: export this run's traces and metrics to OpenTelemetry (true), or not
+   * (false); when not given, LOOPX_OTEL decides. OTEL_SDK_DISABLED=true always wins (`loopx otel test`).
+   */
+  telemetry?: boolean;
+  /**
    * loopx's own extension, as `loopx run --worktree[=<name>]`: the run works in a new git worktree
    * on branch `loopx/<name>` (true: named after the run id), made from the project's HEAD under
    * $XDG_STATE_HOME/loopx/worktrees/; removed at the end when nothing was committed or changed,
@@ -82,6 +86,12 @@ export interface RunOptions {
   worktreeCopy?: string[];
 }
 
+// Every API option of the run options table (engine/options.ts) is a documented field of RunOptions:
+// this does not compile otherwise, naming the missing field.
+type MissingApiFields = Exclude<ApiOptionName, keyof RunOptions>;
+const everyApiOptionDocumented: [MissingApiFields] extends [never] ? true : MissingApiFields = true;
+void everyApiOptionDocumented;
+
 /** RunOptions.env copied now (own enumerable keys); anything else is kept for the engine to reject. */
 function snapshotEnv(env: unknown): unknown {
   if (env === null || typeof env !== "object" || Array.isArray(env)) return env;
@@ -91,62 +101,20 @@ function snapshotEnv(env: unknown): unknown {
 
 /**
  * Runs a loop and yields each iteration's Output (spec §9.1). Never throws synchronously: every
- * error surfaces from the first `next()`. Options, cwd and the environment are snapshotted now.
+ * error surfaces from the first `next()`. Options, cwd and the environment are snapshotted now;
+ * the engine checks them (engine/options.ts), resume included.
  */
 export function run(target: string, options?: RunOptions): AsyncGenerator<Output, void, undefined> {
-  let request: RunRequest | undefined;
-  let setupError: unknown;
-  try {
-    const cwd = options?.cwd ?? process.cwd();
-    const envFile = options?.envFile;
-    request = {
-      target,
-      maxIterations: options?.maxIterations,
-      env: snapshotEnv(options?.env),
-      timeout: options?.timeout,
-      maxTime: options?.maxTime,
-      maxCost: options?.maxCost,
-      countEstimates: options?.countEstimates,
-      maxTokens: options?.maxTokens,
-      onEvent: options?.onEvent,
-      worktree: options?.worktree,
-      worktreeCopy: Array.isArray(options?.worktreeCopy) ? [...options.worktreeCopy] : options?.worktreeCopy,
-      onEnd: options?.onEnd,
-      envFile: envFile === undefined ? undefined : isAbsolute(envFile) ? envFile : resolve(cwd, envFile),
-      projectRoot: resolve(cwd),
-      baseEnv: { ...process.env },
-    };
-  } catch (error) {
-    setupError = error instanceof Error ? error : new LoopxError(String(error));
-  }
-  const resume = options?.resume;
-  if (resume !== undefined && request && setupError === undefined) {
-    const given = request;
-    return new LoopGenerator(
-      async () => {
-        if (typeof resume !== "string") throw new LoopxError(`resume must be a run id, got ${typeof resume}`);
-        const [{ prepareResume }, { validateMaxIterations }] = await Promise.all([import("../control/resume.js"), import("../engine/options.js")]);
-        const more = validateMaxIterations(given.maxIterations);
-        const prepared = prepareResume(given.baseEnv, resume, {
-          target,
-          ...(more !== undefined ? { maxIterations: more } : {}),
-          overrides: {
-            ...(given.envFile !== undefined ? { envFile: given.envFile } : {}),
-            ...(given.timeout !== undefined ? { timeout: given.timeout as number } : {}),
-            ...(given.maxTime !== undefined ? { maxTime: given.maxTime as number } : {}),
-            ...(typeof given.onEnd === "string" ? { onEnd: given.onEnd } : {}),
-            ...(given.maxCost !== undefined ? { maxCost: given.maxCost as number } : {}),
-            ...(given.countEstimates !== undefined ? { countEstimates: given.countEstimates as boolean } : {}),
-            ...(given.maxTokens !== undefined ? { maxTokens: given.maxTokens as number } : {}),
-          },
-        });
-        return { ...prepared.request, env: given.env, onEvent: given.onEvent };
-      },
-      { record: true, abortSignal: options?.signal, hostSignals: true },
-      undefined,
-    );
-  }
-  return new LoopGenerator(async () => request!, { record: options?.record === true, abortSignal: options?.signal, hostSignals: true }, setupError);
+  const { cwd, resume, ...given } = options ?? {};
+  const request: RunRequest = {
+    target,
+    options: { ...given, env: snapshotEnv(given.env) },
+    projectRoot: cwd ?? process.cwd(),
+    baseEnv: { ...process.env },
+    ...(resume !== undefined ? { resume: { id: resume } } : {}),
+    hostSignals: true,
+  };
+  return new LoopGenerator(request);
 }
 
 /** Runs a loop to its end and resolves with every Output (spec §9.2); rejects on any error. */
@@ -165,14 +133,10 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
   private handle: Promise<RunHandle> | undefined;
   private returned = false;
 
-  constructor(
-    private readonly request: () => Promise<RunRequest>,
-    private readonly features: { record: boolean; abortSignal: AbortSignal | undefined; hostSignals: boolean },
-    private setupError: unknown,
-  ) {}
+  constructor(private readonly request: RunRequest) {}
 
   private start(): Promise<RunHandle> {
-    this.handle ??= Promise.all([import("../engine/index.js"), this.request()]).then(([{ startRun }, request]) => startRun(request, this.features));
+    this.handle ??= import("../engine/index.js").then(({ startRun }) => startRun(this.request));
     return this.handle;
   }
 
@@ -187,21 +151,7 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
 
   async next(): Promise<IteratorResult<Output, void>> {
     if (this.returned) return { done: true, value: undefined };
-    const signal = this.features.abortSignal;
-    if (!this.handle && (signal?.aborted || this.setupError !== undefined)) {
-      // An abort before the first next() wins over a bad call (the engine would say the same).
-      this.returned = true;
-      throw signal?.aborted ? abortReason(signal) : this.setupError;
-    }
-    let handle: RunHandle;
-    try {
-      handle = await this.start();
-    } catch (error) {
-      // The run could not be set up (a resume that is refused): nothing ran, nothing to end.
-      this.returned = true;
-      throw error;
-    }
-    return handle.next();
+    return (await this.start()).next();
   }
 
   async return(): Promise<IteratorResult<Output, void>> {

@@ -50,20 +50,32 @@ function parseUsd(value: string, flag: string): number {
   return usd;
 }
 
-/** `--max-cost`, `--count-estimates`, `--max-tokens` as given (run, runs resume): checked values, only those given. */
-export function budgetOptions(given: { maxCost?: string; countEstimates?: boolean; maxTokens?: string }, resume = false): { maxCost?: number; countEstimates?: boolean; maxTokens?: number } {
-  // A resume may count estimates against the --max-cost the run recorded.
-  if (given.countEstimates && given.maxCost === undefined && !resume) throw new UsageError("--count-estimates needs --max-cost <usd>");
-  return {
-    ...(given.maxCost !== undefined ? { maxCost: parseUsd(given.maxCost, "--max-cost") } : {}),
-    ...(given.countEstimates ? { countEstimates: true } : {}),
-    ...(given.maxTokens !== undefined ? { maxTokens: parseCount(given.maxTokens, "--max-tokens") } : {}),
-  };
-}
-
 /** Parses a time limit (`--timeout 20m`): milliseconds, or a usage error naming the option. */
 export function parseDurationOption(value: string, flag: string): number {
   const parsed = parseDuration(value);
   if (!parsed.ok) throw new UsageError(`${flag}: ${parsed.error}`);
   return parsed.ms;
+}
+
+/**
+ * The text of a run option (engine/options.ts RUN_OPTIONS) as the value its check takes, by the
+ * kind of its value: a count, a duration in ms, dollars, a path; a usage error naming the option otherwise.
+ */
+export function parseOptionText(kind: ValueKind, text: string, flag: string): unknown {
+  switch (kind) {
+    case "count":
+      return parseCount(text, flag);
+    case "duration":
+      return parseDurationOption(text, flag);
+    case "usd":
+      return parseUsd(text, flag);
+    case "log-file":
+      if (text === "") throw new UsageError(`${flag} needs a file path`);
+      return text;
+    case "command":
+      if (text.trim() === "") throw new UsageError(`${flag} needs a command`);
+      return text;
+    default:
+      return text;
+  }
 }

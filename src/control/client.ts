@@ -7,10 +7,11 @@ import { parseRecord } from "../records/parse.js";
 import { summarizeRun } from "../records/run-state.js";
 import { loopxBin, runtimeName } from "../runtime/platform/runtime.js";
 import { readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
-import { pickRunId } from "../records/runs.js";
+import { isWholeRunId, resolveRunId } from "../records/run-id.js";
 import { controlDirs, knownRunIds, socketName } from "./paths.js";
 import type { ControlReply, ControlRequest } from "./protocol.js";
 import { prepareResume } from "./resume.js";
+import { otherOwner } from "../os/own-user.js";
 
 /**
  * Steering a run from another process (loopx's own addition): `loopx runs stop|pause|continue`,
@@ -41,13 +42,12 @@ export function createControlChannel(env: Env = process.env): ControlChannel {
 const REPLY_TIMEOUT_MS = 5000;
 
 /** The full id for `prefix`, among the runs with a control channel and the recorded ones. */
-function resolveId(env: Env, prefix: string): string {
+function steerableRunId(env: Env, prefix: string): string {
   const unreadable: string[] = [];
   const ids = knownRunIds(env, unreadable);
-  // A full id needs no listing (and works where the directories cannot be listed).
-  if (/^[0-9a-z]{15}$/.test(prefix)) return prefix;
-  if (ids.size === 0 && unreadable.length > 0) throw new LoopxError(`cannot look for run ${JSON.stringify(prefix)}: ${unreadable[0]}`);
-  return pickRunId([...ids], prefix, recordsDir(env));
+  // A whole id needs no listing (and works where the directories cannot be listed).
+  if (ids.size === 0 && unreadable.length > 0 && !isWholeRunId(prefix)) throw new LoopxError(`cannot look for run ${JSON.stringify(prefix)}: ${unreadable[0]}`);
+  return resolveRunId(prefix, [...ids], recordsDir(env), true);
 }
 
 /** Why a run without a live control channel cannot be steered, from its record. */
@@ -68,21 +68,20 @@ function notSteerable(env: Env, id: string): LoopxError {
 
 /** Sends one request to run `prefix`'s control channel; resolves with its answer, rejects with a one-line LoopxError. */
 export async function requestControl(env: Env, prefix: string, request: ControlRequest): Promise<string> {
-  const id = resolveId(env, prefix);
-  const uid = process.getuid?.();
+  const id = steerableRunId(env, prefix);
   for (const dir of controlDirs(env)) {
     const path = join(dir, socketName(id));
-    let owner: number;
+    let owner: number | undefined;
     try {
       const stat = lstatSync(path);
       if (!stat.isSocket()) continue;
-      owner = stat.uid;
+      owner = otherOwner(stat);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOENT" || code === "ENOTDIR") continue;
       throw new LoopxError(`cannot reach the control channel of run ${id}: ${fsReason(error)}`);
     }
-    if (uid !== undefined && owner !== uid) throw new LoopxError(`run ${id} belongs to another user (uid ${owner}): loopx steers only your own runs`);
+    if (owner !== undefined) throw new LoopxError(`run ${id} belongs to another user (uid ${owner}): loopx steers only your own runs`);
     const reply = await exchange(path, request).catch((error: NodeJS.ErrnoException) => {
       if (error.code === "ECONNREFUSED" || error.code === "ENOENT") {
         // The run died without removing its socket.

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { listRecordIds, recordsDir } from "../records/store.js";
+import { otherOwner } from "../os/own-user.js";
 
 /**
  * Where a run's control channel lives (loopx's own addition): a Unix socket `<run id>.sock` in a
@@ -43,9 +44,8 @@ export function privateDir(dir: string): string | undefined {
   try {
     const made = mkdirSync(dir, { recursive: true, mode: 0o700 });
     const stat = lstatSync(dir);
-    const uid = process.getuid?.();
     if (!stat.isDirectory()) throw new LoopxError(`${dir} is not a directory`);
-    if (uid !== undefined && stat.uid !== uid) throw new LoopxError(`${dir} belongs to another user (uid ${stat.uid})`);
+    if (otherOwner(stat) !== undefined) throw new LoopxError(`${dir} belongs to another user (uid ${stat.uid})`);
     if ((stat.mode & 0o077) !== 0) chmodSync(dir, 0o700);
     return made;
   } catch (error) {

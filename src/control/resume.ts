@@ -7,8 +7,10 @@ import type { RecordedOptions } from "../core/events.js";
 import type { WorktreeInfo } from "../core/worktree-events.js";
 import { formatTarget, parseTarget, runTargetOf } from "../core/target.js";
 import { readKeptInput } from "../records/input.js";
-import { closingPath, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
-import { resolveRunId } from "../records/runs.js";
+import { closingPath, listRecordIds, readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
+import { resolveRunId } from "../records/run-id.js";
+import { recordPath } from "../records/paths.js";
+import { otherOwner } from "../os/own-user.js";
 import { recordTotals, type RunTotals } from "../core/receipts.js";
 import { budgetReached } from "../core/budget.js";
 
@@ -46,26 +48,17 @@ export interface ResumeRequest {
   totals?: RunTotals;
 }
 
-/** The run as it started, with what is left of it: the engine's request for the resumed run. */
-interface ResumedRequest {
-  target: string;
-  maxIterations: number | undefined;
-  timeout: number | undefined;
-  maxTime: number | undefined;
-  maxCost: number | undefined;
-  countEstimates: boolean | undefined;
-  maxTokens: number | undefined;
-  envFile: string | undefined;
-  projectRoot: string;
-  baseEnv: Record<string, string | undefined>;
-  resume: ResumeRequest;
-}
-
+/** The run as it started, with what is left of it: what the engine plans the resumed run from. */
 export interface PreparedResume {
-  request: ResumedRequest;
   point: ResumePoint;
-  /** The recorded `--log` file (absolute), if the run had one. */
-  log: string | undefined;
+  /** The run's starting target ("workflow:script") and its project. */
+  target: string;
+  projectRoot: string;
+  /** The -n budget of the whole run (iterations done included); undefined when unlimited. */
+  maxIterations: number | undefined;
+  /** The options the run recorded at its start, with those given anew over them. */
+  recorded: RecordedOptions;
+  resume: ResumeRequest;
 }
 
 export function prepareResume(env: Record<string, string | undefined>, prefix: string, options: ResumeOptions = {}): PreparedResume {
@@ -79,11 +72,10 @@ export function prepareResume(env: Record<string, string | undefined>, prefix: s
 
 function prepare(env: Record<string, string | undefined>, prefix: string, options: ResumeOptions): PreparedResume {
   const dir = recordsDir(env);
-  const id = resolveRunId(dir, prefix);
-  const path = join(dir, `${id}.jsonl`);
-  const uid = process.getuid?.();
-  const owner = lstatSync(path).uid;
-  if (uid !== undefined && owner !== uid) throw new LoopxError(`run ${id} belongs to another user (uid ${owner}): loopx resumes only your own runs`);
+  const id = resolveRunId(prefix, listRecordIds(dir), dir);
+  const path = recordPath(dir, id);
+  const owner = otherOwner(lstatSync(path));
+  if (owner !== undefined) throw new LoopxError(`run ${id} belongs to another user (uid ${owner}): loopx resumes only your own runs`);
   const record = parseRecord(readRecordText(dir, id));
   if (record.newerVersion !== undefined) {
     throw newerRecordError(id, record.newerVersion);
@@ -119,30 +111,11 @@ function prepare(env: Record<string, string | undefined>, prefix: string, option
   refuseSpentBudget(id, recorded, totals);
   return {
     point,
-    log: recorded.log,
-    request: {
-      target: point.start.target,
-      maxIterations: point.maxIterations,
-      timeout: recorded.timeout,
-      maxTime: recorded.maxTime,
-      ...(recorded.onEnd !== undefined ? { onEnd: recorded.onEnd } : {}),
-      maxCost: recorded.maxCost,
-      countEstimates: recorded.countEstimates,
-      maxTokens: recorded.maxTokens,
-      envFile: recorded.envFile,
-      projectRoot,
-      baseEnv: env,
-      resume: {
-        runId: id,
-        target: point.target,
-        ...(stdin !== undefined ? { stdin } : {}),
-        iterations: point.n - 1,
-        elapsedMs: point.elapsedMs,
-        totals,
-        // It ran with --worktree: it goes on in its worktree (projectRoot is inside it).
-        ...(point.start.worktree ? { worktree: point.start.worktree } : {}),
-      },
-    },
+    target: point.start.target,
+    projectRoot,
+    maxIterations: point.maxIterations,
+    recorded,
+    resume: { runId: id, target: point.target, ...(stdin !== undefined ? { stdin } : {}), iterations: point.n - 1, elapsedMs: point.elapsedMs, totals, ...(point.start.worktree ? { worktree: point.start.worktree } : {}) },
   };
 }
 

@@ -6,6 +6,7 @@
  * extension of the spec). Types only: importing this module costs nothing.
  */
 
+import type { RunEndReason } from "./run-states.js";
 import type { WorktreeInfo } from "./worktree-events.js";
 
 /** Bumped only when a field changes meaning; readers report records of a newer version. */
@@ -19,7 +20,7 @@ export const EVENT_VERSION = 1;
  * (SIGKILL, an out-of-memory kill; the signal when known), or crashed (a fatal fault, an abort, a
  * host process of `run()` that exited or threw).
  */
-export type RunEndReason = "stopped" | "stopped-on-request" | "limit" | "failed" | "interrupted" | "hangup" | "quit" | "timed-out" | "aborted" | "returned" | "killed" | "crashed" | "budget";
+export type { RunEndReason };
 
 /** The endings a run gets from the signals that cancel it (the CLI's, a host's of `run()`). */
 export const SIGNAL_REASONS = { SIGINT: "interrupted", SIGTERM: "interrupted", SIGHUP: "hangup", SIGQUIT: "quit" } as const satisfies Partial<Record<NodeJS.Signals, RunEndReason>>;

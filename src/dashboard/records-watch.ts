@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
-import { join } from "node:path";
+import { recordIdOf, recordPath } from "../records/paths.js";
 import type { IterationEndEvent, NoteEvent, RecordEvent, RunStartEvent } from "../core/events.js";
 import { RecordFollower, readLines } from "../records/follow.js";
 import { parseRecord } from "../records/parse.js";
@@ -156,7 +156,7 @@ export class RecordsWatch {
   private watchDir(): void {
     try {
       this.watcher = watch(this.dir, { persistent: false }, (_type, name) => {
-        const id = typeof name === "string" && name.endsWith(".jsonl") ? name.slice(0, -6) : undefined;
+        const id = typeof name === "string" ? recordIdOf(name) : undefined;
         if (id && this.tracked.has(id)) this.dirty.add(id);
         else this.rescan = true;
         this.schedule();
@@ -200,7 +200,7 @@ export class RecordsWatch {
     }
     for (const id of ids) {
       if (this.tracked.has(id)) continue;
-      const path = join(this.dir, `${id}.jsonl`);
+      const path = recordPath(this.dir, id);
       let size: number;
       let text: string;
       try {

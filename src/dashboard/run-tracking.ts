@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { GOING_STATES } from "../core/run-states.js";
 import type { IterationEndEvent, IterationStartEvent, RecordEvent, RunContinueEvent, RunEndEvent, RunPauseEvent, RunResumeEvent, RunStartEvent, RunStopEvent } from "../core/events.js";
 import { addReceipt, addRunTotals, emptyRunTotals, recordTotals, recordedReceipt, type RunTotals } from "../core/receipts.js";
 import type { RecordFollower } from "../records/follow.js";
@@ -51,7 +52,7 @@ export interface Tracked {
 
 /** A run whose loop is going (its duration grows, its control channel answers). */
 export function isGoing(state: DashboardRun["state"]): boolean {
-  return state === "running" || state === "paused" || state === "stopping";
+  return (GOING_STATES as readonly string[]).includes(state);
 }
 
 export function remember(tracked: Tracked, event: RecordEvent): void {

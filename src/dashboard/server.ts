@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { FINISHED_REASONS } from "../control/resume-point.js";
+import { GOING_STATES, RUN_STATES } from "../core/run-states.js";
 import { formatElapsed, formatLocalTime } from "../records/wording.js";
 import { addUsd, formatTokens, formatUsd } from "../core/receipts.js";
 import { ASSETS } from "./assets.generated.js";
@@ -37,11 +38,11 @@ export interface Dashboard {
   close(): Promise<void>;
 }
 
-/** The browser's copies of core's wording and of the resume rule: the same functions and list, shipped as their source. */
+/** The browser's copies of core's wording, the run states and the resume rule: the same functions and lists, shipped as their source. */
 const SHARED_JS =
   `const formatElapsed = (${formatElapsed.toString()});\nconst formatLocalTime = (${formatLocalTime.toString()});\n` +
   `const formatUsd = (${formatUsd.toString()});\nconst formatTokens = (${formatTokens.toString()});\nconst addUsd = (${addUsd.toString()});\n` +
-  `const FINISHED = ${JSON.stringify(FINISHED_REASONS)};\n`;
+  `const FINISHED = ${JSON.stringify(FINISHED_REASONS)};\nconst STATES = ${JSON.stringify(RUN_STATES)};\nconst GOING = ${JSON.stringify(GOING_STATES)};\n`;
 
 export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
   const token = options.token ?? randomBytes(24).toString("base64url");

@@ -1,20 +1,17 @@
 import { abortReason } from "../core/errors.js";
 import { runLoop } from "../core/loop.js";
 import type { Output } from "../core/output.js";
-import type { RecordedOptions } from "../core/events.js";
-import type { Budget } from "../core/budget.js";
-import { newRunId, RunSession, type RunCancel, type RunEnd, type RunPart } from "../core/run-session.js";
-import { createHeapKeeper, loopxBin, runtimeName } from "../runtime/platform/index.js";
+import { newRunId, RunSession, type RunCancel, type RunEnd } from "../core/run-session.js";
+import { createHeapKeeper, runtimeName } from "../runtime/platform/index.js";
 import { runParts } from "./parts.js";
-import { stderrLine, warnToStderr } from "../os/stderr.js";
+import { warnToStderr } from "../os/stderr.js";
 import { KILL_GRACE_MS, ScriptSupervisor } from "../runtime/supervisor.js";
 import { VERSION } from "../version.js";
 import { createLoopHost } from "./host.js";
-import type { ResumeRequest } from "../control/resume.js";
-import { validateRunOptions, type RunOptionsChecked, type RunOptionValues } from "./options.js";
-import { RunWorktree } from "../worktree/part.js";
-import { sharedTreePart } from "../worktree/shared-tree.js";
-import { recordsDir } from "../records/store.js";
+import { recordedOptions } from "./options.js";
+import { abortSignalOf, loopOptions, planRun, type RunPlan, type RunRequest } from "./plan.js";
+import { worktreeStart } from "./worktree.js";
+import type { RunWorktree } from "../worktree/part.js";
 import { cancelOnHostSignals } from "./host-signals.js";
 import { cancelOnSignals } from "./signals.js";
 
@@ -25,51 +22,7 @@ import { cancelOnSignals } from "./signals.js";
  * time limit, a part's cancellation — into one outcome value.
  */
 
-/** What to run, from the CLI's arguments or the API's call; nothing of it is checked yet. */
-export interface RunRequest extends RunOptionValues {
-  /** "workflow" or "workflow:script" (spec §4.1); checked with discovery when the run starts. */
-  target: unknown;
-  /** Absolute path of the `-e` / RunOptions.envFile file, if any. */
-  envFile?: string;
-  /** Where `.loopx/` is; LOOPX_PROJECT_ROOT. */
-  projectRoot: string;
-  /** The environment scripts inherit, and where the run's features read their settings. */
-  baseEnv: Record<string, string | undefined>;
-  /**
-   * The run goes on where it ended (control/resume.ts prepares this from its record): `target`
-   * above is still the run's starting target and `maxIterations` its whole budget.
-   */
-  resume?: ResumeRequest;
-}
-
-/** The features a run asks for besides its options; each one nobody asks for costs nothing. */
-export interface RunFeatures {
-  /** The CLI's arguments after `loopx`, for `run.start`. */
-  argv?: string[];
-  /** Write a run record under $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0 turns it off). */
-  record?: boolean;
-  /** `--log <file>`: append every event to this absolute path as well. */
-  log?: string;
-  /** Progress lines on stderr when it is a terminal (LOOPX_PROGRESS=0 turns them off). */
-  progress?: boolean;
-  /** `--summary`: the summary line when the run ends, wherever stderr goes. */
-  summary?: boolean;
-  /** SIGINT/SIGTERM/SIGHUP/SIGQUIT to this process cancel the run (the CLI's; see engine/signals.ts). */
-  signals?: boolean;
-  /**
-   * While the run goes, SIGINT/SIGTERM/SIGHUP to this process end its scripts without changing
-   * what the host does with the signal (the API's; see engine/host-signals.ts).
-   */
-  hostSignals?: boolean;
-  /** Aborting cancels the run: the running group is terminated and the outcome's error is the abort reason. */
-  abortSignal?: AbortSignal;
-  /** Keep a long run's heap compact (the CLI's: a library must not retune its host; runtime/heap.ts). */
-  compactHeap?: boolean;
-  /** More parts for this run (a control channel, a guardian, ...), after the built-in ones. */
-  parts?: RunPart[];
-  /** The CLI's: LOOPX_ON_END (environment, env files) is the end-of-run hook when no `onEnd` is given. */
-  onEndFromEnv?: boolean;
-}
+export type { RunRequest } from "./plan.js";
 
 /**
  * How a run ended. `exitCode` is the CLI's (null for the API-only endings, aborted and returned);
@@ -109,21 +62,9 @@ export function createRunId(now: number = Date.now()): string {
 
 const DONE: IteratorResult<Output, void> = { done: true, value: undefined };
 
-/** The options `run.start` keeps for a resume; only those given. */
-function recordedOptions(envFile: string | undefined, timeout: number | undefined, maxTime: number | undefined, log: string | undefined, budget: Budget | undefined, onEnd: string | undefined): RecordedOptions {
-  return {
-    ...(onEnd !== undefined ? { onEnd } : {}),
-    ...(envFile !== undefined ? { envFile } : {}),
-    ...(timeout !== undefined ? { timeout } : {}),
-    ...(maxTime !== undefined ? { maxTime } : {}),
-    ...(log !== undefined ? { log } : {}),
-    ...budget,
-  };
-}
-
 /** Starts a run. Never throws: a bad request surfaces from the first `next()` and in `outcome`. */
-export function startRun(request: RunRequest, features: RunFeatures = {}): RunHandle {
-  return new EngineRun(request, features);
+export function startRun(request: RunRequest): RunHandle {
+  return new EngineRun(request);
 }
 
 class EngineRun implements RunHandle {
@@ -134,9 +75,6 @@ class EngineRun implements RunHandle {
   private session: RunSession | undefined;
   private loop: AsyncGenerator<Output, void, undefined> | undefined;
   private setupError: unknown;
-  /** --worktree: made on the first `next()`, before the session and the loop exist (they need its project root). */
-  private worktreeStep: (() => Promise<RunWorktree>) | undefined;
-  private worktree: RunWorktree | undefined;
   /** A cancellation before the session existed (the request was invalid). */
   private earlyCancel: RunCancel | undefined;
   private started = false;
@@ -145,33 +83,32 @@ class EngineRun implements RunHandle {
   /** True while a `next()` is driving the loop (a script may be running or about to start). */
   private driving = false;
   private readonly onAbort: (() => void) | undefined;
+  private readonly abortSignal: AbortSignal | undefined;
+  private readonly plan: RunPlan | undefined;
+  private readonly id: string | undefined;
+  /** --worktree: made on the first `next()`, before the session and the loop exist (they need its project root). */
+  private worktreeStep: (() => Promise<RunWorktree>) | undefined;
+  private worktree: RunWorktree | undefined;
   /** Stops hearing the host's signals (hostSignals), once the run has ended. */
   private releaseHostSignals: (() => void) | undefined;
   /** The target of the latest script started (for the CLI's Ctrl-C line). */
   private target: string | undefined;
 
-  constructor(
-    request: RunRequest,
-    private readonly features: RunFeatures,
-  ) {
+  constructor(request: RunRequest) {
     this.outcome = new Promise((resolve) => (this.resolveOutcome = resolve));
+    // The abort signal first: an abort wins over a bad request (the API's caller gave up anyway).
+    const signal = abortSignalOf(request.options?.signal);
     try {
-      const options = validateRunOptions(request);
-      const resume = request.resume;
-      const id = resume?.runId ?? createRunId();
-      const worktree = options.worktree;
-      const notify = (line: string) => stderrLine(`loopx: ${line}`);
-      if (worktree) {
-        this.worktreeStep = () => RunWorktree.create(worktree, { id, projectRoot: request.projectRoot, env: request.baseEnv, warn: warnToStderr, notify });
-        this.buildLater = (made) => this.build(request, options, id, made);
-      } else {
-        if (resume?.worktree) this.worktree = RunWorktree.adopt(resume.worktree, request.projectRoot, request.baseEnv, notify);
-        this.build(request, options, id, this.worktree);
-      }
+      this.plan = planRun(request);
+      this.id = this.plan.resume?.runId ?? createRunId();
+      const worktree = worktreeStart(this.plan, this.id);
+      this.worktreeStep = worktree.create;
+      this.worktree = worktree.adopted;
+      if (!this.worktreeStep) this.build();
     } catch (error) {
       this.setupError = error;
     }
-    if (features.signals) {
+    if (request.signals) {
       const supervisor = this.supervisor;
       cancelOnSignals(
         {
@@ -183,79 +120,20 @@ class EngineRun implements RunHandle {
         KILL_GRACE_MS,
       );
     }
-    const signal = features.abortSignal;
     if (signal) {
+      this.abortSignal = signal;
       this.onAbort = () => void this.cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortReason(signal) });
       if (signal.aborted) this.onAbort();
       else signal.addEventListener("abort", this.onAbort, { once: true });
     }
   }
 
-  private buildLater: ((worktree: RunWorktree) => void) | undefined;
-
-  /** The run's parts, session and loop, once its project root is known. */
-  private build(request: RunRequest, options: RunOptionsChecked, id: string, worktree: RunWorktree | undefined): void {
-    const features = this.features;
-    const parts = runParts({
-      env: request.baseEnv,
-      argv: features.argv,
-      record: features.record,
-      log: features.log,
-      progress: features.progress,
-      summary: features.summary,
-      timeout: options.timeout,
-      maxTime: options.maxTime,
-      onEvent: options.onEvent,
-      control: true,
-      ...(options.onEnd !== undefined ? { onEnd: options.onEnd } : {}),
-      ...(features.onEndFromEnv ? { onEndFromEnv: true } : {}),
-      budget: options.budget,
-      ...(request.resume?.totals ? { totals: request.resume.totals } : {}),
-    });
-    // First to begin, last to end: the worktree is judged once every other part is done with the run.
-    if (worktree) parts.unshift(worktree.part);
-    // A run in the project's own tree is warned of another live run of its workflow there.
-    if (!worktree && features.record && request.baseEnv.LOOPX_RECORD !== "0") parts.push(sharedTreePart(recordsDir(request.baseEnv)));
-    if (features.compactHeap) {
-      const keepHeapCompact = createHeapKeeper();
-      parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });
-    }
-    if (features.signals) parts.push({ onEvent: (event) => event.type === "iteration.start" && (this.target = event.target) });
-    if (features.parts) parts.push(...features.parts);
-    const resume = request.resume;
-    const projectRoot = worktree?.projectRoot ?? request.projectRoot;
-    this.session = new RunSession({
-      id,
-      pid: process.pid,
-      terminate: (signal) => this.supervisor.terminate(signal),
-      graceEndsAt: () => this.supervisor.graceEndsAt,
-      scriptExited: () => this.supervisor.scriptExited,
-      warn: warnToStderr,
-      runtime: runtimeName,
-      version: VERSION,
-      parts,
-      ...(features.argv ? { argv: features.argv } : {}),
-      options: recordedOptions(request.envFile, options.timeout, options.maxTime, features.log, options.budget, options.onEnd),
-      ...(worktree && !resume ? { worktree: worktree.info } : {}),
-      ...(resume
-        ? { resume: { iterations: resume.iterations, elapsedMs: resume.elapsedMs, ...(resume.stdin !== undefined ? { stdinBytes: Buffer.byteLength(resume.stdin) } : {}) } }
-        : {}),
-    });
-    this.loop = runLoop(
-      {
-        target: request.target,
-        maxIterations: options.maxIterations,
-        env: options.env,
-        envFile: request.envFile,
-        projectRoot,
-        baseEnv: request.baseEnv,
-        loopxBin: loopxBin(),
-        checkOutput: request.baseEnv.LOOPX_WARN_OUTPUT !== "0",
-        ...(resume ? { resume: { target: resume.target, stdin: resume.stdin } } : {}),
-      },
-      createLoopHost(this.supervisor),
-      this.session,
-    );
+  /** The run's session and loop, once its project root is known (its worktree's, when it has one). */
+  private build(): void {
+    const plan = this.plan!;
+    this.session = this.createSession(plan, this.worktree);
+    const projectRoot = this.worktree?.projectRoot ?? plan.projectRoot;
+    this.loop = runLoop({ ...loopOptions(plan), projectRoot }, createLoopHost(this.supervisor), this.session);
   }
 
   /**
@@ -273,10 +151,39 @@ class EngineRun implements RunHandle {
     }
     if (this.earlyCancel) return void (await this.worktree.finish());
     try {
-      this.buildLater!(this.worktree);
+      this.build();
     } catch (error) {
       this.setupError = error;
     }
+  }
+
+  /** The session of a planned run, with its parts: the built-in and the options' ones, then the driver's. */
+  private createSession(plan: RunPlan, worktree: RunWorktree | undefined): RunSession {
+    const parts = runParts(plan, worktree);
+    if (plan.compactHeap) {
+      const keepHeapCompact = createHeapKeeper();
+      parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });
+    }
+    if (plan.signals) parts.push({ onEvent: (event) => event.type === "iteration.start" && (this.target = event.target) });
+    parts.push(...plan.parts);
+    const resume = plan.resume;
+    return new RunSession({
+      id: this.id!,
+      pid: process.pid,
+      terminate: (signal) => this.supervisor.terminate(signal),
+      graceEndsAt: () => this.supervisor.graceEndsAt,
+      scriptExited: () => this.supervisor.scriptExited,
+      warn: warnToStderr,
+      runtime: runtimeName,
+      version: VERSION,
+      parts,
+      ...(plan.argv ? { argv: plan.argv } : {}),
+      options: recordedOptions(plan.options),
+      ...(worktree && !resume ? { worktree: worktree.info } : {}),
+      ...(resume
+        ? { resume: { iterations: resume.iterations, elapsedMs: resume.elapsedMs, ...(resume.stdin !== undefined ? { stdinBytes: Buffer.byteLength(resume.stdin) } : {}) } }
+        : {}),
+    });
   }
 
   private get cancellation(): RunCancel | undefined {
@@ -308,7 +215,7 @@ class EngineRun implements RunHandle {
           : seen;
       // A run that failed before it began (discovery in the worktree) never ended its parts.
       await this.worktree?.finish();
-      if (this.onAbort) this.features.abortSignal?.removeEventListener("abort", this.onAbort);
+      if (this.onAbort) this.abortSignal?.removeEventListener("abort", this.onAbort);
       this.releaseHostSignals?.();
       const { graceEndsAt: _, ...outcome } = end;
       this.resolveOutcome(outcome);
@@ -342,7 +249,7 @@ class EngineRun implements RunHandle {
     }
     if (this.aborted) return this.fail(this.cancellation!.error);
     if (!this.loop) return this.fail(this.setupError);
-    if (this.features.hostSignals && !this.releaseHostSignals) this.releaseHostSignals = cancelOnHostSignals((cancel) => this.cancel(cancel));
+    if (this.plan?.hostSignals && !this.releaseHostSignals) this.releaseHostSignals = cancelOnHostSignals((cancel) => this.cancel(cancel));
     this.driving = true;
     let outcome: RunOutcome | undefined;
     try {

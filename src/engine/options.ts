@@ -1,50 +1,61 @@
+import { resolve } from "node:path";
 import { describeValue } from "../core/describe.js";
 import { checkLimit } from "../core/duration.js";
 import { LoopxError } from "../core/errors.js";
-import type { LoopEvent } from "../core/events.js";
-import type { WorktreeOption } from "../worktree/part.js";
+import type { LoopEvent, RecordedOptions } from "../core/events.js";
+import type { RunPart } from "../core/run-session.js";
+import type { ValueKind } from "../core/value-kinds.js";
+import { timeLimits } from "../parts/time-limits.js";
 import { validateWorktreeOption } from "../worktree/option.js";
-import type { Budget } from "../core/budget.js";
 
 /**
- * A run's options as the CLI or the API hand them over, not yet checked. The CLI has already
- * turned its text (`-n 5`, `--timeout 30s`) into values; the API passes what its caller gave.
+ * The options of a run, declared once. Each entry reaches, with no other edit:
+ * - the CLI: `loopx run <cli.names>` (its field, help line, grammar and completion; cli/commands/run.ts
+ *   parses the text by `cli.kind`, see cli/options.ts parseOptionText);
+ * - the API: RunOptions[name] of `run()` / `runPromise()` when `api` is set (api/run.ts passes the
+ *   caller's options through; add the field with its doc comment to RunOptions in api/run.ts — the
+ *   compiler insists, see ApiOptionName);
+ * - the engine's one check (`check`, which throws one LoopxError naming the option), the checked
+ *   plan (RunPlan.options[name]) and, with `recorded`, `run.start`'s options that `runs resume`
+ *   gives the resumed run again (add the field to core/events.ts RecordedOptions too);
+ * - the part acting on it: `part(value)`, given only its checked value, when the value is set.
+ *
+ * To add a run option (--max-cost, --worktree, ...): append an entry here, write its part in its
+ * feature folder, add the RunOptions field in api/run.ts. Nothing else: no driver special-cases it.
+ * The table's order is the help's order and the order options are checked in.
  */
-export interface RunOptionValues {
-  /** Maximum number of script executions, goto hops included; 0 validates and runs nothing. */
-  maxIterations?: unknown;
-  /** RunOptions.env (loopx's own addition): variables for every script of the run. */
-  env?: unknown;
-  /** Limit for each script execution, in ms (`--timeout`, RunOptions.timeout). */
-  timeout?: unknown;
-  /** Limit for the whole run, in ms (`--max-time`, RunOptions.maxTime). */
-  maxTime?: unknown;
-  /** RunOptions.onEvent: every event of the run. */
-  onEvent?: unknown;
-  /** `--worktree[=<name>]`, RunOptions.worktree: true or a name (loopx's own addition). */
-  worktree?: unknown;
-  /** `--worktree-copy <path>`, RunOptions.worktreeCopy: untracked paths copied into the worktree. */
-  worktreeCopy?: unknown;
-  /** `--on-end` / RunOptions.onEnd: a shell command run once when the run ends (src/hooks). */
-  onEnd?: unknown;
-  /** Budgets (`--max-cost`, `--count-estimates`, `--max-tokens`; RunOptions the same): core/budget.ts. */
-  maxCost?: unknown;
-  countEstimates?: unknown;
-  maxTokens?: unknown;
+export interface RunOptionDeclaration<Name extends string = string, T = unknown> {
+  /** RunOptions.<name> (API) and RunPlan.options.<name>. */
+  name: Name;
+  /** The `loopx run` option: its names, the kind of its value (none: a flag) and its help line. */
+  cli?: {
+    names: string;
+    kind?: ValueKind;
+    description: string;
+    /** `loopx runs resume` takes it too (shown inline there), for the resumed run. */
+    resume?: boolean;
+    /** What a valid value looks like, for the line when the target was taken as its value (`loopx run --timeout main`). */
+    example?: string;
+    /** "optional": a flag that may carry a value after `=`; "repeated": given any number of times. */
+    form?: "optional" | "repeated";
+  };
+  /** RunOptions has it: the API's callers may give it. */
+  api?: boolean;
+  /**
+   * The value as given (the API's as is, the CLI's as parsed), checked; relative paths resolve
+   * against `projectRoot`; `given` holds every option as given (for an option checked with another).
+   */
+  check(value: unknown, projectRoot: string, given: Record<string, unknown>): T;
+  /** Only with this other option (checked by the engine; by the CLI in its own words). */
+  requires?: string;
+  /** Kept in `run.start` (RecordedOptions) so that a resumed run gets it again unless given anew. */
+  recorded?: boolean;
+  /** The part acting on the option, given only its checked value (never called when it is undefined). */
+  part?(value: NonNullable<T>): RunPart | undefined;
 }
 
-/** The same options, checked: what the engine and the run's parts work with. */
-export interface RunOptionsChecked {
-  maxIterations: number | undefined;
-  env: Record<string, string>;
-  timeout: number | undefined;
-  maxTime: number | undefined;
-  onEvent: ((event: LoopEvent) => void) | undefined;
-  /** The run's own worktree, if asked for (src/worktree/); absent otherwise. */
-  worktree?: WorktreeOption;
-  onEnd: string | undefined;
-  /** The run's budget, when it has one. */
-  budget: Budget | undefined;
+function declare<Name extends string, T>(declaration: RunOptionDeclaration<Name, T>): RunOptionDeclaration<Name, T> {
+  return declaration;
 }
 
 export function validateMaxIterations(value: unknown): number | undefined {
@@ -88,48 +99,191 @@ function validateRunEnv(value: unknown): Record<string, string> {
   return env;
 }
 
-/**
- * Every option of a run, checked once, for the CLI and the API alike, before anything of the run
- * exists (discovery, env files and the target come next, in the loop's own validation). The
- * first problem is thrown as a LoopxError naming the option.
- */
-export function validateRunOptions(options: RunOptionValues): RunOptionsChecked {
-  const onEvent = options.onEvent;
-  if (onEvent !== undefined && typeof onEvent !== "function") throw new LoopxError(`onEvent must be a function, got ${typeof onEvent}`);
-  const onEnd = options.onEnd;
-  if (onEnd !== undefined && (typeof onEnd !== "string" || onEnd.trim() === "" || onEnd.includes("\0"))) {
-    throw new LoopxError(`onEnd must be a shell command (a non-empty string without NUL), got ${shapeOf(onEnd)}`);
-  }
-  const timeout = checkLimit(options.timeout, "timeout");
-  const maxTime = checkLimit(options.maxTime, "maxTime");
-  const checked: RunOptionsChecked = {
-    maxIterations: validateMaxIterations(options.maxIterations),
-    env: validateRunEnv(options.env),
-    timeout,
-    maxTime,
-    onEvent: onEvent as RunOptionsChecked["onEvent"],
-    onEnd,
-    budget: validateBudget(options),
+/** A file path option: absolute, relative ones resolved against the project root (the API's `cwd`, the CLI's working directory). */
+function checkPath(name: string) {
+  return (value: unknown, projectRoot: string): string | undefined => {
+    if (value === undefined) return undefined;
+    if (typeof value !== "string") throw new LoopxError(`${name} must be a file path, got ${shapeOf(value)}`);
+    return resolve(projectRoot, value);
   };
-  const worktree = validateWorktreeOption(options.worktree, options.worktreeCopy);
-  return worktree ? { ...checked, worktree } : checked;
 }
 
-/** maxCost (USD, a finite number ≥ 0), countEstimates (a boolean, with maxCost), maxTokens (an integer ≥ 0). */
-function validateBudget(options: RunOptionValues): Budget | undefined {
-  const { maxCost, countEstimates, maxTokens } = options;
-  if (maxCost !== undefined && (typeof maxCost !== "number" || !Number.isFinite(maxCost) || maxCost < 0)) {
-    throw new LoopxError(`maxCost must be a non-negative number of US dollars, got ${describeValue(maxCost)}`);
-  }
-  if (countEstimates !== undefined && typeof countEstimates !== "boolean") throw new LoopxError(`countEstimates must be a boolean, got ${describeValue(countEstimates)}`);
-  if (countEstimates === true && maxCost === undefined) throw new LoopxError("countEstimates needs maxCost (--count-estimates needs --max-cost)");
-  if (maxTokens !== undefined && (typeof maxTokens !== "number" || !Number.isSafeInteger(maxTokens) || maxTokens < 0)) {
-    throw new LoopxError(`maxTokens must be a non-negative integer, got ${describeValue(maxTokens)}`);
-  }
-  if (maxCost === undefined && maxTokens === undefined) return undefined;
-  return {
-    ...(maxCost !== undefined ? { maxCost: maxCost as number } : {}),
-    ...(countEstimates === true ? { countEstimates: true } : {}),
-    ...(maxTokens !== undefined ? { maxTokens: maxTokens as number } : {}),
+function checkFunction<F>(name: string) {
+  return (value: unknown): F | undefined => {
+    if (value !== undefined && typeof value !== "function") throw new LoopxError(`${name} must be a function, got ${typeof value}`);
+    return value as F | undefined;
   };
+}
+
+/** RunOptions.signal: an AbortSignal (anything with `aborted` and `addEventListener`). */
+function checkAbortSignal(value: unknown): AbortSignal | undefined {
+  if (value === undefined) return undefined;
+  const signal = value as Partial<AbortSignal> | null;
+  if (typeof signal !== "object" || signal === null || typeof signal.addEventListener !== "function" || typeof signal.aborted !== "boolean") {
+    throw new LoopxError(`signal must be an AbortSignal, got ${shapeOf(value)}`);
+  }
+  return value as AbortSignal;
+}
+
+export const RUN_OPTIONS = [
+  declare({
+    name: "maxIterations",
+    cli: { names: "-n", kind: "count", description: "Stop after <count> script executions (goto hops count); 0 only validates", resume: true, example: "a count, e.g. -n 10" },
+    api: true,
+    check: validateMaxIterations,
+  }),
+  declare({
+    name: "envFile",
+    cli: { names: "-e", kind: "env-file", description: "Env file merged over the global env ($XDG_CONFIG_HOME/loopx/env)" },
+    api: true,
+    recorded: true,
+    check: checkPath("envFile"),
+  }),
+  declare({
+    name: "log",
+    cli: { names: "--log", kind: "log-file", description: "Append the run's events (JSON lines) to <file> too (loopx's own addition)" },
+    recorded: true,
+    check: checkPath("log"),
+  }),
+  declare({
+    name: "timeout",
+    cli: { names: "--timeout", kind: "duration", description: "Limit for each script execution (loopx's own addition)", example: "a duration, e.g. --timeout 20m" },
+    api: true,
+    recorded: true,
+    check: (value) => checkLimit(value, "timeout"),
+    part: (ms) => timeLimits({ timeout: ms }),
+  }),
+  declare({
+    name: "maxTime",
+    cli: { names: "--max-time", kind: "duration", description: "Limit for the whole run; no script starts after it (loopx's own addition)", example: "a duration, e.g. --max-time 8h" },
+    api: true,
+    recorded: true,
+    check: (value) => checkLimit(value, "maxTime"),
+    part: (ms) => timeLimits({ maxTime: ms }),
+  }),
+  // The end-of-run hook (hooks/part.ts): composed by the engine before the scratch directory and
+  // with the guardian, which runs it if loopx dies; the CLI's LOOPX_ON_END is RunRequest.onEndFromEnv.
+  declare({
+    name: "onEnd",
+    cli: { names: "--on-end", kind: "command", description: "Run <command> (sh -c) once when the run ends, however it ends (loopx's own addition)" },
+    api: true,
+    recorded: true,
+    check: (value) => {
+      if (value !== undefined && (typeof value !== "string" || value.trim() === "" || value.includes("\0"))) {
+        throw new LoopxError(`onEnd must be a shell command (a non-empty string without NUL), got ${shapeOf(value)}`);
+      }
+      return value as string | undefined;
+    },
+  }),
+  // Budgets (core/budget.ts): the engine composes their part (receipts/part.ts) with the scratch
+  // directory and a resumed run's totals.
+  declare({
+    name: "maxCost",
+    cli: { names: "--max-cost", kind: "usd", description: "Budget: no script starts once the run's billed cost reaches <usd>; exit 3 (loopx's own addition)", resume: true },
+    api: true,
+    recorded: true,
+    check: (value) => {
+      if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < 0)) throw new LoopxError(`maxCost must be a non-negative number of US dollars, got ${describeValue(value)}`);
+      return value as number | undefined;
+    },
+  }),
+  declare({
+    name: "countEstimates",
+    cli: { names: "--count-estimates", description: "With --max-cost: estimated cost counts too (loopx's own addition)", resume: true },
+    api: true,
+    recorded: true,
+    requires: "maxCost",
+    check: (value) => {
+      if (value !== undefined && typeof value !== "boolean") throw new LoopxError(`countEstimates must be a boolean, got ${describeValue(value)}`);
+      return value === true ? true : undefined;
+    },
+  }),
+  declare({
+    name: "maxTokens",
+    cli: { names: "--max-tokens", kind: "count", description: "Budget: no script starts once the run's tokens reach <count>; exit 3 (loopx's own addition)", resume: true },
+    api: true,
+    recorded: true,
+    check: (value) => {
+      if (value !== undefined && (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0)) throw new LoopxError(`maxTokens must be a non-negative integer, got ${describeValue(value)}`);
+      return value as number | undefined;
+    },
+  }),
+  // A run in its own git worktree (src/worktree/): checked together (worktree/option.ts); the engine
+  // makes the worktree before the session exists and gives it the run's project root.
+  declare({
+    name: "worktree",
+    cli: { names: "--worktree", kind: "worktree-name", form: "optional", description: "Run in a new git worktree on branch loopx/<name> (default name: the run id; loopx's own addition)" },
+    api: true,
+    check: (value, _root, given) => validateWorktreeOption(value, given.worktreeCopy),
+  }),
+  declare({
+    name: "worktreeCopy",
+    cli: { names: "--worktree-copy", kind: "path", form: "repeated", description: "Copy this untracked path into the worktree too (repeatable; loopx's own addition)" },
+    api: true,
+    check: (value) => value as string[] | undefined,
+  }),
+  declare({
+    name: "summary",
+    cli: { names: "--summary", description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" },
+    check: (value) => value === true,
+  }),
+  declare({ name: "env", api: true, check: validateRunEnv }),
+  declare({ name: "onEvent", api: true, check: checkFunction<(event: LoopEvent) => void>("onEvent") }),
+  // Records: every CLI run (the CLI asks for it), API runs with `record: true`; LOOPX_RECORD=0 turns it off.
+  declare({ name: "record", api: true, check: (value) => value === true }),
+  declare({ name: "signal", api: true, check: checkAbortSignal }),
+  // OpenTelemetry export (telemetry/settings.ts): true/false here, else LOOPX_OTEL decides.
+  declare({
+    name: "telemetry",
+    api: true,
+    check: (value) => {
+      if (value !== undefined && typeof value !== "boolean") throw new LoopxError(`telemetry must be a boolean, got ${describeValue(value)}`);
+      return value as boolean | undefined;
+    },
+  }),
+] as const;
+
+type Declarations = (typeof RUN_OPTIONS)[number];
+
+/** The run's options, checked: what the engine and the run's parts work with. */
+export type RunOptionsChecked = { [D in Declarations as D["name"]]: ReturnType<D["check"]> };
+
+/** The names RunOptions (api/run.ts) must have a field for. */
+export type ApiOptionName = Extract<Declarations, { api: true }>["name"];
+
+/** A run's options as a driver hands them over, not yet checked (the CLI's parsed, the API's as given). */
+export type RunOptionValues = Partial<Record<Declarations["name"], unknown>>;
+
+/** Every option of a run, checked once, in the table's order; the first problem is thrown as a LoopxError naming it. */
+export function validateRunOptions(values: RunOptionValues, projectRoot: string = process.cwd(), table: readonly RunOptionDeclaration[] = RUN_OPTIONS): RunOptionsChecked {
+  const checked: Record<string, unknown> = {};
+  for (const option of table) checked[option.name] = option.check((values as Record<string, unknown>)[option.name], projectRoot, values);
+  for (const option of table) {
+    if (option.requires !== undefined && checked[option.name] !== undefined && checked[option.requires] === undefined) {
+      const other = table.find((o) => o.name === option.requires);
+      throw new LoopxError(`${option.name} needs ${option.requires}${option.cli && other?.cli ? ` (${option.cli.names} needs ${other.cli.names})` : ""}`);
+    }
+  }
+  return checked as RunOptionsChecked;
+}
+
+/** The options `run.start` keeps for a resume: the recorded ones that were given. */
+export function recordedOptions(options: RunOptionsChecked, table: readonly RunOptionDeclaration[] = RUN_OPTIONS): RecordedOptions {
+  const recorded: Record<string, unknown> = {};
+  for (const option of table) {
+    const value = (options as Record<string, unknown>)[option.name];
+    if (option.recorded && value !== undefined) recorded[option.name] = value;
+  }
+  return recorded as RecordedOptions;
+}
+
+/** The parts the options ask for, each given its own value, in the table's order. */
+export function optionParts(options: RunOptionsChecked, table: readonly RunOptionDeclaration[] = RUN_OPTIONS): RunPart[] {
+  const parts: RunPart[] = [];
+  for (const option of table) {
+    const value = (options as Record<string, unknown>)[option.name];
+    const part = value === undefined || value === null ? undefined : option.part?.(value);
+    if (part) parts.push(part);
+  }
+  return parts;
 }

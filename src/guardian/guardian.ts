@@ -1,6 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { constants as os } from "node:os";
-import { join } from "node:path";
 import { EVENT_VERSION, SIGNAL_REASONS, type RunEndEvent, type RunEndReason } from "../core/events.js";
 import { parseRecord } from "../records/parse.js";
 import { startEvent } from "../records/run-state.js";
@@ -11,6 +10,7 @@ import { groupAlive, signalGroup, waitForGroupExit } from "../os/process-group.j
 import { exitStatusFromStat, uptimeSeconds } from "../os/procfs.js";
 import { closingPath, readRecordEnds } from "../records/store.js";
 import { KILL_GRACE_MS } from "../runtime/supervisor.js";
+import { recordPath } from "../records/paths.js";
 import { hookAfterDeath } from "../hooks/guardian.js";
 
 /**
@@ -191,7 +191,7 @@ export async function guard(args: string[]): Promise<number> {
     ...(ending.signal !== undefined ? { signal: ending.signal } : {}),
   };
   const hook = await hookAfterDeath(run, events, end, args[4] === "1");
-  const files = [...(run.records !== undefined ? [join(run.records, `${run.run}.jsonl`)] : []), ...(run.log !== undefined ? [run.log] : [])];
+  const files = [...(run.records !== undefined ? [recordPath(run.records, run.run)] : []), ...(run.log !== undefined ? [run.log] : [])];
   for (const file of files) append(file, `${hook ? `${JSON.stringify(hook)}\n` : ""}${JSON.stringify(end)}\n`);
   if (closing !== undefined) rmSync(closing, { force: true });
   return 0;

@@ -1,9 +1,9 @@
-import { join } from "node:path";
 import { EVENT_VERSION, type RecordEvent, type RunEndEvent, type RunHookEvent } from "../core/events.js";
 import { describeEnding } from "../records/wording.js";
 import { lastIterationEnd, startEvent } from "../records/run-state.js";
 import { hookBaseEnv, onEndTimeout, recordedReceipts, type EndOutcome } from "./outcome.js";
 import { hookEvent, runHook } from "./run-hook.js";
+import { recordPath } from "../records/paths.js";
 
 /**
  * The end-of-run hook when loopx died (kill -9, an out-of-memory kill, a crash): the run's
@@ -25,7 +25,7 @@ export async function hookAfterDeath(run: DeadRun, events: RecordEvent[], end: R
   const start = startEvent(events);
   const facts = run.onEnd;
   const maxIterations = start?.maxIterations ?? facts.maxIterations;
-  const record = run.records === undefined ? null : join(run.records, `${run.run}.jsonl`);
+  const record = run.records === undefined ? null : recordPath(run.records, run.run);
   const outcome: EndOutcome = {
     run: run.run,
     project: start?.projectRoot ?? facts.project,

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import type { RunControls, RunPart } from "../core/run-session.js";
 import type { IterationEndEvent } from "../core/events.js";
 import { describeEnding } from "../records/wording.js";
@@ -9,6 +8,7 @@ import { loopxBin } from "../runtime/platform/index.js";
 import { noteScriptStderr, stderrKind, writeStderr } from "../os/stderr.js";
 import { hookBaseEnv, onEndTimeout, recordedReceipts, type EndOutcome } from "./outcome.js";
 import { hookEvent, hookProblem, runHook } from "./run-hook.js";
+import { recordPath } from "../records/paths.js";
 
 /**
  * The end-of-run hook (`--on-end <command>`, LOOPX_ON_END, RunOptions.onEnd; loopx's own
@@ -72,7 +72,7 @@ export function onEndPart(options: OnEndOptions): OnEndPart {
     async end(end) {
       if (!spec || !controls) return;
       const { iterations, durationMs } = controls.progress();
-      const record = options.recordsDir === undefined ? null : join(options.recordsDir, `${controls.id}.jsonl`);
+      const record = options.recordsDir === undefined ? null : recordPath(options.recordsDir, controls.id);
       const outcome: EndOutcome = {
         run: controls.id,
         project,

@@ -1,5 +1,6 @@
 import { chmodSync, copyFileSync, constants, lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, symlinkSync } from "node:fs";
 import { dirname, isAbsolute, join, posix, relative, sep } from "node:path";
+import { otherOwner } from "../os/own-user.js";
 
 /** True if `path` is `root` or inside it (both absolute, normalized). */
 export function isInside(root: string, path: string): boolean {
@@ -83,7 +84,7 @@ export function unsafeEntries(root: string, scope = "the workflow"): string[] {
  */
 function withOwnerAccess(path: string, stat: { mode: number; uid: number }, bits: number, action: () => void): void {
   const mode = stat.mode & 0o7777;
-  if ((mode & bits) === bits || stat.uid !== process.getuid?.()) return action();
+  if ((mode & bits) === bits || otherOwner(stat) !== undefined) return action();
   chmodSync(path, mode | bits);
   try {
     action();

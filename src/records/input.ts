@@ -1,7 +1,7 @@
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
-import { join } from "node:path";
 import { RESULT_EXCERPT_BYTES } from "../core/events.js";
 import type { RunPart } from "../core/run-session.js";
+import { inputPath } from "./paths.js";
 
 /**
  * The last piped input, kept with the run record (loopx's own addition) so that `loopx runs
@@ -13,9 +13,6 @@ import type { RunPart } from "../core/run-session.js";
 
 const KEPT_INPUT_BYTES = 16 * 1024 * 1024;
 
-function inputPath(dir: string, runId: string): string {
-  return join(dir, `${runId}.input`);
-}
 
 /** The header line of an input file. */
 export interface InputHeader {

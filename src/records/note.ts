@@ -1,6 +1,7 @@
 import { EVENT_VERSION, type NoteEvent } from "../core/events.js";
 // Not node:fs / node:path imports: a script's `import "loopx"` loads this module (lazy-fs.ts).
 import { lazyFs as fs } from "../os/lazy-fs.js";
+import { recordFileName } from "./paths.js";
 
 /**
  * Notes in a run's record (loopx's own addition): a script adds a line of its own to the record
@@ -59,7 +60,7 @@ export function note(text: string, data?: Record<string, unknown>, env: Record<s
 export function ownRecordPath(env: Record<string, string | undefined>): string | undefined {
   const path = env[RECORD_PATH_VAR];
   const run = env.LOOPX_RUN_ID;
-  if (!path || !run || path.slice(path.lastIndexOf("/") + 1) !== `${run}.jsonl`) return undefined;
+  if (!path || !run || path.slice(path.lastIndexOf("/") + 1) !== recordFileName(run)) return undefined;
   return path;
 }
 

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { LoopxError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
 import { formatRunMarkdown } from "./markdown.js";
@@ -7,6 +6,7 @@ import { newerRecordError, parseRecord } from "./parse.js";
 import { RunDetail } from "./tables.js";
 import { summarizeRun } from "./run-state.js";
 import { readRecordText, runProcessAlive } from "./store.js";
+import { recordPath } from "./paths.js";
 
 /**
  * `runs show <id> --markdown` (the run as a Markdown summary: the GitHub Action's job summary) and
@@ -19,8 +19,8 @@ export function showRunAs(dir: string, id: string, format: "markdown" | "outcome
   const record = parseRecord(text, (event) => detail.add(event));
   if (record.newerVersion !== undefined) throw newerRecordError(id, record.newerVersion);
   const summary = summarizeRun(id, detail.forSummary(), runProcessAlive, Date.now());
-  if (!summary) throw new LoopxError(`run ${id} has no run.start in ${join(dir, `${id}.jsonl`)}`);
+  if (!summary) throw new LoopxError(`run ${id} has no run.start in ${recordPath(dir, id)}`);
   addRecordTotals(summary, () => text);
   if (format === "markdown") return write(formatRunMarkdown(summary, detail));
-  write(`${jsonLine({ ...summary, end: detail.lastTime, record: join(dir, `${id}.jsonl`) })}\n`);
+  write(`${jsonLine({ ...summary, end: detail.lastTime, record: recordPath(dir, id) })}\n`);
 }

@@ -1,4 +1,5 @@
-import type { IterationEndEvent, RecordEvent, RunEndEvent, RunEndReason, RunResumeEvent, RunStartEvent } from "../core/events.js";
+import type { IterationEndEvent, RecordEvent, RunEndEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
+import type { RunState } from "../core/run-states.js";
 import type { RunTotals } from "../core/receipts.js";
 import { describeEnding } from "./wording.js";
 
@@ -7,11 +8,6 @@ import { describeEnding } from "./wording.js";
  * row of `loopx runs`). Whether its process is alive is asked of the caller (src/records/store.ts).
  */
 
-/**
- * The state `loopx runs` shows: how it ended, `running` (`paused` / `stopping` after `loopx runs
- * pause` / `stop`), or `crashed` (gone without `run.end`).
- */
-export type RunState = RunEndReason | "running" | "paused" | "stopping" | "crashed";
 
 /** One row of `loopx runs`. */
 export interface RunSummary {

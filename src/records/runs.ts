@@ -1,17 +1,19 @@
 import { realpathSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
 import type { IterationEndEvent, RecordEvent, RunStartEvent } from "../core/events.js";
+import { RUN_STATES } from "../core/run-states.js";
 import { RunDetail, formatRunDetail, formatRunList } from "./tables.js";
 import { formatTailEvent } from "./wording.js";
-import { lastSitting, projectOf, startEvent, summarizeRun, type RunState, type RunSummary } from "./run-state.js";
+import { lastSitting, projectOf, startEvent, summarizeRun, type RunSummary } from "./run-state.js";
 import { RecordFollower } from "./follow.js";
 import { leftoverLines } from "./leftovers.js";
 import { newerRecordError, parseRecord } from "./parse.js";
 import { showRunAs } from "./run-formats.js";
 import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
+import { recordPath } from "./paths.js";
+import { resolveRunId } from "./run-id.js";
 
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */
 
@@ -20,25 +22,8 @@ type Write = (text: string) => void;
 
 const newer = newerRecordError;
 
-/** How a run can be: what `--state` accepts. */
-export const RUN_STATES = [
-  "running",
-  "paused",
-  "stopping",
-  "stopped",
-  "stopped-on-request",
-  "limit",
-  "failed",
-  "interrupted",
-  "hangup",
-  "quit",
-  "timed-out",
-  "budget",
-  "aborted",
-  "returned",
-  "killed",
-  "crashed",
-] as const satisfies readonly RunState[];
+/** How a run can be: what `--state` accepts (declared in core/run-states.ts). */
+export { RUN_STATES };
 
 /** Default `--limit` of `loopx runs`. */
 export const DEFAULT_LIST_LIMIT = 20;
@@ -112,7 +97,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
     // A run that has not ended and whose process is gone may have been resumed: which process runs
     // it now is in its last run.resume, which the ends of a long record may not hold.
     const sitting = lastSitting(record.events);
-    if (record.events.at(-1)?.type !== "run.end" && sitting && !runProcessAlive(sitting) && text.length < statSync(join(dir, `${id}.jsonl`)).size) {
+    if (record.events.at(-1)?.type !== "run.end" && sitting && !runProcessAlive(sitting) && text.length < statSync(recordPath(dir, id)).size) {
       try {
         record = parseRecord(readRecordText(dir, id));
       } catch {
@@ -162,21 +147,6 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
   write(text);
 }
 
-/** The one record whose id starts with `prefix`. */
-export function resolveRunId(dir: string, prefix: string): string {
-  return pickRunId(listRecordIds(dir), prefix, dir);
-}
-
-/** The one id of `ids` that is `prefix` or starts with it; `where` names where they were looked for. */
-export function pickRunId(ids: string[], prefix: string, where: string): string {
-  if (ids.includes(prefix)) return prefix;
-  const matches = ids.filter((id) => id.startsWith(prefix));
-  if (matches.length === 1) return matches[0]!;
-  if (matches.length === 0 || prefix === "") throw new LoopxError(`no run ${JSON.stringify(prefix)} in ${where}`);
-  throw new LoopxError(`run id ${JSON.stringify(prefix)} is ambiguous: it starts ${matches.length} runs (${matches.slice(0, 3).join(", ")}${matches.length > 3 ? ", ..." : ""})`);
-}
-
-
 function parseChecked(id: string, text: string): RecordEvent[] {
   const record = parseRecord(text);
   if (record.newerVersion !== undefined) throw newer(id, record.newerVersion);
@@ -185,7 +155,7 @@ function parseChecked(id: string, text: string): RecordEvent[] {
 
 /** `prefix` as a run id: a unique prefix of one, or (absent, `latest`) this project's newest run. */
 function runIdFor(dir: string, prefix: string | undefined, cwd: string): string {
-  return prefix === undefined || prefix === "latest" ? latestRunOf(dir, cwd) : resolveRunId(dir, prefix);
+  return prefix === undefined || prefix === "latest" ? latestRunOf(dir, cwd) : resolveRunId(prefix, listRecordIds(dir), dir);
 }
 
 /**
@@ -205,7 +175,7 @@ export function showRun(env: Env, prefix: string | undefined, cwd: string, optio
   if (options.json) {
     const events = parseChecked(id, text);
     const summary = summarizeRun(id, events, runProcessAlive, now);
-    if (!summary) throw new LoopxError(`run ${id} has no run.start in ${join(dir, `${id}.jsonl`)}`);
+    if (!summary) throw new LoopxError(`run ${id} has no run.start in ${recordPath(dir, id)}`);
     const from = last === undefined ? 0 : summary.iterations - last;
     // run.start and run.end (no n) stay; a note of no known iteration stays too.
     const shown = events.filter((event) => !("n" in event) || event.n === undefined || event.n > from);
@@ -219,7 +189,7 @@ export function showRun(env: Env, prefix: string | undefined, cwd: string, optio
   const record = parseRecord(text, (event) => all.add(event));
   if (record.newerVersion !== undefined) throw newer(id, record.newerVersion);
   const summary = summarizeRun(id, all.forSummary(), runProcessAlive, now);
-  if (!summary) throw new LoopxError(`run ${id} has no run.start in ${join(dir, `${id}.jsonl`)}`);
+  if (!summary) throw new LoopxError(`run ${id} has no run.start in ${recordPath(dir, id)}`);
   let detail = all;
   let hidden = 0;
   if (last !== undefined && summary.iterations > last) {
@@ -250,7 +220,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function tailRun(env: Env, prefix: string | undefined, cwd: string, json: boolean, write: Write): Promise<number> {
   const dir = recordsDir(env);
   const id = runIdFor(dir, prefix, cwd);
-  const path = join(dir, `${id}.jsonl`);
+  const path = recordPath(dir, id);
   const follower = new RecordFollower(path);
   let start: RunStartEvent | undefined;
   let sitting: Pick<RunStartEvent, "pid" | "time"> | undefined;

@@ -5,6 +5,7 @@ import { loopxDir } from "../os/xdg.js";
 import type { RunStartEvent } from "../core/events.js";
 import { parseRecord } from "./parse.js";
 import { startEvent } from "./run-state.js";
+import { closingPath, recordIdOf, recordPath, runFiles } from "./paths.js";
 
 /**
  * Where run records live and what the machine says about their processes (loopx's own extension):
@@ -14,7 +15,6 @@ import { startEvent } from "./run-state.js";
 /** Records kept: older ones are removed when a run starts. */
 const KEEP_RECORDS = 200;
 
-const RECORD_FILE = /^([0-9a-z]+)\.jsonl$/;
 
 export function recordsDir(env: Record<string, string | undefined>): string {
   return join(loopxDir("state", env), "runs");
@@ -31,19 +31,13 @@ export function listRecordIds(dir: string): string[] {
   }
   const ids: string[] = [];
   for (const name of names) {
-    const match = RECORD_FILE.exec(name);
-    if (match) ids.push(match[1]!);
+    const id = recordIdOf(name);
+    if (id !== undefined) ids.push(id);
   }
   return ids.sort().reverse();
 }
 
-/**
- * The file a run's guardian keeps beside the record while it closes the run (its pid): loopx is
- * gone by then, and the record must not be pruned before the guardian appends run.end.
- */
-export function closingPath(dir: string, id: string): string {
-  return join(dir, `${id}.closing`);
-}
+export { closingPath };
 
 /**
  * True while the run of record `id` may still be written to: no run.end yet, and its process is
@@ -76,9 +70,9 @@ export function pruneRecords(dir: string, keep = KEEP_RECORDS): void {
   const ids = listRecordIds(dir);
   for (const id of ids.slice(Math.max(0, keep - 1))) {
     if (recordAlive(dir, id)) continue;
-    for (const file of [`${id}.jsonl`, `${id}.input`, `${id}.closing`]) {
+    for (const file of runFiles(dir, id)) {
       try {
-        unlinkSync(join(dir, file));
+        unlinkSync(file);
       } catch {
         // Another run pruned it first (or the run kept no input, or its guardian had no need to close it).
       }
@@ -87,7 +81,7 @@ export function pruneRecords(dir: string, keep = KEEP_RECORDS): void {
 }
 
 export function readRecordText(dir: string, id: string): string {
-  return readFileSync(join(dir, `${id}.jsonl`), "utf8");
+  return readFileSync(recordPath(dir, id), "utf8");
 }
 
 const ENDS_BYTES = 64 * 1024;
@@ -98,14 +92,14 @@ const ENDS_BYTES = 64 * 1024;
  * the last iterations of a run that is going or crashed). Small records are read whole.
  */
 export function readRecordEnds(dir: string, id: string): string {
-  const fd = openSync(join(dir, `${id}.jsonl`), "r");
+  const fd = openSync(recordPath(dir, id), "r");
   try {
     const size = fstatSync(fd).size;
     if (size <= 2 * ENDS_BYTES) return readFileSync(fd, "utf8");
     const buffer = Buffer.alloc(ENDS_BYTES);
     const head = buffer.toString("utf8", 0, readSync(fd, buffer, 0, ENDS_BYTES, 0));
     const firstNewline = head.indexOf("\n");
-    if (firstNewline < 0) return readFileSync(join(dir, `${id}.jsonl`), "utf8");
+    if (firstNewline < 0) return readFileSync(recordPath(dir, id), "utf8");
     const tail = buffer.toString("utf8", 0, readSync(fd, buffer, 0, ENDS_BYTES, size - ENDS_BYTES));
     return `${head.slice(0, firstNewline + 1)}${tail.slice(tail.indexOf("\n") + 1)}`;
   } finally {
@@ -128,7 +122,7 @@ export function runProcessAlive(start: Pick<RunStartEvent, "pid" | "time">): boo
  * last N iterations, not 30 MB.
  */
 export function readRecordTail(dir: string, id: string, enough: (tail: string) => boolean): string {
-  const path = join(dir, `${id}.jsonl`);
+  const path = recordPath(dir, id);
   const fd = openSync(path, "r");
   try {
     const size = fstatSync(fd).size;

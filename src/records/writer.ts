@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import type { GapEvent, LoopEvent, RecordEvent, RunEndEvent } from "../core/events.js";
 import { recordTotals, type RunTotals } from "../core/receipts.js";
@@ -8,6 +8,7 @@ import type { RunPart } from "../core/run-session.js";
 import { RECORD_PATH_VAR } from "./note.js";
 import { pruneRecords } from "./store.js";
 import { warnToStderr } from "../os/stderr.js";
+import { recordPath } from "./paths.js";
 
 /**
  * Run records and `--log` (loopx's own extension): every event of the run, one JSON object per
@@ -254,7 +255,7 @@ export function recordPart(dir: string, maxBytes = RECORD_MAX_BYTES): RunPart {
     onEvent(event) {
       // A resumed run goes on in its own record (and prunes nothing: it is not a new one).
       if (event.type === "run.start" || event.type === "run.resume") {
-        path = join(dir, `${event.run}.jsonl`);
+        path = recordPath(dir, event.run);
         file = new EventFile(`the run record ${path}`, maxBytes);
         try {
           mkdirSync(dir, { recursive: true, mode: 0o700 });

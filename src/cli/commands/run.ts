@@ -1,7 +1,9 @@
 import { Command, Option } from "clipanion";
-import { parseDuration } from "../../core/duration.js";
-import { UsageError } from "../../core/errors.js";
-import { budgetOptions, optionalValueOption, parseCount, parseDurationOption, repeatedOption, valueOption } from "../options.js";
+import { LoopxError, UsageError } from "../../core/errors.js";
+import type { RunOutcome, RunRequest } from "../../engine/index.js";
+import { RUN_OPTIONS, type RunOptionValues } from "../../engine/options.js";
+import { placeholder } from "../command-spec.js";
+import { optionalValueOption, parseOptionText, repeatedOption, valueOption } from "../options.js";
 
 /**
  * `loopx run [options] <workflow>[:<script>]` (spec §4.1, §4.2). Its options are declared here
@@ -65,68 +67,114 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
 `;
   static helpShortCircuits = true;
 
-  maxIterations = valueOption("-n", "count", "Stop after <count> script executions (goto hops count); 0 only validates");
-  envFile = valueOption("-e", "env-file", "Env file merged over the global env ($XDG_CONFIG_HOME/loopx/env)");
-  log = valueOption("--log", "log-file", "Append the run's events (JSON lines) to <file> too (loopx's own addition)");
-  timeout = valueOption("--timeout", "duration", "Limit for each script execution (loopx's own addition)");
-  maxTime = valueOption("--max-time", "duration", "Limit for the whole run; no script starts after it (loopx's own addition)");
-  onEnd = valueOption("--on-end", "command", "Run <command> (sh -c) once when the run ends, however it ends (loopx's own addition)");
-  maxCost = valueOption("--max-cost", "usd", "Budget: no script starts once the run's billed cost reaches <usd>; exit 3 (loopx's own addition)");
-  countEstimates = Option.Boolean("--count-estimates", false, { description: "With --max-cost: estimated cost counts too (loopx's own addition)" });
-  maxTokens = valueOption("--max-tokens", "count", "Budget: no script starts once the run's tokens reach <count>; exit 3 (loopx's own addition)");
-  worktree = optionalValueOption("--worktree", "worktree-name", "Run in a new git worktree on branch loopx/<name> (default name: the run id; loopx's own addition)");
-  worktreeCopy = repeatedOption("--worktree-copy", "path", "Copy this untracked path into the worktree too (repeatable; loopx's own addition)");
-  summary = Option.Boolean("--summary", false, { description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" });
-  targets = Option.Rest({ name: "target" });
+  // The options are the run options table's (engine/options.ts RUN_OPTIONS), declared there once.
+  declare targets: string[];
 
-  /**
-   * `loopx run --timeout main`: the target was taken as the option's value, so what is missing is
-   * the value (the duration, the count), not the target; the line names it.
-   */
-  private missingTarget(): string {
-    const valued: Array<[string, string | undefined, (value: string) => boolean, string]> = [
-      ["--timeout", this.timeout, (value) => parseDuration(value).ok, "a duration, e.g. --timeout 20m"],
-      ["--max-time", this.maxTime, (value) => parseDuration(value).ok, "a duration, e.g. --max-time 8h"],
-      ["-n", this.maxIterations, (value) => /^[0-9]+$/.test(value), "a count, e.g. -n 10"],
-    ];
-    for (const [flag, value, valid, example] of valued) {
-      if (value !== undefined && !valid(value)) {
-        return `${flag} needs ${example}: it took ${JSON.stringify(value)} as its value, and loopx run has no target (loopx run ${flag} <value> <workflow>[:<script>])`;
-      }
-    }
-    return "loopx run needs a target: loopx run <workflow>[:<script>]";
+  constructor() {
+    super();
+    declareRunOptions(this);
+    this.targets = Option.Rest({ name: "target" });
   }
 
   async execute(): Promise<number> {
-    const count = this.maxIterations;
-    const envFile = this.envFile;
-    const timeout = this.timeout;
-    const maxTime = this.maxTime;
-    const log = this.log;
-    if (log === "") throw new UsageError("--log needs a file path");
-    if (this.onEnd !== undefined && this.onEnd.trim() === "") throw new UsageError("--on-end needs a command");
-    if (this.targets.length === 0) throw new UsageError(this.missingTarget());
+    if (this.targets.length === 0) throw new UsageError(missingTargetLine(this));
     if (this.targets.length > 1) {
       throw new UsageError(`loopx run takes exactly one target, got ${this.targets.length}: ${this.targets.map((t) => JSON.stringify(t)).join(" ")}`);
     }
-    const maxIterations = count === undefined ? undefined : parseCount(count, "-n");
-    const features = {
-      timeout: timeout === undefined ? undefined : parseDurationOption(timeout, "--timeout"),
-      maxTime: maxTime === undefined ? undefined : parseDurationOption(maxTime, "--max-time"),
-      ...budgetOptions(this),
-    };
-    const { runFromCli } = await import("../run-loop.js");
-    return runFromCli({
-      target: this.targets[0]!,
-      maxIterations,
-      envFile,
-      log,
-      summary: this.summary,
-      ...(this.onEnd !== undefined ? { onEnd: this.onEnd } : {}),
-      argv: process.argv.slice(2),
-      features,
-      ...(this.worktree !== undefined && this.worktree !== false ? { worktree: this.worktree } : {}),
-      ...(this.worktreeCopy !== undefined ? { worktreeCopy: this.worktreeCopy } : {}),
-    });
+    const options = givenRunOptions(this);
+    return runFromCli({ target: this.targets[0]!, options, argv: process.argv.slice(2) });
   }
+}
+
+/**
+ * The run options table (engine/options.ts RUN_OPTIONS) as a command's fields: `loopx run` gets
+ * every option with a CLI name (described: the help lists them), `loopx runs resume` those marked
+ * `resume` (inline in its usage line). Call from the command's constructor, before its positionals.
+ */
+export function declareRunOptions(command: object, resume = false): void {
+  const fields = command as Record<string, unknown>;
+  for (const { name, cli } of RUN_OPTIONS) {
+    if (!cli || (resume && !cli.resume)) continue;
+    const description = resume ? undefined : cli.description;
+    if (cli.form === "optional" && cli.kind) fields[name] = optionalValueOption(cli.names, cli.kind, description ?? "");
+    else if (cli.form === "repeated" && cli.kind) fields[name] = repeatedOption(cli.names, cli.kind, description ?? "");
+    else fields[name] = cli.kind ? valueOption(cli.names, cli.kind, description) : Option.Boolean(cli.names, false, { description });
+  }
+}
+
+/**
+ * The run options given on the command line, parsed by the kind of their value (a usage error names
+ * the option); an option that needs another says so in the CLI's words (not on a resume: the run
+ * recorded the other one).
+ */
+export function givenRunOptions(command: object, resume = false): RunOptionValues {
+  const fields = command as Record<string, string | string[] | boolean | undefined>;
+  const given: Record<string, unknown> = {};
+  for (const { name, cli } of RUN_OPTIONS) {
+    const value = cli && (!resume || cli.resume) ? fields[name] : undefined;
+    if (value === undefined || value === false) continue;
+    given[name] = typeof value === "string" && cli?.kind ? parseOptionText(cli.kind, value, cli.names) : value;
+  }
+  for (const option of resume ? [] : RUN_OPTIONS) {
+    const other = "requires" in option ? RUN_OPTIONS.find((o) => o.name === option.requires) : undefined;
+    if (other?.cli && option.cli && given[option.name] !== undefined && given[other.name] === undefined) {
+      throw new UsageError(`${option.cli.names} needs ${other.cli.names}${other.cli.kind ? ` ${placeholder(other.cli.kind)}` : ""}`);
+    }
+  }
+  return given;
+}
+
+/**
+ * `loopx run --timeout main`: the target was taken as an option's value, so what is missing is the
+ * value (the duration, the count), not the target; the line names it.
+ */
+function missingTargetLine(command: object): string {
+  const fields = command as Record<string, string | boolean | undefined>;
+  for (const { name, cli } of RUN_OPTIONS) {
+    const value = fields[name];
+    if (!cli?.kind || !cli.example || typeof value !== "string") continue;
+    try {
+      parseOptionText(cli.kind, value, cli.names);
+    } catch {
+      return `${cli.names} needs ${cli.example}: it took ${JSON.stringify(value)} as its value, and loopx run has no target (loopx run ${cli.names} <value> <workflow>[:<script>])`;
+    }
+  }
+  return "loopx run needs a target: loopx run <workflow>[:<script>]";
+}
+
+/**
+ * `loopx run` after parsing: the engine runs the loop without printing results (spec §7.1); every
+ * CLI run is recorded (LOOPX_RECORD=0 turns it off), shows progress on a terminal and is cancelled
+ * by SIGINT/SIGTERM (spec §7.3). The outcome's error is the one stderr line; its exit code is ours.
+ */
+export async function runFromCli(request: { target: string; options: RunOptionValues; argv: string[] }): Promise<number> {
+  return runToEnd({ target: request.target, options: { ...request.options, record: true }, argv: request.argv });
+}
+
+/**
+ * `loopx runs resume <id> [-n <count>] [budgets]`: the run goes on in this terminal, as `loopx run` would
+ * have gone on (the engine asks control/resume.ts where, which refuses with one line).
+ */
+export async function resumeFromCli(id: string, options: RunOptionValues, argv: string[]): Promise<number> {
+  return runToEnd({ options, resume: { id }, argv });
+}
+
+async function runToEnd(request: Pick<RunRequest, "target" | "options" | "resume" | "argv">): Promise<number> {
+  // The engine is loaded only now: `loopx run -h`, the help and the completion do not pay for it.
+  const { startRun } = await import("../../engine/index.js");
+  const outcome: RunOutcome = await startRun({
+    ...request,
+    projectRoot: process.cwd(),
+    baseEnv: process.env,
+    progress: true,
+    signals: true,
+    compactHeap: true,
+    onEndFromEnv: true,
+  }).complete();
+  const error = outcome.error;
+  // An interruption (a signal, `loopx runs stop --now`) ends with its exit code and no error line.
+  if (error !== undefined && outcome.reason !== "interrupted") {
+    throw error instanceof LoopxError ? error : new LoopxError(error instanceof Error ? error.message : String(error));
+  }
+  return outcome.exitCode ?? 0;
 }

@@ -1,12 +1,26 @@
 import { Command, Option } from "clipanion";
 import { UsageError } from "../../core/errors.js";
 import type { CommandGroup } from "../command-spec.js";
-import { budgetOptions, parseCount, parseDurationOption, valueOption } from "../options.js";
+import { RUN_STATES } from "../../core/run-states.js";
+import { parseCount, parseDurationOption, valueOption } from "../options.js";
+import { declareRunOptions, givenRunOptions } from "./run.js";
 import { RunsCleanCommand } from "./runs-clean.js";
 
 /** `loopx runs` (loopx's own extension): the run records under $XDG_STATE_HOME/loopx/runs/. */
 
 const out = (text: string) => void process.stdout.write(text);
+
+/** The help's list of run states, from the one declaration (core/run-states.ts RUN_STATES), wrapped at 100 columns. */
+function statesLine(): string {
+  const words = `States: ${RUN_STATES.join(", ")} (crashed: also a run whose process is gone without a run.end).`.split(" ");
+  const lines = [""];
+  for (const word of words) {
+    const line = lines.at(-1)!;
+    if (line !== "" && line.length + 1 + word.length > 100) lines.push(word);
+    else lines[lines.length - 1] = line === "" ? word : `${line} ${word}`;
+  }
+  return lines.join("\n");
+}
 
 /** `loopx runs [--all] [--limit N] [--state S] [--json]`: recent runs, newest first. */
 export class RunsListCommand extends Command {
@@ -114,16 +128,18 @@ export class RunsResumeCommand extends Command {
   static override usage = Command.Usage({
     description: "Resume a run that ended early or died, where it was\n(-n: <count> more iterations; default: what its -n left;\n--max-cost / --max-tokens: the whole run's new budget)",
   });
-  maxIterations = valueOption("-n", "count");
-  maxCost = valueOption("--max-cost", "usd");
-  countEstimates = Option.Boolean("--count-estimates", false);
-  maxTokens = valueOption("--max-tokens", "count");
-  id = Option.String({ name: "run-id" });
+  // -n and the budgets: the run options marked `resume` in engine/options.ts RUN_OPTIONS.
+  declare id: string;
+
+  constructor() {
+    super();
+    declareRunOptions(this, true);
+    this.id = Option.String({ name: "run-id" });
+  }
 
   async execute(): Promise<number> {
-    const count = this.maxIterations;
-    const { resumeFromCli } = await import("../run-loop.js");
-    return resumeFromCli(this.id, count === undefined ? undefined : parseCount(count, "-n"), process.argv.slice(2), budgetOptions(this, true));
+    const { resumeFromCli } = await import("./run.js");
+    return resumeFromCli(this.id, givenRunOptions(this, true), process.argv.slice(2));
   }
 }
 
@@ -153,9 +169,7 @@ export const RUNS_COMMANDS: CommandGroup = {
 to $XDG_STATE_HOME/loopx/runs/<LOOPX_RUN_ID>.jsonl (default ~/.local/state/loopx/runs/); the
 newest 200 are kept, each at most LOOPX_RECORD_MAX_BYTES (default 8 MiB: the first and the last
 iterations stay, a line counts what was dropped between them). LOOPX_RECORD=0 turns records off.
-States: running, paused, stopping, stopped, stopped-on-request, limit, failed, interrupted,
-hangup, quit, timed-out, budget, aborted, returned (API runs only), killed or crashed (loopx
-died: its guardian closed the run, or its process is gone without a run.end).
+${statesLine()}
 
 'loopx runs' lists this directory's runs (--all: every project's), at most --limit (default 20),
 only those in --state. An id's shortest unique prefix (at least 6 characters) is bold on a

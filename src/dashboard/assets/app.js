@@ -1,17 +1,16 @@
 // The dashboard page (loopx runs serve): plain DOM and SVG, no framework. Every text that comes
 // from a record goes into the page through text nodes (textContent / createTextNode), never as
 // HTML, and control characters are shown as visible symbols: a `result` holding markup or
-// terminal escapes stays inert. formatElapsed, formatLocalTime, formatUsd, formatTokens, addUsd and FINISHED are prepended by the
-// server (core's own functions, the resume rule's list). The token of the page's URL goes with every request.
+// terminal escapes stays inert. formatElapsed, formatLocalTime, formatUsd, formatTokens, addUsd, FINISHED,
+// STATES (every run state) and GOING (the states of a run whose loop is going: its control channel
+// answers) are prepended by the server (core's own functions and lists, the resume rule's list). The
+// token of the page's URL goes with every request.
 "use strict";
 
 const token = new URLSearchParams(location.search).get("token") || "";
 const main = document.getElementById("main");
 const live = document.getElementById("live");
 const PAGE = 50;
-const STATES = ["running", "paused", "stopping", "stopped", "stopped-on-request", "limit", "failed", "interrupted", "hangup", "quit", "timed-out", "budget", "killed", "crashed", "aborted", "returned"];
-/** States of a run whose loop is going: its control channel answers. */
-const GOING = ["running", "paused", "stopping"];
 const CONTROLS = [
   ["stop", "Stop after this iteration"],
   ["stop-now", "Stop now"],

@@ -18,8 +18,9 @@ describe("run options", () => {
 
   it("valid options come back checked; nothing given is no limit, no variables", () => {
     const onEvent = () => {};
-    expect(validateRunOptions({ maxIterations: 0, env: { A: "1" }, timeout: 1.5, maxTime: 10, onEvent })).toStrictEqual({ maxIterations: 0, env: { A: "1" }, timeout: 1.5, maxTime: 10, onEvent, onEnd: undefined, budget: undefined });
-    expect(validateRunOptions({})).toStrictEqual({ maxIterations: undefined, env: {}, timeout: undefined, maxTime: undefined, onEvent: undefined, onEnd: undefined, budget: undefined });
+    const none = { envFile: undefined, log: undefined, onEnd: undefined, maxCost: undefined, countEstimates: undefined, maxTokens: undefined, summary: false, record: false, signal: undefined, telemetry: undefined, worktree: undefined, worktreeCopy: undefined };
+    expect(validateRunOptions({ maxIterations: 0, env: { A: "1" }, timeout: 1.5, maxTime: 10, onEvent })).toStrictEqual({ ...none, maxIterations: 0, env: { A: "1" }, timeout: 1.5, maxTime: 10, onEvent });
+    expect(validateRunOptions({})).toStrictEqual({ ...none, maxIterations: undefined, env: {}, timeout: undefined, maxTime: undefined, onEvent: undefined });
     // --worktree only when asked for (src/worktree/option.ts).
     expect(validateRunOptions({ worktree: "a", worktreeCopy: ["specs"] }).worktree).toEqual({ name: "a", copy: ["specs"] });
     expect(validateRunOptions({ worktree: true }).worktree).toEqual({ copy: [] });
@@ -28,11 +29,12 @@ describe("run options", () => {
   });
 
   it.each<[string, object, RegExp]>([
-    ["onEvent first", { onEvent: 1, timeout: -1, maxIterations: -1 }, /^onEvent must be a function, got number$/],
-    ["then timeout", { timeout: 0, maxTime: 0, maxIterations: -1 }, /^timeout must be a positive number of milliseconds, got 0$/],
-    ["then maxTime", { maxTime: "1s", maxIterations: -1 }, /^maxTime must be a positive number of milliseconds, got "1s"$/],
-    ["then maxIterations", { maxIterations: -1, env: [] }, /^maxIterations must be a non-negative integer, got -1$/],
-    ["then env", { env: [] }, /^env must be an object of variable names to string values, got an array$/],
+    // In the order of the run options table (engine/options.ts): the CLI's help order, then the API's own.
+    ["maxIterations first", { maxIterations: -1, timeout: -1, onEvent: 1 }, /^maxIterations must be a non-negative integer, got -1$/],
+    ["then timeout", { timeout: 0, maxTime: 0, onEvent: 1 }, /^timeout must be a positive number of milliseconds, got 0$/],
+    ["then maxTime", { maxTime: "1s", env: [] }, /^maxTime must be a positive number of milliseconds, got "1s"$/],
+    ["then env", { env: [], onEvent: 1 }, /^env must be an object of variable names to string values, got an array$/],
+    ["then onEvent", { onEvent: 1 }, /^onEvent must be a function, got number$/],
   ])("the first bad option is the one reported (%s)", (_label, options, message) => {
     expect(() => validateRunOptions(options)).toThrow(message);
   });

@@ -24,9 +24,9 @@ const PROJECT = {
   ".loopx/w/sleep.sh": "#!/bin/bash\nprintf ready > \"$READY\"; sleep 30\n",
 };
 
-function request(target: string, extra: Partial<Engine.RunRequest> = {}): Engine.RunRequest {
+function request(target: string, options: Engine.RunRequest["options"] = {}, extra: Partial<Engine.RunRequest> = {}): Engine.RunRequest {
   const projectRoot = makeProject(PROJECT);
-  return { target, projectRoot, baseEnv: isolatedEnv({ READY: join(projectRoot, "ready") }), ...extra };
+  return { target, options, projectRoot, baseEnv: isolatedEnv({ READY: join(projectRoot, "ready") }), ...extra };
 }
 
 async function waitForFile(path: string): Promise<void> {
@@ -37,7 +37,7 @@ async function waitForFile(path: string): Promise<void> {
 describe("startRun → RunHandle", () => {
   it("outputs as they come, then the outcome of a stop", async () => {
     const events: LoopEvent[] = [];
-    const handle = engine.startRun(request("w"), { parts: [{ onEvent: (event) => void events.push(event) }] });
+    const handle = engine.startRun(request("w", {}, { parts: [{ onEvent: (event) => void events.push(event) }] }));
     const outputs = [];
     for await (const output of handle) outputs.push(output);
     expect(outputs).toEqual([{ result: "1", goto: "next" }, { stop: true }]);
@@ -48,7 +48,7 @@ describe("startRun → RunHandle", () => {
   it("-n reached and -n 0 end as limit (a run that never began has no events)", async () => {
     expect(await engine.startRun(request("w", { maxIterations: 1 })).complete()).toEqual({ reason: "limit", exitCode: 0 });
     const events: LoopEvent[] = [];
-    expect(await engine.startRun(request("w", { maxIterations: 0 }), { parts: [{ onEvent: (e) => void events.push(e) }] }).complete()).toEqual({ reason: "limit", exitCode: 0 });
+    expect(await engine.startRun(request("w", { maxIterations: 0 }, { parts: [{ onEvent: (e) => void events.push(e) }] })).complete()).toEqual({ reason: "limit", exitCode: 0 });
     expect(events).toEqual([]);
   });
 
@@ -71,7 +71,7 @@ describe("startRun → RunHandle", () => {
     const req = request("w:sleep");
     const handle = engine.startRun(req);
     const pending = handle.next();
-    await waitForFile(join(req.projectRoot, "ready"));
+    await waitForFile(join(req.projectRoot as string, "ready"));
     const started = Date.now();
     await handle.cancel({ reason: "interrupted", signal: "SIGTERM", exitCode: 143, message: "stopped from elsewhere" });
     expect(Date.now() - started).toBeLessThan(4000);
@@ -81,10 +81,10 @@ describe("startRun → RunHandle", () => {
 
   it("an abort: next() rejects with the abort reason after the group is gone; outcome aborted", async () => {
     const controller = new AbortController();
-    const req = request("w:sleep");
-    const handle = engine.startRun(req, { abortSignal: controller.signal });
+    const req = request("w:sleep", { signal: controller.signal });
+    const handle = engine.startRun(req);
     const pending = handle.next().catch((e: unknown) => e);
-    await waitForFile(join(req.projectRoot, "ready"));
+    await waitForFile(join(req.projectRoot as string, "ready"));
     const reason = new Error("enough");
     controller.abort(reason);
     expect(await pending).toBe(reason);
@@ -102,7 +102,7 @@ describe("startRun → RunHandle", () => {
     const req = request("w:sleep");
     const handle = engine.startRun(req);
     void handle.next();
-    await waitForFile(join(req.projectRoot, "ready"));
+    await waitForFile(join(req.projectRoot as string, "ready"));
     await handle.return();
     expect(await handle.outcome).toMatchObject({ reason: "returned", exitCode: null });
     const unstarted = engine.startRun(request("w"));

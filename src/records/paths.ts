@@ -1,0 +1,41 @@
+/**
+ * The files of a run in the records directory ($XDG_STATE_HOME/loopx/runs/), named here and nowhere
+ * else: its record `<id>.jsonl`, the input its running script got `<id>.input` (records/input.ts),
+ * and `<id>.closing` while its guardian closes it. No imports: scripts load this (records/note.ts).
+ */
+
+const RECORD_SUFFIX = ".jsonl";
+const RECORD_FILE = /^([0-9a-z]+)\.jsonl$/;
+
+/** The record of run `id` in `dir`. */
+export function recordPath(dir: string, id: string): string {
+  return `${dir}/${recordFileName(id)}`;
+}
+
+/** The record's file name (what LOOPX_RUN_RECORD ends with). */
+export function recordFileName(id: string): string {
+  return `${id}${RECORD_SUFFIX}`;
+}
+
+/** The run id of a file name in the records directory when it is a record, else undefined. */
+export function recordIdOf(name: string): string | undefined {
+  return RECORD_FILE.exec(name)?.[1];
+}
+
+/** The last piped input kept for a resume (records/input.ts). */
+export function inputPath(dir: string, id: string): string {
+  return `${dir}/${id}.input`;
+}
+
+/**
+ * The file a run's guardian keeps beside the record while it closes the run (its pid): loopx is
+ * gone by then, and the record must not be pruned before the guardian appends run.end.
+ */
+export function closingPath(dir: string, id: string): string {
+  return `${dir}/${id}.closing`;
+}
+
+/** Every file of run `id`: what pruning removes. */
+export function runFiles(dir: string, id: string): string[] {
+  return [recordPath(dir, id), inputPath(dir, id), closingPath(dir, id)];
+}

@@ -1,0 +1,23 @@
+import { LoopxError } from "../core/errors.js";
+
+/** A whole run id (core/run-session.ts newRunId): 9 base-36 digits of its start time, 6 random. */
+const WHOLE_RUN_ID = /^[0-9a-z]{15}$/;
+
+/** True for a whole run id (not a prefix of one). */
+export function isWholeRunId(text: string): boolean {
+  return WHOLE_RUN_ID.test(text);
+}
+
+/**
+ * The run id `prefix` names, for every command that takes one (records and control alike): the id
+ * itself or the only one of `ids` that starts with it; one LoopxError line otherwise (`where`
+ * names where the ids were looked for). `wholeIdsAsIs`: a whole id is taken without being among
+ * `ids` (the control channel of a run can be reached where its directory cannot be listed).
+ */
+export function resolveRunId(prefix: string, ids: readonly string[], where: string, wholeIdsAsIs = false): string {
+  if (ids.includes(prefix) || (wholeIdsAsIs && isWholeRunId(prefix))) return prefix;
+  const matches = ids.filter((id) => id.startsWith(prefix));
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0 || prefix === "") throw new LoopxError(`no run ${JSON.stringify(prefix)} in ${where}`);
+  throw new LoopxError(`run id ${JSON.stringify(prefix)} is ambiguous: it starts ${matches.length} runs (${matches.slice(0, 3).join(", ")}${matches.length > 3 ? ", ..." : ""})`);
+}

@@ -1,0 +1,89 @@
+/**
+ * A run option is declared once, in the run options table (src/engine/options.ts RUN_OPTIONS): a
+ * fixture entry appended to it, and nothing else, is a `loopx run` option (help, grammar), a field
+ * `run()` takes, checked by the engine, and its part gets the value — here as a variable of the
+ * run's scripts, which a script prints. The CLI runs in process from src/ (as grammar.test.ts does)
+ * up to the request it hands the engine (mocked there); the engine and the API run from dist/.
+ */
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { LoopxError } from "../../../src/core/errors.js";
+import type * as Engine from "../../../src/engine/index.js";
+import { RUN_OPTIONS, type RunOptionDeclaration } from "../../../src/engine/options.js";
+import { main } from "../../../src/cli/main.js";
+import { isolatedEnv, makeProject, ROOT } from "../../helpers.js";
+
+const captured = vi.hoisted(() => [] as Array<{ target: string; options: Record<string, unknown> }>);
+vi.mock("../../../src/engine/index.js", () => ({
+  startRun: (request: { target: string; options: Record<string, unknown> }) => {
+    captured.push(request);
+    return { complete: async () => ({ reason: "stopped", exitCode: 0 }) };
+  },
+}));
+
+/** The fixture option: a label its part hands every script as FIXTURE_LABEL. */
+const FIXTURE: RunOptionDeclaration<"fixtureLabel", string | undefined> = {
+  name: "fixtureLabel",
+  cli: { names: "--fixture-label", kind: "text", description: "A label for the run's scripts (fixture)" },
+  api: true,
+  check(value) {
+    if (value !== undefined && typeof value !== "string") throw new LoopxError(`fixtureLabel must be a string, got ${typeof value}`);
+    return value;
+  },
+  part: (label) => ({ begin: () => ({ FIXTURE_LABEL: label }) }),
+};
+
+type Table = RunOptionDeclaration[];
+let engine: typeof Engine;
+let api: typeof import("../../../src/index.js");
+let distTable: Table;
+beforeAll(async () => {
+  engine = (await import(pathToFileURL(join(ROOT, "dist/engine/index.js")).href)) as typeof Engine;
+  api = (await import(pathToFileURL(join(ROOT, "dist/index.js")).href)) as typeof api;
+  distTable = ((await import(pathToFileURL(join(ROOT, "dist/engine/options.js")).href)) as { RUN_OPTIONS: Table }).RUN_OPTIONS;
+  (RUN_OPTIONS as unknown as Table).push(FIXTURE);
+  distTable.push(FIXTURE);
+});
+afterAll(() => {
+  (RUN_OPTIONS as unknown as Table).pop();
+  distTable.pop();
+});
+
+const project = () => makeProject({ ".loopx/w/index.sh": '#!/bin/bash\nprintf \'{"result":"%s","stop":true}\' "$FIXTURE_LABEL"\n' });
+
+async function cli(argv: string[]): Promise<string> {
+  let stdout = "";
+  const write = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+    stdout += String(chunk);
+    return true;
+  });
+  try {
+    await main(argv);
+  } finally {
+    write.mockRestore();
+  }
+  return stdout;
+}
+
+describe("an option appended to RUN_OPTIONS reaches the CLI, the API and its part (no other edit)", () => {
+  it("the CLI: listed in `run -h`, parsed into the request; the engine hands its part the value", async () => {
+    expect(await cli(["run", "-h"])).toMatch(/--fixture-label <value>\s+A label for the run's scripts \(fixture\)/);
+    await cli(["run", "--fixture-label", "from-cli", "w"]);
+    expect(captured.at(-1)).toMatchObject({ target: "w", options: { fixtureLabel: "from-cli" } });
+    const outputs = [];
+    for await (const output of engine.startRun({ target: "w", options: captured.at(-1)!.options, projectRoot: project(), baseEnv: isolatedEnv() })) outputs.push(output);
+    expect(outputs).toEqual([{ result: "from-cli", stop: true }]);
+  });
+
+  it("the API: a field of run(), checked by the engine, its value given to the part", async () => {
+    const cwd = project();
+    const options = { cwd, env: {}, fixtureLabel: "from-api" } as Parameters<typeof api.runPromise>[1];
+    expect(await api.runPromise("w", options)).toEqual([{ result: "from-api", stop: true }]);
+    await expect(api.runPromise("w", { cwd, fixtureLabel: 5 } as Parameters<typeof api.runPromise>[1])).rejects.toThrow(/^fixtureLabel must be a string, got number$/);
+  });
+
+  it("not given: its part is not added, the scripts get no variable", async () => {
+    expect(await api.runPromise("w", { cwd: project() })).toEqual([{ result: "", stop: true }]);
+  });
+});
