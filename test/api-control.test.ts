@@ -4,14 +4,15 @@
  * (pause holds the next script and keeps the program alive, continue, stop), and
  * `runPromise(target, { resume: id })` goes on with a run that died, as `loopx runs resume` does.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, RUNTIMES, isolatedEnv, makeProject, makeSymlink, processAlive, runCommand, sh, sleep, waitFor, type Runtime } from "./helpers.js";
 import { CHANNELS, events, loopx, recordIds, startLoopx, trace, waitForEvent } from "./fixtures/control/support.js";
 
 const WORKFLOWS = {
-  ".loopx/w/index.sh": sh('echo "start $LOOPX_ITERATION" >> "$LOOPX_PROJECT_ROOT/trace.log"\nsleep 1\necho "end $LOOPX_ITERATION" >> "$LOOPX_PROJECT_ROOT/trace.log"\necho "{\\"result\\":\\"iteration $LOOPX_ITERATION\\"}"'),
+  // w's script ends only once <project>/hold-w is gone: a steering command always reaches it mid-script.
+  ".loopx/w/index.sh": sh('echo "start $LOOPX_ITERATION" >> "$LOOPX_PROJECT_ROOT/trace.log"\nwhile [ -e "$LOOPX_PROJECT_ROOT/hold-w" ]; do sleep 0.05; done\necho "end $LOOPX_ITERATION" >> "$LOOPX_PROJECT_ROOT/trace.log"\necho "{\\"result\\":\\"iteration $LOOPX_ITERATION\\"}"'),
   // a hands 1 MiB to b by goto; b keeps it and waits while <project>/hold exists.
   ".loopx/p/index.sh": sh('head -c 786432 /dev/urandom | base64 -w0 > "$LOOPX_PROJECT_ROOT/payload.$LOOPX_ITERATION"\nprintf \'{"goto":"b","result":"%s"}\' "$(cat "$LOOPX_PROJECT_ROOT/payload.$LOOPX_ITERATION")"'),
   ".loopx/p/b.sh": sh('cat > "$LOOPX_PROJECT_ROOT/got.$LOOPX_ITERATION.$$"\necho "b $LOOPX_ITERATION $$" >> "$LOOPX_PROJECT_ROOT/trace.log"\necho $$ > "$LOOPX_PROJECT_ROOT/b.pid"\nwhile [ -e "$LOOPX_PROJECT_ROOT/hold" ]; do sleep 0.1; done\necho \'{"result":"ok"}\''),
@@ -28,19 +29,23 @@ const node = CHANNELS[0]!;
 
 describe.each(RUNTIMES)("the API and the control channel ($name)", (runtime: Runtime) => {
   it("a runPromise() run is steerable by id: pause holds the next script (the program stays alive), continue, stop", async () => {
-    const cwd = consumer(`const outputs = await runPromise("w", { onEvent: (e) => e.type === "run.start" && writeFileSync("id.txt", e.run) });\nreport(outputs.map((o) => o.result));`);
+    const cwd = consumer(`const outputs = await runPromise("w", { onEvent: (e) => e.type === "run.start" && writeFileSync("id.txt", e.run) });\nreport(outputs.map((o) => o.result));`, { "hold-w": "" });
+    const hold = join(cwd, "hold-w");
     const env = isolatedEnv();
     const program = runCommand(runtime.exe, ["consumer.mjs"], { cwd, env, timeoutMs: 60_000 });
     expect(await waitFor(() => existsSync(join(cwd, "id.txt")) && trace(cwd).length === 1, 20_000)).toBe(true);
     const id = readFileSync(join(cwd, "id.txt"), "utf8");
     expect(recordIds(env)).toEqual([]); // not recorded: found by its control channel alone
     expect(await loopx(node, ["runs", "pause", id.slice(0, 10)], cwd, env)).toMatchObject({ code: 0, stdout: `run ${id} pauses after w:index finishes (loopx runs continue ${id})\n` });
+    rmSync(hold);
     expect(await waitFor(() => trace(cwd).length === 2, 10_000)).toBe(true);
     await sleep(1500);
     expect(trace(cwd)).toEqual(["start 1", "end 1"]);
+    writeFileSync(hold, "");
     expect(await loopx(node, ["runs", "continue", id], cwd, env)).toMatchObject({ code: 0, stdout: `run ${id} continues\n` });
     expect(await waitFor(() => trace(cwd).length === 3, 10_000)).toBe(true);
     expect(await loopx(node, ["runs", "stop", id], cwd, env)).toMatchObject({ code: 0, stdout: `run ${id} stops after w:index finishes\n` });
+    rmSync(hold);
     const result = await program;
     expect(result).toMatchObject({ code: 0, stderr: "" });
     expect(JSON.parse(result.stdout)).toEqual(["iteration 1", "iteration 2"]);

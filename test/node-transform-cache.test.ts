@@ -100,7 +100,10 @@ describe.each(NODES)("transform cache ($label)", (node) => {
         await new Promise((resolve) => setTimeout(resolve, 15));
       }
     })();
-    const loops = await Promise.all([1, 2, 3].map(() => runLoopx(node, ["run", "-n", "6", "w"], { cwd, env, timeoutMs: 60_000 })));
+    // One cache, but each loop its own records: three runs of w in one tree are told about each
+    // other otherwise (the same-workflow warning of --worktree), which is not what is tested here.
+    const ownRecords = () => ({ ...env, XDG_STATE_HOME: tempDir("loopx-state-") });
+    const loops = await Promise.all([1, 2, 3].map(() => runLoopx(node, ["run", "-n", "6", "w"], { cwd, env: ownRecords(), timeoutMs: 60_000 })));
     stop = true;
     await deleter;
     for (const result of loops) {
