@@ -1,7 +1,6 @@
 import { abortReason } from "../core/errors.js";
 import { runLoop } from "../core/loop.js";
 import type { Output } from "../core/output.js";
-import { newRunId } from "../core/run-id.js";
 import type { RunCancel, RunEnd } from "../core/run-part.js";
 import { RunSession } from "../core/run-session.js";
 import { createHeapKeeper, runtimeName } from "../runtime/platform/index.js";
@@ -11,6 +10,7 @@ import { KILL_GRACE_MS, ScriptSupervisor } from "../runtime/supervisor.js";
 import { VERSION } from "../version.js";
 import { createLoopHost } from "./host.js";
 import { recordedOptions } from "./options.js";
+import { createRunId } from "./run-id.js";
 import { abortSignalOf, loopOptions, planRun, type RunPlan, type RunRequest } from "./plan.js";
 import { worktreeStart } from "./worktree.js";
 import type { RunWorktree } from "../worktree/part.js";
@@ -55,11 +55,6 @@ export interface RunHandle extends AsyncIterableIterator<Output, void, undefined
   /** Drives the run to its end without looking at its outputs (the CLI's way) and gives its outcome. */
   complete(): Promise<RunOutcome>;
   readonly outcome: Promise<RunOutcome>;
-}
-
-/** A run id: start time, then 7 random base-36 digits (core/run-id.ts newRunId). */
-export function createRunId(now: number = Date.now()): string {
-  return newRunId(now, crypto.getRandomValues(new Uint8Array(7)));
 }
 
 const DONE: IteratorResult<Output, void> = { done: true, value: undefined };

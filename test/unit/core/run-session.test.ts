@@ -9,7 +9,7 @@ import type { LoopEvent } from "../../../src/core/events.js";
 import { outputForEvent } from "../../../src/core/run-events.js";
 import type { RunEnd, RunPart } from "../../../src/core/run-part.js";
 import { RunSession } from "../../../src/core/run-session.js";
-import { createRunId } from "../../../src/engine/index.js";
+import { createRunId } from "../../../src/engine/run-id.js";
 import { memoryHost, MemoryTree } from "./memory-host.js";
 
 const TREE = [".loopx/a/index.sh", ".loopx/a/next.sh", ".loopx/b/index.sh"];
