@@ -2,7 +2,7 @@ import { unlinkSync } from "node:fs";
 import type { Server } from "node:net";
 import { dirname } from "node:path";
 import { LoopxError } from "../core/errors.js";
-import type { RunControls, RunPart } from "../core/run-session.js";
+import type { RunControls, RunPart } from "../core/run-part.js";
 import { removeMadeDirs } from "./paths.js";
 import type { ControlReply, ControlRequest } from "./protocol.js";
 import { lineServer, listen } from "./server.js";

@@ -6,7 +6,8 @@ import { SCRIPT_EXTENSIONS } from "./names.js";
 import { shellWord } from "./shell-word.js";
 import { readOutput, type Output } from "./output.js";
 import { outputNearMiss } from "./output-check.js";
-import type { RunEnd, RunSession } from "./run-session.js";
+import type { RunEnd } from "./run-part.js";
+import type { RunSession } from "./run-session.js";
 import { formatTarget, gotoTargetOf, parseTarget, runTargetOf, type Target } from "./target.js";
 import { workflowVersionWarning, type VersionRequirement } from "./version-requirement.js";
 

@@ -1,5 +1,5 @@
 import { cancelFor, type CancellingSignal } from "./signals.js";
-import type { RunCancel } from "../core/run-session.js";
+import type { RunCancel } from "../core/run-part.js";
 
 /**
  * The `hostSignals` feature (the API's): while a `run()` / `runPromise()` is going, SIGINT,

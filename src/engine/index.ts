@@ -1,7 +1,9 @@
 import { abortReason } from "../core/errors.js";
 import { runLoop } from "../core/loop.js";
 import type { Output } from "../core/output.js";
-import { newRunId, RunSession, type RunCancel, type RunEnd } from "../core/run-session.js";
+import { newRunId } from "../core/run-id.js";
+import type { RunCancel, RunEnd } from "../core/run-part.js";
+import { RunSession } from "../core/run-session.js";
 import { createHeapKeeper, runtimeName } from "../runtime/platform/index.js";
 import { runParts } from "./parts.js";
 import { warnToStderr } from "../os/stderr.js";
@@ -55,7 +57,7 @@ export interface RunHandle extends AsyncIterableIterator<Output, void, undefined
   readonly outcome: Promise<RunOutcome>;
 }
 
-/** A run id: start time, then 7 random base-36 digits (core/run-session.ts newRunId). */
+/** A run id: start time, then 7 random base-36 digits (core/run-id.ts newRunId). */
 export function createRunId(now: number = Date.now()): string {
   return newRunId(now, crypto.getRandomValues(new Uint8Array(7)));
 }

@@ -3,7 +3,7 @@ import { describeValue } from "../core/describe.js";
 import { checkLimit } from "../core/duration.js";
 import { LoopxError } from "../core/errors.js";
 import type { LoopEvent, RecordedOptions } from "../core/events.js";
-import type { RunPart } from "../core/run-session.js";
+import type { RunPart } from "../core/run-part.js";
 import type { ValueKind } from "../core/value-kinds.js";
 import { timeLimits } from "../parts/time-limits.js";
 import { validateWorktreeOption } from "../worktree/option.js";

@@ -1,4 +1,4 @@
-import type { RunPart } from "../core/run-session.js";
+import type { RunPart } from "../core/run-part.js";
 import { strays } from "../parts/strays.js";
 import { recordsDir } from "../records/store.js";
 import { progressPart, progressShown } from "../parts/progress.js";

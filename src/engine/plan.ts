@@ -3,7 +3,7 @@ import { LoopxError } from "../core/errors.js";
 import type { LoopRequest } from "../core/loop.js";
 import { loopxBin } from "../runtime/platform/index.js";
 import type { RecordedOptions } from "../core/events.js";
-import type { RunPart } from "../core/run-session.js";
+import type { RunPart } from "../core/run-part.js";
 import { prepareResume, type ResumeRequest } from "../control/resume.js";
 import { optionParts, RUN_OPTIONS, validateMaxIterations, validateRunOptions, type RunOptionsChecked, type RunOptionValues } from "./options.js";
 

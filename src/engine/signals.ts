@@ -1,6 +1,6 @@
 import { constants } from "node:os";
 import { SIGNAL_REASONS } from "../core/events.js";
-import type { RunCancel } from "../core/run-session.js";
+import type { RunCancel } from "../core/run-part.js";
 
 /** The signals that end a run: SIGINT/SIGTERM (spec §7.3), and SIGHUP/SIGQUIT handled the same way. */
 export type CancellingSignal = keyof typeof SIGNAL_REASONS;

@@ -1,4 +1,4 @@
-import type { RunPart } from "../core/run-session.js";
+import type { RunPart } from "../core/run-part.js";
 import { spawnWatcher } from "../runtime/platform/index.js";
 import { guardianCommand } from "../runtime/platform/runtime.js";
 import { SHELL_READ_DEAD_PARENT } from "../os/procfs.js";

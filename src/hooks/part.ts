@@ -1,4 +1,4 @@
-import type { RunControls, RunPart } from "../core/run-session.js";
+import type { RunControls, RunPart } from "../core/run-part.js";
 import type { IterationEndEvent } from "../core/events.js";
 import { describeEnding } from "../records/wording.js";
 import { parseRecord } from "../records/parse.js";

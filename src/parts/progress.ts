@@ -2,7 +2,7 @@ import { LoopxError } from "../core/errors.js";
 import { shownText } from "../core/untrusted-text.js";
 import { describeIterationStart, describeRunEnd, describeSteering } from "../records/wording.js";
 import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
-import type { RunPart } from "../core/run-session.js";
+import type { RunPart } from "../core/run-part.js";
 import { stderrKind, stderrLine } from "../os/stderr.js";
 import { uniquePrefixLengths } from "../records/runs.js";
 import { describeTotals, type RunTotals } from "../core/receipts.js";

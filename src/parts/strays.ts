@@ -1,4 +1,4 @@
-import type { RunControls, RunEnd, RunPart } from "../core/run-session.js";
+import type { RunControls, RunEnd, RunPart } from "../core/run-part.js";
 import { processesWithVariable } from "../os/procfs.js";
 import { KILL_GRACE_MS } from "../runtime/supervisor.js";
 

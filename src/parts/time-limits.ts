@@ -1,6 +1,6 @@
 import { formatDuration } from "../core/duration.js";
 import { TimeoutError } from "../core/errors.js";
-import type { RunControls, RunPart } from "../core/run-session.js";
+import type { RunControls, RunPart } from "../core/run-part.js";
 
 /** setTimeout takes at most 2^31-1 ms (~24.8 days); longer limits re-arm. Unref'd: a limit never keeps a process alive. */
 function startTimer(ms: number, onExpiry: () => void): { clear(): void } {
@@ -19,22 +19,24 @@ function startTimer(ms: number, onExpiry: () => void): { clear(): void } {
 /** How long a script whose own process exited may keep its stdout open after a late limit. */
 const LATE_GRACE_MS = 2000;
 
-/**
- * `--timeout` / RunOptions.timeout (each script execution) and `--max-time` / RunOptions.maxTime
- * (the whole run, from its first script). On expiry the run is cancelled as on a signal — SIGTERM
- * to the running group, grace, SIGKILL, strays — with reason "timed-out", exit code 124 and a
- * TimeoutError naming the script and the limit. A cancelled run starts no further script, so a
- * run limit expiring between two scripts ends the run there.
- */
-export function timeLimits(limits: { timeout?: number; maxTime?: number }): RunPart {
-  let controls: RunControls | undefined;
-  let target: string | undefined;
-  let running = false;
-  let scriptTimer: { clear(): void } | undefined;
-  let runTimer: { clear(): void } | undefined;
+/** What a limit's expiry needs to know of the run: its controls and the script running now. */
+interface LimitState {
+  controls: RunControls | undefined;
+  target: string | undefined;
+  running: boolean;
+}
 
+/**
+ * How a reached limit ends the run, apart from the timers because of one rule it must keep: a
+ * limit found expired when the running script's own process has already exited (loopx was
+ * stopped, SIGSTOP, and continued after the deadline) means the script finished in time, so its
+ * result is read first and the run limit applies after it (no further script starts). Only if its
+ * stdout stays open past LATE_GRACE_MS (a process it left behind) is it ended as usual.
+ */
+function limitExpiry(state: LimitState) {
   const expireNow = (message: string) => {
-    void controls?.cancel({
+    const target = state.target;
+    void state.controls?.cancel({
       reason: "timed-out",
       signal: "SIGTERM",
       exitCode: 124,
@@ -43,38 +45,59 @@ export function timeLimits(limits: { timeout?: number; maxTime?: number }): RunP
       error: new TimeoutError(message),
     });
   };
-  // A limit found expired when the running script's own process has already exited (loopx was
-  // stopped, SIGSTOP, and continued after the deadline): the script finished in time, so its
-  // result is read first and the run limit applies after it (no further script starts). Only if
-  // its stdout stays open past LATE_GRACE_MS (a process it left behind) is it ended as usual.
   let late: { message: () => string; fallback: ReturnType<typeof setTimeout> } | undefined;
-  const expire = (message: () => string, afterScript: boolean) => {
-    if (!running || !controls?.scriptExited()) return expireNow(message());
-    if (late) return;
-    const fallback = setTimeout(() => {
+  return {
+    expire(message: () => string, afterScript: boolean) {
+      if (!state.running || !state.controls?.scriptExited()) return expireNow(message());
+      if (late) return;
+      const fallback = setTimeout(() => {
+        late = undefined;
+        expireNow(message());
+      }, LATE_GRACE_MS);
+      fallback.unref?.();
+      late = { message: afterScript ? message : () => "", fallback };
+    },
+    /** The running script ended: a limit held back for it applies now (or not at all). */
+    settleLate() {
+      if (!late) return;
+      clearTimeout(late.fallback);
+      const message = late.message();
       late = undefined;
-      expireNow(message());
-    }, LATE_GRACE_MS);
-    fallback.unref?.();
-    late = { message: afterScript ? message : () => "", fallback };
+      if (message) expireNow(message); // the run's limit: after this script; a script's own limit: it finished in time
+    },
+    clear() {
+      if (late) clearTimeout(late.fallback);
+    },
   };
-  const settleLate = () => {
-    if (!late) return;
-    clearTimeout(late.fallback);
-    const message = late.message();
-    late = undefined;
-    if (message) expireNow(message); // the run's limit: after this script; a script's own limit: it finished in time
-  };
+}
+
+/**
+ * `--timeout` / RunOptions.timeout (each script execution) and `--max-time` / RunOptions.maxTime
+ * (the whole run, from its first script). On expiry the run is cancelled as on a signal — SIGTERM
+ * to the running group, grace, SIGKILL, strays — with reason "timed-out", exit code 124 and a
+ * TimeoutError naming the script and the limit. A cancelled run starts no further script, so a
+ * run limit expiring between two scripts ends the run there.
+ */
+export function timeLimits(limits: { timeout?: number; maxTime?: number }): RunPart {
+  const state: LimitState = { controls: undefined, target: undefined, running: false };
+  const { expire, settleLate, clear } = limitExpiry(state);
+  let scriptTimer: { clear(): void } | undefined;
+  let runTimer: { clear(): void } | undefined;
 
   let deadline: number | undefined;
   const runExpired = () => {
     const limit = formatDuration(limits.maxTime!);
-    expire(() => (running ? `script ${target} timed out: the run's time limit of ${limit} was reached` : `the run's time limit of ${limit} was reached${target === undefined ? "" : ` after script ${target}`}`), true);
+    // The words are made when the run ends, from the script running (or last run) by then.
+    const message = () => {
+      const target = state.target;
+      return state.running ? `script ${target} timed out: the run's time limit of ${limit} was reached` : `the run's time limit of ${limit} was reached${target === undefined ? "" : ` after script ${target}`}`;
+    };
+    expire(message, true);
   };
 
   const part: RunPart = {
     begin(runControls) {
-      controls = runControls;
+      state.controls = runControls;
       const maxTime = limits.maxTime;
       if (maxTime !== undefined) {
         deadline = Date.now() + maxTime;
@@ -89,21 +112,21 @@ export function timeLimits(limits: { timeout?: number; maxTime?: number }): RunP
     onEvent(event) {
       const timeout = limits.timeout;
       if (event.type === "iteration.start") {
-        target = event.target;
-        running = true;
+        state.target = event.target;
+        state.running = true;
         if (timeout !== undefined) {
           const label = event.target;
           scriptTimer = startTimer(timeout, () => expire(() => `script ${label} timed out after ${formatDuration(timeout)}`, false));
         }
       } else if (event.type === "iteration.end") {
-        running = false;
+        state.running = false;
         scriptTimer?.clear();
         scriptTimer = undefined;
         settleLate();
       }
     },
     end() {
-      if (late) clearTimeout(late.fallback);
+      clear();
       scriptTimer?.clear();
       runTimer?.clear();
     },

@@ -2,7 +2,7 @@ import { chmodSync, lstatSync, mkdtempSync, readdirSync, renameSync, rmdirSync, 
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import type { RunControls, RunPart } from "../core/run-session.js";
+import type { RunControls, RunPart } from "../core/run-part.js";
 
 /**
  * LOOPX_TMPDIR (loopx's own addition): a private scratch directory for one run. Created after

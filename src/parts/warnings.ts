@@ -1,4 +1,4 @@
-import type { RunPart } from "../core/run-session.js";
+import type { RunPart } from "../core/run-part.js";
 
 /**
  * Shows loopx's own `warning` events (a near-miss output, a CRLF script, a held stdout: see

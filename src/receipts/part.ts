@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
-import type { RunControls, RunPart } from "../core/run-session.js";
+import type { RunControls, RunPart } from "../core/run-part.js";
 import { LoopxError } from "../core/errors.js";
 import type { Receipt, RecordEvent } from "../core/events.js";
 import { budgetReached, BUDGET_EXIT_CODE, type Budget } from "../core/budget.js";

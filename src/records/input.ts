@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
 import { RESULT_EXCERPT_BYTES } from "../core/events.js";
-import type { RunPart } from "../core/run-session.js";
+import type { RunPart } from "../core/run-part.js";
 import { inputPath } from "./paths.js";
 
 /**

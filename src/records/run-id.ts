@@ -1,6 +1,6 @@
 import { LoopxError } from "../core/errors.js";
 
-/** A whole run id (core/run-session.ts newRunId): 9 base-36 digits of its start time, 6 random. */
+/** A whole run id (core/run-id.ts newRunId): 9 base-36 digits of its start time, 6 random. */
 const WHOLE_RUN_ID = /^[0-9a-z]{15}$/;
 
 /** True for a whole run id (not a prefix of one). */

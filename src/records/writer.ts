@@ -4,7 +4,7 @@ import { fsReason, LoopxError } from "../core/errors.js";
 import type { GapEvent, LoopEvent, RecordEvent, RunEndEvent } from "../core/events.js";
 import { recordTotals, type RunTotals } from "../core/receipts.js";
 import { parseRecord } from "./parse.js";
-import type { RunPart } from "../core/run-session.js";
+import type { RunPart } from "../core/run-part.js";
 import { RECORD_PATH_VAR } from "./note.js";
 import { pruneRecords } from "./store.js";
 import { warnToStderr } from "../os/stderr.js";

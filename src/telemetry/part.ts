@@ -1,5 +1,5 @@
 import type { LoopEvent, Receipt, RunResumeEvent, RunStartEvent } from "../core/events.js";
-import type { NextScript, RunControls, RunPart } from "../core/run-session.js";
+import type { NextScript, RunControls, RunPart } from "../core/run-part.js";
 import { CREDENTIAL_VARIABLES, scriptResourceAttributes, telemetryCapture } from "./settings.js";
 import type { RunTrace } from "./run-trace.js";
 import type { SdkSetup } from "./sdk.js";

@@ -1,4 +1,4 @@
-import type { RunPart } from "../core/run-session.js";
+import type { RunPart } from "../core/run-part.js";
 import type { WorktreeInfo } from "../core/worktree-events.js";
 import { createWorktree } from "./create.js";
 import { finishWorktree } from "./finish.js";

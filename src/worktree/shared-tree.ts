@@ -1,4 +1,4 @@
-import type { RunPart } from "../core/run-session.js";
+import type { RunPart } from "../core/run-part.js";
 import type { RecordEvent, RunStartEvent } from "../core/events.js";
 import { parseRecord, recordEvent } from "../records/parse.js";
 import { lastSitting } from "../records/run-state.js";

@@ -6,7 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { decideResume } from "../../../src/control/resume-point.js";
 import { runLoop } from "../../../src/core/loop.js";
-import { RunSession, type RunPart } from "../../../src/core/run-session.js";
+import type { RunPart } from "../../../src/core/run-part.js";
+import { RunSession } from "../../../src/core/run-session.js";
 import type { RecordEvent } from "../../../src/core/events.js";
 import { memoryHost, MemoryTree } from "../core/memory-host.js";
 

@@ -6,7 +6,9 @@ import { posix } from "node:path";
 import { LoopxError } from "../../../src/core/errors.js";
 import type { LoopHost, LoopRequest } from "../../../src/core/loop.js";
 import type { Output } from "../../../src/core/output.js";
-import { newRunId, RunSession, type RunPart, type RunSessionOptions } from "../../../src/core/run-session.js";
+import { newRunId } from "../../../src/core/run-id.js";
+import type { RunPart } from "../../../src/core/run-part.js";
+import { RunSession, type RunSessionOptions } from "../../../src/core/run-session.js";
 import { parseVersionRequirement } from "../../../src/core/version-requirement.js";
 
 export const ROOT = "/project";

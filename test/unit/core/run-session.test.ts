@@ -6,7 +6,9 @@ import { describe, expect, it } from "vitest";
 import { LoopxError, ScriptFailedError } from "../../../src/core/errors.js";
 import { runLoop, type LoopHost } from "../../../src/core/loop.js";
 import type { LoopEvent } from "../../../src/core/events.js";
-import { outputForEvent, RunSession, type RunEnd, type RunPart } from "../../../src/core/run-session.js";
+import { outputForEvent } from "../../../src/core/run-events.js";
+import type { RunEnd, RunPart } from "../../../src/core/run-part.js";
+import { RunSession } from "../../../src/core/run-session.js";
 import { createRunId } from "../../../src/engine/index.js";
 import { memoryHost, MemoryTree } from "./memory-host.js";
 

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { GOING_STATES, RUN_END_REASONS, RUN_STATES } from "../../../src/core/run-states.js";
 import { main } from "../../../src/cli/main.js";
+import { ASSETS } from "../../../src/dashboard/assets.generated.js";
 import { ROOT } from "../../helpers.js";
 
 afterEach(() => vi.restoreAllMocks());
@@ -41,7 +42,7 @@ describe("run states, declared once", () => {
   });
 
   it("the dashboard page gets the list from the server, not a copy of its own", () => {
-    const app = readFileSync(join(ROOT, "src", "dashboard", "assets", "app.js"), "utf8");
+    const app = ASSETS["app.js"]!;
     expect(app).not.toMatch(/const (STATES|GOING) =/);
     const server = readFileSync(join(ROOT, "src", "dashboard", "server.ts"), "utf8");
     expect(server).toContain("const STATES = ${JSON.stringify(RUN_STATES)}");
