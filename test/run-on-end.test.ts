@@ -168,13 +168,14 @@ describe.each(CHANNELS)("--on-end ($name)", (channel) => {
   });
 
   it("a hook that hangs is ended at its limit, one that fails is one line; neither changes the exit code; its output is in the record and on the terminal", { timeout: 60_000 }, async () => {
-    const cwd = makeProject(PROJECT);
+    // Three projects: three runs of w in one tree would be told about each other (--worktree's warning).
+    const [cwdH, cwdF, cwdP] = [makeProject(PROJECT), makeProject(PROJECT), makeProject(PROJECT)];
     const hooks = tempDir("loopx-hooks-");
     const env = isolatedEnv({ HOOK_DIR: hooks, CASE: "h", LOOPX_ON_END_TIMEOUT: "1s" });
     const [hanging, failing, shown] = await Promise.all([
-      loopx(channel, ["run", "--on-end", 'echo $$ > "$HOOK_DIR/hook.pid"; exec sleep 60', "w:stop"], cwd, env),
-      loopx(channel, ["run", "--on-end", "echo oops >&2; exit 3", "w:fail"], cwd, { ...env, CASE: "f" }),
-      onPty([...channel.argv, "run", "--on-end", "echo from the hook; exit 2", "-n", "1", "w:again"], cwd, { ...env, CASE: "p", TERM: "dumb", LOOPX_PROGRESS: "0" }),
+      loopx(channel, ["run", "--on-end", 'echo $$ > "$HOOK_DIR/hook.pid"; exec sleep 60', "w:stop"], cwdH, env),
+      loopx(channel, ["run", "--on-end", "echo oops >&2; exit 3", "w:fail"], cwdF, { ...env, CASE: "f" }),
+      onPty([...channel.argv, "run", "--on-end", "echo from the hook; exit 2", "-n", "1", "w:again"], cwdP, { ...env, CASE: "p", TERM: "dumb", LOOPX_PROGRESS: "0" }),
     ]);
     expect(hanging.code).toBe(0);
     expect(hanging.stderr).toBe("loopx: warning: the --on-end command was ended at its time limit (1s; LOOPX_ON_END_TIMEOUT)\n");
