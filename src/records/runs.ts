@@ -72,44 +72,46 @@ function sameProject(projectRoot: string, cwd: string): boolean {
   }
 }
 
-/** `loopx runs`: this project's runs (or every project's), newest first, filtered and limited. */
-export function listRuns(env: Env, options: ListOptions, write: Write): void {
-  if (options.state !== undefined && !(RUN_STATES as readonly string[]).includes(options.state)) {
-    throw new UsageError(`unknown state ${JSON.stringify(options.state)} for --state (states: ${RUN_STATES.join(", ")})`);
-  }
-  const dir = recordsDir(env);
-  const now = Date.now();
-  const limit = options.limit ?? DEFAULT_LIST_LIMIT;
-  const allIds = listRecordIds(dir);
-  const summaries: RunSummary[] = [];
-  const newerRecords: Array<{ id: string; v: number }> = [];
-  const lines: string[] = [];
-  let matching = 0;
-  const period: RunSummary[] = [];
-  for (const id of allIds) {
-    let text: string;
-    try {
-      text = readRecordEnds(dir, id);
-    } catch {
-      continue; // pruned while we read
-    }
-    let record = parseRecord(text);
-    // A run that has not ended and whose process is gone may have been resumed: which process runs
-    // it now is in its last run.resume, which the ends of a long record may not hold.
+/**
+ * A record's events as `loopx runs` needs them: its ends (first and last lines) are enough, but a run
+ * that has not ended and whose process is gone may have been resumed — which process runs it now is
+ * in its last run.resume, which the ends of a long record may not hold. Undefined: pruned meanwhile.
+ */
+function listedRecord(dir: string, id: string): ReturnType<typeof parseRecord> | undefined {
+  try {
+    const text = readRecordEnds(dir, id);
+    const record = parseRecord(text);
     const sitting = lastSitting(record.events);
     if (record.events.at(-1)?.type !== "run.end" && sitting && !runProcessAlive(sitting) && text.length < statSync(recordPath(dir, id)).size) {
-      try {
-        record = parseRecord(readRecordText(dir, id));
-      } catch {
-        continue;
-      }
+      return parseRecord(readRecordText(dir, id));
     }
+    return record;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What `loopx runs` found: the runs to show, those of a newer loopx, their JSON lines, how many matched, the --since period's runs. */
+interface Listing {
+  summaries: RunSummary[];
+  newerRecords: Array<{ id: string; v: number }>;
+  lines: string[];
+  matching: number;
+  period: RunSummary[];
+}
+
+/** Reads every record once, newest first, keeping the runs that match and counting those past --limit. */
+function gatherRuns(dir: string, ids: string[], options: ListOptions): Listing {
+  const now = Date.now();
+  const limit = options.limit ?? DEFAULT_LIST_LIMIT;
+  const found: Listing = { summaries: [], newerRecords: [], lines: [], matching: 0, period: [] };
+  for (const id of ids) {
+    const record = listedRecord(dir, id);
+    if (!record) continue;
     if (record.newerVersion !== undefined) {
-      if (options.state !== undefined) continue;
-      matching++;
-      if (matching > limit) continue;
-      newerRecords.push({ id, v: record.newerVersion });
-      lines.push(jsonLine({ id, state: "unknown", v: record.newerVersion }));
+      if (options.state !== undefined || ++found.matching > limit) continue;
+      found.newerRecords.push({ id, v: record.newerVersion });
+      found.lines.push(jsonLine({ id, state: "unknown", v: record.newerVersion }));
       continue;
     }
     const start = startEvent(record.events);
@@ -117,15 +119,27 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
     const summary = summarizeRun(id, record.events, runProcessAlive, now);
     if (!summary || (options.state !== undefined && summary.state !== options.state)) continue;
     if (options.since !== undefined && Date.parse(summary.start) < options.since) continue;
-    matching++;
+    found.matching++;
     // A run's totals from its whole record only where they are shown: a listed run, or one of the
     // period (--since counts every run of it, listed or past --limit).
-    if (matching <= limit || options.since !== undefined) addRecordTotals(summary, () => readRecordText(dir, id));
-    if (options.since !== undefined) period.push(summary);
-    if (matching > limit) continue;
-    summaries.push(summary);
-    lines.push(jsonLine(summary));
+    if (found.matching <= limit || options.since !== undefined) addRecordTotals(summary, () => readRecordText(dir, id));
+    if (options.since !== undefined) found.period.push(summary);
+    if (found.matching > limit) continue;
+    found.summaries.push(summary);
+    found.lines.push(jsonLine(summary));
   }
+  return found;
+}
+
+/** `loopx runs`: this project's runs (or every project's), newest first, filtered and limited. */
+export function listRuns(env: Env, options: ListOptions, write: Write): void {
+  if (options.state !== undefined && !(RUN_STATES as readonly string[]).includes(options.state)) {
+    throw new UsageError(`unknown state ${JSON.stringify(options.state)} for --state (states: ${RUN_STATES.join(", ")})`);
+  }
+  const dir = recordsDir(env);
+  const limit = options.limit ?? DEFAULT_LIST_LIMIT;
+  const allIds = listRecordIds(dir);
+  const { summaries, newerRecords, lines, matching, period } = gatherRuns(dir, allIds, options);
   if (options.json) {
     if (options.since !== undefined) lines.push(jsonLine(periodTotals(period, options.since)));
     if (lines.length) write(`${lines.join("\n")}\n`);
