@@ -10,6 +10,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Two test files at a time. Vitest's default is one fewer than the CPUs — one file at a time on
+    // CI's 2 cores — while most tests spend their time waiting on the processes they spawn: two
+    // files keep both cores busy (the suite ran in ~19 min instead of ~28 at the same load).
+    maxWorkers: 2,
     // clipanion's ESM build imports a directory ("../platform"), which Node's ESM loader refuses:
     // unit tests of src/cli/ get it through Vite's resolver instead.
     server: { deps: { inline: ["clipanion"] } },
