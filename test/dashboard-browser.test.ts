@@ -10,10 +10,10 @@
 import { spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { BIN, NODE, ROOT, isolatedEnv, linuxOnly, makeProject, sh, tempDir } from "./helpers.js";
-import { CHANNELS, launchBrowser, serve, type Served } from "./dashboard-helpers.js";
+import { CHANNELS, launchBrowser, openPage, serve, type Served } from "./dashboard-helpers.js";
 import { appendEvent, syntheticId, writeSyntheticRecord } from "./fixtures/dashboard/records.js";
 
 let browser: BrowserContext;
@@ -23,18 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-
-/** A page that fails the test on any dialog (alert, confirm, prompt). */
-async function openPage(url: string, dialogs: string[]): Promise<Page> {
-  const page = await browser.newPage();
-  page.on("dialog", (dialog) => {
-    dialogs.push(dialog.message());
-    void dialog.dismiss();
-  });
-  await page.goto(url);
-  await page.waitForSelector("body[data-ready='1']", { timeout: 15_000 });
-  return page;
-}
 
 function rssKb(pid: number): number {
   return Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
@@ -60,7 +48,7 @@ linuxOnly("the dashboard in Chromium", () => {
     });
     let loop: ReturnType<typeof spawn> | undefined;
     try {
-      const page = await openPage(served.url, dialogs);
+      const page = await openPage(browser, served.url, dialogs);
       expect(await page.locator("#runs tr").count()).toBe(0);
 
       // A loop started now: its row appears and its iteration count rises on the open page.
@@ -121,9 +109,9 @@ linuxOnly("the dashboard in Chromium", () => {
     const served = await serve(node, env);
     const dialogs: string[] = [];
     try {
-      const list = await openPage(served.url, dialogs);
+      const list = await openPage(browser, served.url, dialogs);
       expect(await list.locator(`tr[data-run="${id}"] td`).nth(2).textContent()).toBe("/p/<img src=y onerror=alert(4)>");
-      const page = await openPage(`${served.base}/runs/${id}?token=${served.token}`, dialogs);
+      const page = await openPage(browser, `${served.base}/runs/${id}?token=${served.token}`, dialogs);
       const results = await page.locator("#iterations td.result").evaluateAll((cells) => cells.map((cell) => cell.firstChild?.textContent));
       expect(results).toEqual(["<svg onload=alert(3)>", "<script>alert(2)</script>", "␛[2J␛[31mred", "<img src=x onerror=alert(1)>"]);
       expect(await page.locator("#iterations td").nth(1).textContent()).toBe("x:<b>bold</b>");
@@ -146,7 +134,7 @@ linuxOnly("the dashboard in Chromium", () => {
     const dialogs: string[] = [];
     try {
       const baseline = rssKb(served.child.pid!);
-      const page = await openPage(`${served.base}/runs/${id}?token=${served.token}`, dialogs);
+      const page = await openPage(browser, `${served.base}/runs/${id}?token=${served.token}`, dialogs);
       expect(await page.locator("#timeline").getAttribute("data-count")).toBe("100000");
       const columns = Number(await page.locator("#timeline").getAttribute("data-columns"));
       expect(columns).toBeGreaterThan(100);
@@ -186,7 +174,7 @@ linuxOnly("the dashboard in Chromium", () => {
     writeSyntheticRecord(env.XDG_STATE_HOME!, { id: c, iterations: 1, project: "/work/beta", ended: false, pid: 999_999 });
     const served: Served = await serve(node, env);
     try {
-      const page = await openPage(served.url, []);
+      const page = await openPage(browser, served.url, []);
       const ids = () => page.locator("#runs tr").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-run")));
       expect(await ids()).toEqual([c, b, a]); // newest first
       await page.selectOption("#filter-project", "/work/beta");

@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { request as httpRequest } from "node:http";
-import { chromium, type BrowserContext } from "playwright-core";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { tempDir } from "./helpers.js";
 import { ensureChromium } from "../scripts/chromium.mjs";
 import type { Channel } from "./helpers.js";
@@ -95,4 +95,16 @@ const CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disabl
 export async function launchBrowser(): Promise<BrowserContext> {
   const executablePath = ensureChromium() as string;
   return chromium.launchPersistentContext(tempDir("loopx-chromium-"), { executablePath, headless: true, args: CHROMIUM_FLAGS, viewport: { width: 1200, height: 900 } });
+}
+
+/** A page of the dashboard, ready (its first data drawn); every dialog it opens is kept in `dialogs` and dismissed. */
+export async function openPage(browser: BrowserContext, url: string, dialogs: string[]): Promise<Page> {
+  const page = await browser.newPage();
+  page.on("dialog", (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  await page.goto(url);
+  await page.waitForSelector("body[data-ready='1']", { timeout: 15_000 });
+  return page;
 }

@@ -8,10 +8,10 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { BIN, NODE, isolatedEnv, linuxOnly, makeProject, sh, waitFor } from "./helpers.js";
-import { CHANNELS, launchBrowser, serve } from "./dashboard-helpers.js";
+import { CHANNELS, launchBrowser, openPage, serve } from "./dashboard-helpers.js";
 import { loopx, recordIds } from "./fixtures/control/support.js";
 
 let browser: BrowserContext;
@@ -23,17 +23,6 @@ afterAll(async () => {
 });
 
 const node = CHANNELS.find((channel) => channel.name === "node")!;
-
-async function openPage(url: string, dialogs: string[]): Promise<Page> {
-  const page = await browser.newPage();
-  page.on("dialog", (dialog) => {
-    dialogs.push(dialog.message());
-    void dialog.dismiss();
-  });
-  await page.goto(url);
-  await page.waitForSelector("body[data-ready='1']", { timeout: 15_000 });
-  return page;
-}
 
 linuxOnly("receipts on the dashboard in Chromium", () => {
   it("runs page Cost / Tokens (ended and running runs); a run's page: what it used, cost bars, cumulative lines", async () => {
@@ -51,7 +40,7 @@ linuxOnly("receipts on the dashboard in Chromium", () => {
     const dialogs: string[] = [];
     try {
       expect(await waitFor(() => existsSync(join(project, "sent")), 20_000)).toBe(true);
-      const page = await openPage(served.url, dialogs);
+      const page = await openPage(browser, served.url, dialogs);
       const endedRow = page.locator(`tr[data-run="${ended}"]`);
       expect(await endedRow.locator("td.cost").textContent()).toBe("$0.30 · $3.00 est.");
       expect(await endedRow.locator("td.tokens").textContent()).toBe("3.30k");
