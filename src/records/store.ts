@@ -159,7 +159,7 @@ const LINE_BYTES = 4096;
 function readRecordLine(dir: string, id: string, which: "first" | "last"): string | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(join(dir, `${id}.jsonl`), "r");
+    fd = openSync(recordPath(dir, id), "r");
     if (which === "last") {
       const size = fstatSync(fd).size;
       const buffer = Buffer.alloc(Math.min(size, LINE_BYTES));
