@@ -101,7 +101,10 @@ linuxOnly.concurrent.each(CLIS)("the guardian ($name)", (runner) => {
       const result = await running;
       expect(result.signal).toBe(signal);
       // The script ignores SIGTERM: its group goes at the end of the 5 s grace.
-      expect(await waitFor(() => carriersOf("LOOPX_RUN_ID", id).length === 0, 6000 - (Date.now() - killedAt), 50), `left: ${carriersOf("LOOPX_RUN_ID", id).join(", ")}`).toBe(true);
+      // A process being killed loses its environment before it is a zombie, so the window ends
+      // only when no process carries the id and each known pid is dead too.
+      const gone = () => carriersOf("LOOPX_RUN_ID", id).length === 0 && pids.every((pid) => !processAlive(pid));
+      expect(await waitFor(gone, 6000 - (Date.now() - killedAt), 50), `left: ${carriersOf("LOOPX_RUN_ID", id).join(", ")}`).toBe(true);
       for (const pid of pids) expect(processAlive(pid), `process ${pid} survived`).toBe(false);
       expect(Date.now() - killedAt).toBeGreaterThanOrEqual(4500); // the grace was given, not skipped
       expect(await waitFor(() => !existsSync(tmp), 1000), `${tmp} is left`).toBe(true);
