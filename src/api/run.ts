@@ -153,7 +153,7 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
     if (this.returned) return { done: true, value: undefined };
     const next = await (await this.start()).next();
     // A huge raw result is decoded only now, when it is handed over (core/output.ts).
-    return next.done ? next : { done: false, value: settledOutput(next.value) };
+    return next.done ? next : { value: settledOutput(next.value), done: false };
   }
 
   async return(): Promise<IteratorResult<Output, void>> {
