@@ -10,7 +10,7 @@ import { groupAlive, signalGroup, waitForGroupExit } from "../os/process-group.j
 import { exitStatusFromStat, uptimeSeconds } from "../os/procfs.js";
 import { closingPath, readRecordEnds } from "../records/store.js";
 import { KILL_GRACE_MS } from "../runtime/supervisor.js";
-import { recordPath } from "../records/paths.js";
+import { livePath, recordPath } from "../records/paths.js";
 import { hookAfterDeath } from "../hooks/guardian.js";
 
 /**
@@ -193,6 +193,8 @@ export async function guard(args: string[]): Promise<number> {
   const hook = await hookAfterDeath(run, events, end, args[4] === "1");
   const files = [...(run.records !== undefined ? [recordPath(run.records, run.run)] : []), ...(run.log !== undefined ? [run.log] : [])];
   for (const file of files) append(file, `${hook ? `${JSON.stringify(hook)}\n` : ""}${JSON.stringify(end)}\n`);
+  // The run is closed: its lifeline (records/lifeline.ts) has nothing more to tell.
+  if (run.records !== undefined) rmSync(livePath(run.records, run.run), { force: true });
   if (closing !== undefined) rmSync(closing, { force: true });
   return 0;
 }

@@ -11,7 +11,7 @@ import { leftoverLines } from "./leftovers.js";
 import { newerRecordError, parseRecord } from "./parse.js";
 import { showRunAs } from "./run-formats.js";
 import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
-import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
+import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordTouchedAt, recordsDir, runProcessAlive } from "./store.js";
 import { recordPath } from "./paths.js";
 import { resolveRunId } from "./run-id.js";
 
@@ -116,7 +116,7 @@ function gatherRuns(dir: string, ids: string[], options: ListOptions): Listing {
     }
     const start = startEvent(record.events);
     if (!start || (!options.all && !sameProject(projectOf(start), options.cwd))) continue;
-    const summary = summarizeRun(id, record.events, runProcessAlive, now);
+    const summary = summarizeRun(id, record.events, runProcessAlive, now, () => recordTouchedAt(recordPath(dir, id)));
     if (!summary || (options.state !== undefined && summary.state !== options.state)) continue;
     if (options.since !== undefined && Date.parse(summary.start) < options.since) continue;
     found.matching++;
@@ -156,7 +156,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
     text += `${id}  ${newerRecordError(id, v).message.slice(`run ${id} was `.length)}\n`;
   }
   if (matching > limit) text += `… ${matching - limit} more (--limit ${matching} shows all ${matching})\n`;
-  text += leftoverLines(summaries);
+  text += leftoverLines(dir, summaries);
   if (options.since !== undefined) text += formatPeriodTotals(periodTotals(period, options.since));
   write(text);
 }
@@ -188,7 +188,7 @@ export function showRun(env: Env, prefix: string | undefined, cwd: string, optio
   const now = Date.now();
   if (options.json) {
     const events = parseChecked(id, text);
-    const summary = summarizeRun(id, events, runProcessAlive, now);
+    const summary = summarizeRun(id, events, runProcessAlive, now, () => recordTouchedAt(recordPath(dir, id)));
     if (!summary) throw new LoopxError(`run ${id} has no run.start in ${recordPath(dir, id)}`);
     const from = last === undefined ? 0 : summary.iterations - last;
     // run.start and run.end (no n) stay; a note of no known iteration stays too.
@@ -202,7 +202,7 @@ export function showRun(env: Env, prefix: string | undefined, cwd: string, optio
   const all = new RunDetail();
   const record = parseRecord(text, (event) => all.add(event));
   if (record.newerVersion !== undefined) throw newer(id, record.newerVersion);
-  const summary = summarizeRun(id, all.forSummary(), runProcessAlive, now);
+  const summary = summarizeRun(id, all.forSummary(), runProcessAlive, now, () => recordTouchedAt(recordPath(dir, id)));
   if (!summary) throw new LoopxError(`run ${id} has no run.start in ${recordPath(dir, id)}`);
   let detail = all;
   let hidden = 0;
