@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import type { GapEvent, LoopEvent, RecordEvent, RunEndEvent } from "../core/events.js";
+import type { GapEvent, LoopEvent, RunEndEvent } from "../core/events.js";
 import { recordTotals, type RunTotals } from "../core/receipts.js";
 import { parseRecord } from "./parse.js";
 import type { RunPart } from "../core/run-part.js";
