@@ -122,7 +122,7 @@ describe.concurrent.each(RUNNERS)("strays and time limits: CLI ($name)", (runner
     expectStraysGone(cwd, trapping);
   });
 
-  it.concurrent("--timeout 2 on a script that sleeps 60 s: exit 124 in 2–9 s, one line naming the script and the limit, strays gone", async ({ expect }) => {
+  it.concurrent("--timeout 2 on a script that sleeps 60 s: exit 124 in 2–12 s, one line naming the script and the limit, strays gone", async ({ expect }) => {
     const trapping = runner.name === "node";
     const cwd = makeProject({ ".loopx/w/index.sh": strayScript({ trapping, then: "sleep 60" }) });
     const started = start(runner, ["run", "--timeout", "2", "w"], cwd);
@@ -132,7 +132,7 @@ describe.concurrent.each(RUNNERS)("strays and time limits: CLI ($name)", (runner
     expect(result.stdout).toBe("");
     expect(result.stderr).toBe("loopx: script w:index timed out after 2s\n");
     expect(elapsed).toBeGreaterThanOrEqual(2000);
-    expect(elapsed).toBeLessThan(9000);
+    expect(elapsed).toBeLessThan(12_000);
     expectStraysGone(cwd, trapping);
   });
 
@@ -145,7 +145,7 @@ describe.concurrent.each(RUNNERS)("strays and time limits: CLI ($name)", (runner
     const result = await started.result;
     expect(result.code, result.stderr).toBe(124);
     expect(result.stderr).toBe("loopx: script w:b timed out: the run's time limit of 1s500ms was reached\n");
-    expect(result.exitedAt - started.startedAt).toBeLessThan(9000);
+    expect(result.exitedAt - started.startedAt).toBeLessThan(12_000);
     expectStraysGone(cwd, false);
   });
 
@@ -269,7 +269,7 @@ console.log(JSON.stringify({ name: error?.name, message: error?.message, left: s
     expect(result.message).toBe("script w:index timed out after 1s500ms");
     expect(result.left).toEqual([]);
     expect(result.elapsed).toBeGreaterThanOrEqual(1500);
-    expect(result.elapsed).toBeLessThan(9000);
+    expect(result.elapsed).toBeLessThan(12_000);
     expectStraysGone(dir, false);
   });
 
