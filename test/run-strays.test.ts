@@ -275,9 +275,9 @@ console.log(JSON.stringify({ name: error?.name, message: error?.message, left: s
 
   it.concurrent("RunOptions.maxTime expiring between two scripts (the consumer holds the loop at a yield): the next script never starts", async ({ expect }) => {
     const dir = consumer(
-      `const gen = run("w", { maxTime: 300 });
+      `const gen = run("w", { maxTime: 1500 });
 const first = await gen.next();
-await new Promise((r) => setTimeout(r, 800));
+await new Promise((r) => setTimeout(r, 2500));
 const error = await gen.next().then(() => undefined, (e) => e);
 console.log(JSON.stringify({ first: first.value, name: error?.name, message: error?.message, trace: readFileSync("trace", "utf8") }));`,
       {
@@ -288,7 +288,7 @@ console.log(JSON.stringify({ first: first.value, name: error?.name, message: err
     const result = await runConsumer(dir);
     expect(result.first).toEqual({ goto: "b" });
     expect(result.name).toBe("TimeoutError");
-    expect(result.message).toBe("the run's time limit of 300ms was reached after script w:index");
+    expect(result.message).toBe("the run's time limit of 1s500ms was reached after script w:index");
     expect(result.trace).toBe("index\n");
   });
 
