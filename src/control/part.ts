@@ -4,7 +4,7 @@ import { dirname } from "node:path";
 import { LoopxError } from "../core/errors.js";
 import type { RunControls, RunPart } from "../core/run-part.js";
 import { removeMadeDirs } from "./paths.js";
-import type { ControlReply, ControlRequest } from "./protocol.js";
+import type { ControlReply, ControlRequest, RunStatus } from "./protocol.js";
 import { lineServer, listen } from "./server.js";
 import { STEERING_START, beforeScript, steer, type SteeringEffect, type SteeringState } from "./steering.js";
 
@@ -27,6 +27,9 @@ export function controlPart(env: Record<string, string | undefined>): RunPart {
   /** The script running now, if one is. */
   let running: string | undefined;
   let state: SteeringState = STEERING_START;
+  /** This sitting's first event and the iteration going on: what a `status` request answers. */
+  let start: RunStatus["start"] | undefined;
+  let iterations = 0;
   /** While paused: what the next script waits on. */
   let held: { release: () => void; promise: Promise<void> } | undefined;
 
@@ -46,6 +49,10 @@ export function controlPart(env: Record<string, string | undefined>): RunPart {
 
   const handle = (request: ControlRequest): ControlReply => {
     const runControls = controls!;
+    if (request.op === "status") {
+      const going = state.stopping ? "stopping" : state.pausedSince !== undefined ? "paused" : "running";
+      return { ok: true, message: `run ${runControls.id} is ${going}`, ...(start ? { status: { start, iterations, state: going } } : {}) };
+    }
     const step = steer(state, request, { id: runControls.id, running, now: Date.now() });
     state = step.state;
     for (const effect of step.effects) apply(effect, runControls);
@@ -62,8 +69,13 @@ export function controlPart(env: Record<string, string | undefined>): RunPart {
       }
     },
     onEvent(event) {
-      if (event.type === "iteration.start") running = event.target;
-      else if (event.type === "iteration.end") running = undefined;
+      if (event.type === "run.start" || event.type === "run.resume") {
+        start = event;
+        iterations = event.type === "run.resume" ? event.iterations : 0;
+      } else if (event.type === "iteration.start") {
+        running = event.target;
+        iterations = event.n;
+      } else if (event.type === "iteration.end") running = undefined;
     },
     beforeScript() {
       const next = beforeScript(state);

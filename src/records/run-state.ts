@@ -37,6 +37,11 @@ export interface RunSummary {
   message?: string;
   /** What its receipts added up to (when it had any): from run.end, or the whole record (runs.ts). */
   totals?: RunTotals;
+  /**
+   * false: a going run its record does not show (a full disk kept even its run.start out), listed
+   * from what its control channel says (control/live.ts). Absent for every recorded run.
+   */
+  recorded?: false;
   /** --worktree: the run's branch and the worktree it works in (`project` is the tree it was started from). */
   worktree?: { branch: string; path: string };
 }
