@@ -6,9 +6,12 @@
  *   it ended — not `crashed` — and no reserve is left; the same when loopx is killed and its
  *   guardian closes the run;
  * - full from the start (the record gets not even its run.start): the run is listed by `loopx runs`
- *   (and --json) from its control channel while it goes, and leaves no empty record behind.
+ *   (and --json) from its control channel while it goes, and leaves no empty record behind; a run
+ *   not recorded by choice (LOOPX_RECORD=0) is not listed.
+ * And a reserve left by a run whose loopx and guardian were both killed is removed by the next run.
  */
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CHANNELS, isolatedEnv, makeProject, R, waitFor, warnings } from "./helpers.js";
@@ -101,10 +104,13 @@ echo "$LOOPX_RUN_ID" > ${R}/run.id
 until [ -e ${R}/go ]; do sleep 0.05; done
 echo '{"result":"ok"}'
 `;
-      const cwd = makeProject({ ".loopx/main/index.sh": script });
+      const cwd = makeProject({ ".loopx/main/index.sh": script, ".loopx/off/index.sh": script.replace("run.id", "off.id") });
       const env = isolatedEnv({ XDG_STATE_HOME: state });
       const run = startLoopx(channel, ["run", "-n", "3", "main"], cwd, env);
-      expect(await waitFor(() => existsSync(join(cwd, "run.id")) && readFileSync(join(cwd, "run.id"), "utf8").endsWith("\n"), 30_000)).toBe(true);
+      // A run not recorded by choice is not listed: only runs whose record could not be written are.
+      const off = startLoopx(channel, ["run", "-n", "1", "off"], cwd, { ...env, LOOPX_RECORD: "0" });
+      const started = (name: string) => existsSync(join(cwd, name)) && readFileSync(join(cwd, name), "utf8").endsWith("\n");
+      expect(await waitFor(() => started("run.id") && started("off.id"), 30_000)).toBe(true);
       try {
         const id = readFileSync(join(cwd, "run.id"), "utf8").trim();
         const going = await listed(channel, cwd, env);
@@ -121,11 +127,27 @@ echo '{"result":"ok"}'
         writeFileSync(join(cwd, "go"), "");
       }
       const result = await run.result;
+      expect((await off.result).code).toBe(0);
       expect(result.code, result.stderr).toBe(0);
       expect(warnings(result.stderr)).toHaveLength(1);
       // Ended: nothing listed, no empty record and no reserve left behind.
       expect(await listed(channel, cwd, env)).toEqual([]);
       expect(readdirSync(join(state, "loopx", "runs"))).toEqual([]);
     });
+  });
+});
+
+describe("the room kept for a record's end", () => {
+  it("a reserve whose loopx and guardian are both gone is removed by the next run's start; a live one stays", async () => {
+    const cwd = makeProject({ ".loopx/main/index.sh": `#!/bin/bash\necho '{"result":"ok"}'\n` });
+    const env = isolatedEnv();
+    const runs = join(env.XDG_STATE_HOME!, "loopx", "runs");
+    mkdirSync(runs, { recursive: true });
+    const dead = spawnSync("true").pid!;
+    writeFileSync(join(runs, "0000000000dead1.reserve"), `${JSON.stringify({ pid: dead, time: new Date().toISOString() })}\n${"x".repeat(1000)}`);
+    writeFileSync(join(runs, "0000000000live1.reserve"), `${JSON.stringify({ pid: process.pid, time: new Date().toISOString() })}\n${"x".repeat(1000)}`);
+    const result = await loopx(CHANNELS[0]!, ["run", "-n", "1", "main"], cwd, env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(readdirSync(runs).filter((name) => !name.endsWith(".jsonl"))).toEqual(["0000000000live1.reserve"]);
   });
 });

@@ -20,7 +20,11 @@ type Env = Record<string, string | undefined>;
 /** A listing does not wait longer than this for a run to answer. */
 const STATUS_TIMEOUT_MS = 2000;
 
-/** The going runs of `env` whose record holds no run.start, as their processes describe them. */
+/**
+ * The going runs recorded in `env`'s records directory whose record holds no run.start, as their
+ * processes describe them. Runs not recorded by choice (LOOPX_RECORD=0, API runs) and runs recorded
+ * elsewhere (another XDG_STATE_HOME sharing a control directory) are not among them.
+ */
 export async function unrecordedRuns(env: Env): Promise<RunSummary[]> {
   const records = recordsDir(env);
   const now = Date.now();
@@ -30,7 +34,7 @@ export async function unrecordedRuns(env: Env): Promise<RunSummary[]> {
     for (const id of socketIds(dir)) {
       if (seen.has(id) || readRecordHead(records, id) !== undefined) continue;
       seen.add(id);
-      asked.push(statusOf(join(dir, socketName(id))).then((status) => status && summaryOf(id, status, now)));
+      asked.push(statusOf(join(dir, socketName(id))).then((status) => (status?.records === records ? summaryOf(id, status, now) : undefined)));
     }
   }
   return (await Promise.all(asked)).filter((summary) => summary !== undefined);
@@ -45,7 +49,7 @@ async function statusOf(path: string): Promise<RunStatus | undefined> {
     const start = recordEvent(status?.start);
     if (!status || typeof start !== "object" || (start.type !== "run.start" && start.type !== "run.resume")) return undefined;
     if (!Number.isSafeInteger(status.iterations) || !["running", "paused", "stopping"].includes(status.state)) return undefined;
-    return { start, iterations: status.iterations, state: status.state };
+    return { start, iterations: status.iterations, state: status.state, ...(typeof status.records === "string" ? { records: status.records } : {}) };
   } catch {
     return undefined; // gone, or not one of ours
   }

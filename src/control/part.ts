@@ -21,7 +21,8 @@ import { STEERING_START, beforeScript, steer, type SteeringEffect, type Steering
 /** Asked for between two scripts only: there is no process group to end. */
 const STOP = { reason: "stopped-on-request", exitCode: 0 } as const;
 
-export function controlPart(env: Record<string, string | undefined>): RunPart {
+/** `records`: the records directory the run writes its record to, if it is recorded (what `status` tells). */
+export function controlPart(env: Record<string, string | undefined>, records?: string): RunPart {
   let controls: RunControls | undefined;
   let socket: { server: Server; path: string; made: string | undefined } | undefined;
   /** The script running now, if one is. */
@@ -51,7 +52,7 @@ export function controlPart(env: Record<string, string | undefined>): RunPart {
     const runControls = controls!;
     if (request.op === "status") {
       const going = state.stopping ? "stopping" : state.pausedSince !== undefined ? "paused" : "running";
-      return { ok: true, message: `run ${runControls.id} is ${going}`, ...(start ? { status: { start, iterations, state: going } } : {}) };
+      return { ok: true, message: `run ${runControls.id} is ${going}`, ...(start ? { status: { start, iterations, state: going, ...(records !== undefined ? { records } : {}) } } : {}) };
     }
     const step = steer(state, request, { id: runControls.id, running, now: Date.now() });
     state = step.state;

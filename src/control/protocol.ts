@@ -31,6 +31,8 @@ export interface RunStatus {
   /** The iteration going on (or the last one), 0 before the first. */
   iterations: number;
   state: "running" | "paused" | "stopping";
+  /** The records directory the run writes its record to; absent when it is not recorded. */
+  records?: string;
 }
 
 /** A request longer than this is not one of ours: the connection is dropped. */

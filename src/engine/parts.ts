@@ -61,7 +61,7 @@ export function runParts(plan: RunPlan, worktree?: RunWorktree): RunPart[] {
   parts.push(strays());
   // The parts of the run's options (time limits, ...; engine/options.ts), each given its own value.
   parts.push(...plan.optionParts);
-  if (env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
+  if (env.LOOPX_CONTROL !== "0") parts.push(controlPart(env, records));
   // Receipts read as they come: only for a budget or a progress line that shows the running total
   // (a run with neither has no receipts file and reads nothing). After the scratch directory (the
   // file is in it, read a last time before it goes).
