@@ -52,12 +52,14 @@ export function lifelinePart(dir: string, run: LifelineRun): RunPart {
       // A run of this project that died with its guardian and left something: one line each.
       for (const line of crashedRunNotices(dir, controls.id, project)) controls.warn(line);
       const live: LiveFile = { pid: process.pid, guardian: run.guardian() ?? null, project, scratch: run.scratch() ?? null, since: Date.now() };
-      try {
-        writeFileSync(livePath(dir, controls.id), JSON.stringify(live), { mode: 0o600 });
-      } catch {
-        return; // no records directory (the record could not be created): nothing to find it by
-      }
       id = controls.id;
+      try {
+        writeFileSync(livePath(dir, id), JSON.stringify(live), { mode: 0o600 });
+      } catch {
+        // No records directory, or a full disk (the file may be there, empty): nothing to find it by.
+        stop();
+        return;
+      }
       const record = recordPath(dir, controls.id);
       beat = setInterval(() => {
         const now = new Date();
