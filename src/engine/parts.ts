@@ -8,6 +8,7 @@ import { logPart, recordMaxBytes, recordPart } from "../records/writer.js";
 import { TmpdirPart } from "../parts/tmpdir.js";
 import { guardianPart } from "../guardian/part.js";
 import { runInputPart } from "../records/input.js";
+import { lifelinePart } from "../records/lifeline.js";
 import { controlPart } from "../control/part.js";
 import { onEndPart } from "../hooks/part.js";
 import { knownRunIds } from "../control/paths.js";
@@ -52,6 +53,9 @@ export function runParts(plan: RunPlan, worktree?: RunWorktree): RunPart[] {
   const guardian = guardianPart({ tmpdir, ...(records !== undefined ? { recordsDir: records } : {}), ...(log !== undefined ? { log } : {}), ...(onEnd ? { onEnd } : {}) });
   if (onEnd) onEnd.starting = () => guardian.hooked();
   parts.push(guardian);
+  // Every recorded run: what the next loopx finds if loopx and its guardian die together. After
+  // the guardian (it names its pid) and the scratch directory.
+  if (records !== undefined) parts.push(lifelinePart(records, { guardian: guardian.pid, scratch: () => tmpdir.scratch?.path }));
   // Every run: it scans once, when the run ends, and never per iteration. After the scratch
   // directory, so that the run's strays are gone before it is removed.
   parts.push(strays());

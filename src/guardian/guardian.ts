@@ -10,7 +10,7 @@ import { groupAlive, signalGroup, waitForGroupExit } from "../os/process-group.j
 import { exitStatusFromStat, uptimeSeconds } from "../os/procfs.js";
 import { closingPath, readRecordEnds } from "../records/store.js";
 import { KILL_GRACE_MS } from "../runtime/supervisor.js";
-import { recordPath } from "../records/paths.js";
+import { livePath, recordPath } from "../records/paths.js";
 import { releaseReserve } from "../records/reserve.js";
 import { hookAfterDeath } from "../hooks/guardian.js";
 
@@ -233,6 +233,8 @@ export async function guard(args: string[]): Promise<number> {
   const hookLine = hook ? `${JSON.stringify(hook)}\n` : "";
   if (run.records !== undefined) closeRecord(run.records, run.run, end, hookLine);
   if (run.log !== undefined) append(run.log, `${hookLine}${JSON.stringify(end)}\n`);
+  // The run is closed: its lifeline (records/lifeline.ts) has nothing more to tell.
+  if (run.records !== undefined) rmSync(livePath(run.records, run.run), { force: true });
   if (closing !== undefined) rmSync(closing, { force: true });
   return 0;
 }

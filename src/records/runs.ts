@@ -11,7 +11,7 @@ import { leftoverLines } from "./leftovers.js";
 import { newerRecordError, parseRecord } from "./parse.js";
 import { showRunAs } from "./run-formats.js";
 import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
-import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
+import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordTouchedAt, recordsDir, runProcessAlive } from "./store.js";
 import { recordPath } from "./paths.js";
 import { resolveRunId, uniquePrefixLengths } from "./run-id.js";
 
@@ -87,7 +87,7 @@ function recordRow(dir: string, id: string, options: ListOptions, now: number): 
   if (record.newerVersion !== undefined) return options.state === undefined ? { newer: record.newerVersion } : undefined;
   const start = startEvent(record.events);
   if (!start || (!options.all && !sameProject(projectOf(start), options.cwd))) return undefined;
-  return summarizeRun(id, record.events, runProcessAlive, now);
+  return summarizeRun(id, record.events, runProcessAlive, now, () => recordTouchedAt(recordPath(dir, id)));
 }
 
 /**
@@ -159,7 +159,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write, unrecorde
     text += `${id}  ${newerRecordError(id, v).message.slice(`run ${id} was `.length)}\n`;
   }
   if (matching > limit) text += `… ${matching - limit} more (--limit ${matching} shows all ${matching})\n`;
-  text += leftoverLines(summaries) + unrecordedLine(summaries);
+  text += leftoverLines(dir, summaries) + unrecordedLine(summaries);
   if (options.since !== undefined) text += formatPeriodTotals(periodTotals(period, options.since));
   write(text);
 }
@@ -191,7 +191,7 @@ export function showRun(env: Env, prefix: string | undefined, cwd: string, optio
   const now = Date.now();
   if (options.json) {
     const events = parseChecked(id, text);
-    const summary = summarizeRun(id, events, runProcessAlive, now);
+    const summary = summarizeRun(id, events, runProcessAlive, now, () => recordTouchedAt(recordPath(dir, id)));
     if (!summary) throw new LoopxError(`run ${id} has no run.start in ${recordPath(dir, id)}`);
     const from = last === undefined ? 0 : summary.iterations - last;
     // run.start and run.end (no n) stay; a note of no known iteration stays too.
@@ -205,7 +205,7 @@ export function showRun(env: Env, prefix: string | undefined, cwd: string, optio
   const all = new RunDetail();
   const record = parseRecord(text, (event) => all.add(event));
   if (record.newerVersion !== undefined) throw newer(id, record.newerVersion);
-  const summary = summarizeRun(id, all.forSummary(), runProcessAlive, now);
+  const summary = summarizeRun(id, all.forSummary(), runProcessAlive, now, () => recordTouchedAt(recordPath(dir, id)));
   if (!summary) throw new LoopxError(`run ${id} has no run.start in ${recordPath(dir, id)}`);
   let detail = all;
   let hidden = 0;

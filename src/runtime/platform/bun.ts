@@ -187,6 +187,7 @@ function jsLauncher(): JsLauncher {
 
 interface BunWatcherProcess {
   stdin: { write(data: string): number; flush(): unknown; end(): unknown; unref?(): void };
+  pid: number;
   unref(): void;
   exited: Promise<number>;
 }
@@ -199,6 +200,7 @@ function spawnWatcher(command: string, args: string[], env: Env): Watcher {
   proc.stdin.unref?.();
   let open = true;
   return {
+    pid: proc.pid,
     send(line) {
       if (!open) return false;
       try {
