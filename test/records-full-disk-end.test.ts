@@ -4,14 +4,16 @@
  * - full from the middle of the run to its end: the run's end is written into the room its record
  *   kept for it (`<id>.reserve`), after a `gap` counting the events lost, so `loopx runs` shows how
  *   it ended — not `crashed` — and no reserve is left; the same when loopx is killed and its
- *   guardian closes the run;
+ *   guardian closes the run, and when the disk was nearly full already at the start (the room kept
+ *   is what there was);
  * - full from the start (the record gets not even its run.start): the run is listed by `loopx runs`
- *   (and --json) from its control channel while it goes, and leaves no empty record behind; a run
+ *   (and --json) from its control channel while it goes, and leaves no empty record behind (nor
+ *   does its guardian when loopx is killed); a run
  *   not recorded by choice (LOOPX_RECORD=0) is not listed.
  * And a reserve left by a run whose loopx and guardian were both killed is removed by the next run.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CHANNELS, isolatedEnv, makeProject, R, waitFor, warnings } from "./helpers.js";
@@ -77,6 +79,23 @@ describe.skipIf(PROBLEM !== undefined)(`a disk that stays full${PROBLEM ? ` — 
       expect(shown.stdout).toMatch(/\d+ iterations \(\d+ bytes of record\) lost here: the record could not be written \(disk full\)/);
     });
 
+    it("nearly full at the start: the record keeps what room there is for its end", async () => {
+      const state = smallTmpfs();
+      // Three pages left: one for the record's first events, two for the room kept for its end.
+      writeFileSync(join(state, "spacer"), Buffer.alloc(3 * 4096, 120));
+      fill(join(state, "filler"));
+      unlinkSync(join(state, "spacer"));
+      const cwd = makeProject({ ".loopx/main/index.sh": fillingScript(join(state, "filler2")) });
+      const env = isolatedEnv({ XDG_STATE_HOME: state });
+      const result = await loopx(channel, ["run", "-n", "6", "main"], cwd, env);
+      expect(result.code, result.stderr).toBe(0);
+      const lines = recordLines(state);
+      expect(lines[0]).toMatchObject({ type: "run.start" });
+      expect(lines.find((event) => event.type === "gap"), JSON.stringify(lines.map((event) => event.type))).toMatchObject({ reason: "disk" });
+      expect(lines.at(-1)).toMatchObject({ type: "run.end", reason: "limit", iterations: 6 });
+      expect(reserves(state)).toEqual([]);
+    });
+
     it("full when loopx is killed: its guardian writes the run's end into the room kept for it", async () => {
       const state = smallTmpfs();
       const filler = join(state, "filler");
@@ -94,6 +113,20 @@ describe.skipIf(PROBLEM !== undefined)(`a disk that stays full${PROBLEM ? ` — 
       expect(end.message).toContain("its record's disk was full: events may be missing from it");
       expect(reserves(state)).toEqual([]);
       expect((await listed(channel, cwd, env)).map((listedRun) => listedRun.state)).toEqual(["killed"]);
+    });
+
+    it("full from the start and loopx killed: its guardian leaves no empty record behind", async () => {
+      const state = smallTmpfs();
+      fill(join(state, "filler"));
+      const cwd = makeProject({ ".loopx/main/index.sh": `#!/bin/bash\necho $PPID > ${R}/loopx.pid\nsleep 60\n` });
+      const env = isolatedEnv({ XDG_STATE_HOME: state });
+      const run = startLoopx(channel, ["run", "-n", "1", "main"], cwd, env);
+      expect(await waitFor(() => existsSync(join(cwd, "loopx.pid")) && readFileSync(join(cwd, "loopx.pid"), "utf8").endsWith("\n"), 30_000)).toBe(true);
+      const runs = join(state, "loopx", "runs");
+      expect(readdirSync(runs).filter((name) => name.endsWith(".jsonl"))).toHaveLength(1);
+      process.kill(Number(readFileSync(join(cwd, "loopx.pid"), "utf8")), "SIGKILL");
+      await run.result;
+      expect(await waitFor(() => readdirSync(runs).length === 0, 30_000), readdirSync(runs).join(", ")).toBe(true);
     });
 
     it("full from the start: the run, with no record, is listed from its control channel while it goes", async () => {

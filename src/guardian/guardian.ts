@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { constants as os } from "node:os";
 import { EVENT_VERSION, SIGNAL_REASONS, type RunEndEvent, type RunEndReason } from "../core/events.js";
 import { parseRecord } from "../records/parse.js";
@@ -148,11 +148,26 @@ function append(file: string, line: string): boolean {
  */
 function closeRecord(dir: string, id: string, end: RunEndEvent, hook: string): void {
   const path = recordPath(dir, id);
+  // A record a full disk kept every event out of says nothing, and a lone run.end would not make
+  // it one (readers start from run.start): it is removed, as loopx itself does (records/writer.ts).
+  if (isEmptyFile(path)) {
+    rmSync(path, { force: true });
+    releaseReserve(dir, id);
+    return;
+  }
   if (!append(path, `${hook}${JSON.stringify(end)}\n`) && releaseReserve(dir, id)) {
     const message = `${end.message}; its record's disk was full: events may be missing from it`;
     append(path, `${hook}${JSON.stringify({ ...end, message })}\n`);
   }
   releaseReserve(dir, id);
+}
+
+function isEmptyFile(path: string): boolean {
+  try {
+    return statSync(path).size === 0;
+  } catch {
+    return false;
+  }
 }
 
 /** When loopx's pipe closed: `uptime` (seconds since boot, as the waiting shell read it then), else now. */

@@ -14,8 +14,10 @@ import { closingPath, reserveIdOf, reservePath } from "./paths.js";
  * (loopx and its guardian both killed) is removed by the next run's start (sweepReserves).
  */
 
-/** Enough for a gap line and a run.end with receipts and a long message, in whole 4 KiB blocks. */
-const RESERVE_BYTES = 16 * 1024;
+/** A file system block (and a tmpfs page): what a write on a full disk needs one more of. */
+const BLOCK_BYTES = 4096;
+/** Enough for a gap line and a run.end with receipts and a long message, and a lost run.start. */
+const RESERVE_BYTES = 4 * BLOCK_BYTES;
 
 /** Whose reserve it is: the process running the loop, and when it started the run (or its resume). */
 interface Owner {
@@ -24,33 +26,42 @@ interface Owner {
 }
 
 /**
- * Takes the reserve of run `id` in `dir`. Its bytes are not zeros (a file system that compresses
- * or dedupes would keep no room for them). False, with nothing left behind, when it cannot.
+ * Takes the reserve of run `id` in `dir`, in whole blocks: as many as the disk has room for, up to
+ * RESERVE_BYTES (one block holds a gap and a run.end). Its bytes are not zeros (a file system that
+ * compresses or dedupes would keep no room for them). False, with nothing left behind, when not
+ * even one block could be taken.
  */
 export function takeReserve(dir: string, id: string, owner: Owner): boolean {
   const path = reservePath(dir, id);
+  const bytes = reserveBytes(owner);
+  let fd: number | undefined;
+  let taken = 0;
+  try {
+    fd = openSync(path, "w", 0o600);
+    for (; taken < RESERVE_BYTES; taken += BLOCK_BYTES) writeAllSync(fd, bytes.subarray(taken, taken + BLOCK_BYTES));
+  } catch {
+    // The disk is (nearly) full: what was taken is kept.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  if (taken === 0) releaseReserve(dir, id);
+  return taken > 0;
+}
+
+/** The reserve's content: its owner on the first line, then printable noise. */
+function reserveBytes(owner: Owner): Buffer {
   const head = Buffer.from(`${JSON.stringify({ pid: owner.pid, time: owner.time })}\n`);
-  const bytes = Buffer.alloc(RESERVE_BYTES, 0x2e);
+  const bytes = Buffer.alloc(RESERVE_BYTES);
   head.copy(bytes);
   let seed = (owner.pid ^ Date.now()) >>> 0 || 1;
   for (let i = head.length; i < RESERVE_BYTES; i++) {
-    // xorshift32: printable noise, no crypto needed.
+    // xorshift32: no crypto needed.
     seed ^= seed << 13;
     seed ^= seed >>> 17;
     seed ^= seed << 5;
     bytes[i] = 0x21 + ((seed >>> 0) % 94);
   }
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, "w", 0o600);
-    writeAllSync(fd, bytes);
-    return true;
-  } catch {
-    releaseReserve(dir, id);
-    return false;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+  return bytes;
 }
 
 /** Removes the reserve of run `id`; true if there was one to remove (room was made). */
