@@ -6,53 +6,16 @@
  * run.end is written, so `loopx runs` shows the run as it ended (limit), not as crashed. The
  * writer is the same code on every channel: node only.
  */
-import { execFileSync } from "node:child_process";
-import { appendFileSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { CHANNELS, isolatedEnv, makeProject, tempDir, warnings } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { CHANNELS, isolatedEnv, makeProject, warnings } from "./helpers.js";
+import { fill, smallTmpfs, TMPFS_PROBLEM as PROBLEM } from "./fixtures/full-disk.js";
 import { loopx } from "./fixtures/control/support.js";
-
-const mounted: string[] = [];
-afterAll(() => {
-  for (const dir of mounted) execFileSync("umount", ["-l", dir], { stdio: "pipe" });
-});
-
-function mountProblem(): string | undefined {
-  if (process.platform !== "linux") return "tmpfs mounts are Linux-only";
-  try {
-    const dir = tempDir("loopx-state-tmpfs-");
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=128k,mode=0755", "tmpfs", dir], { stdio: "pipe" });
-    mounted.push(dir);
-    return undefined;
-  } catch (error) {
-    return `mount -t tmpfs is not possible here (${(error as Error).message.split("\n")[0]})`;
-  }
-}
-const PROBLEM = mountProblem();
-
-/** Fills `path` (a file on the tmpfs) until the disk is full. */
-function fill(path: string): void {
-  const chunk = Buffer.alloc(1024, 120);
-  for (;;) {
-    try {
-      appendFileSync(path, chunk);
-    } catch {
-      for (let size = 512; size >= 1; size = Math.floor(size / 2)) {
-        try {
-          appendFileSync(path, chunk.subarray(0, size));
-        } catch {
-          // smaller
-        }
-      }
-      return;
-    }
-  }
-}
 
 describe.skipIf(PROBLEM !== undefined)(`run records on a full disk${PROBLEM ? ` — skipped: ${PROBLEM}` : ""}`, () => {
   it("events lost while the disk is full are marked with a gap once space is back; run.end is written", async () => {
-    const state = mounted[0]!;
+    const state = smallTmpfs();
     const filler = join(state, "filler");
     mkdirSync(join(state, "loopx", "runs"), { recursive: true });
     mkdirSync(join(state, "loopx", "control"), { recursive: true, mode: 0o700 });

@@ -122,7 +122,7 @@ describe.concurrent.each(RUNNERS)("strays and time limits: CLI ($name)", (runner
     expectStraysGone(cwd, trapping);
   });
 
-  it.concurrent("--timeout 2 on a script that sleeps 60 s: exit 124 in 2–9 s, one line naming the script and the limit, strays gone", async ({ expect }) => {
+  it.concurrent("--timeout 2 on a script that sleeps 60 s: exit 124 in 2–12 s, one line naming the script and the limit, strays gone", async ({ expect }) => {
     const trapping = runner.name === "node";
     const cwd = makeProject({ ".loopx/w/index.sh": strayScript({ trapping, then: "sleep 60" }) });
     const started = start(runner, ["run", "--timeout", "2", "w"], cwd);
@@ -132,7 +132,7 @@ describe.concurrent.each(RUNNERS)("strays and time limits: CLI ($name)", (runner
     expect(result.stdout).toBe("");
     expect(result.stderr).toBe("loopx: script w:index timed out after 2s\n");
     expect(elapsed).toBeGreaterThanOrEqual(2000);
-    expect(elapsed).toBeLessThan(9000);
+    expect(elapsed).toBeLessThan(12_000);
     expectStraysGone(cwd, trapping);
   });
 
@@ -145,7 +145,7 @@ describe.concurrent.each(RUNNERS)("strays and time limits: CLI ($name)", (runner
     const result = await started.result;
     expect(result.code, result.stderr).toBe(124);
     expect(result.stderr).toBe("loopx: script w:b timed out: the run's time limit of 1s500ms was reached\n");
-    expect(result.exitedAt - started.startedAt).toBeLessThan(9000);
+    expect(result.exitedAt - started.startedAt).toBeLessThan(12_000);
     expectStraysGone(cwd, false);
   });
 
@@ -269,15 +269,15 @@ console.log(JSON.stringify({ name: error?.name, message: error?.message, left: s
     expect(result.message).toBe("script w:index timed out after 1s500ms");
     expect(result.left).toEqual([]);
     expect(result.elapsed).toBeGreaterThanOrEqual(1500);
-    expect(result.elapsed).toBeLessThan(9000);
+    expect(result.elapsed).toBeLessThan(12_000);
     expectStraysGone(dir, false);
   });
 
   it.concurrent("RunOptions.maxTime expiring between two scripts (the consumer holds the loop at a yield): the next script never starts", async ({ expect }) => {
     const dir = consumer(
-      `const gen = run("w", { maxTime: 300 });
+      `const gen = run("w", { maxTime: 1500 });
 const first = await gen.next();
-await new Promise((r) => setTimeout(r, 800));
+await new Promise((r) => setTimeout(r, 2500));
 const error = await gen.next().then(() => undefined, (e) => e);
 console.log(JSON.stringify({ first: first.value, name: error?.name, message: error?.message, trace: readFileSync("trace", "utf8") }));`,
       {
@@ -288,7 +288,7 @@ console.log(JSON.stringify({ first: first.value, name: error?.name, message: err
     const result = await runConsumer(dir);
     expect(result.first).toEqual({ goto: "b" });
     expect(result.name).toBe("TimeoutError");
-    expect(result.message).toBe("the run's time limit of 300ms was reached after script w:index");
+    expect(result.message).toBe("the run's time limit of 1s500ms was reached after script w:index");
     expect(result.trace).toBe("index\n");
   });
 

@@ -5,25 +5,11 @@
  * and nothing between them). Real SIGKILLs by pid; the record view is the same on every channel,
  * so node only.
  */
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { CHANNELS, isolatedEnv, makeProject, processAlive, waitFor } from "./helpers.js";
-import { loopx, startLoopx, waitForEvent } from "./fixtures/control/support.js";
-
-/** The run's guardian: the child of `pid` started as "loopx-guardian". */
-function guardianOf(pid: number): number | undefined {
-  for (const name of readdirSync("/proc").filter((entry) => /^\d+$/.test(entry))) {
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "latin1");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === pid && readFileSync(`/proc/${name}/cmdline`, "latin1").includes("loopx-guardian")) return Number(name);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return undefined;
-}
+import { guardianOf, loopx, startLoopx, waitForEvent } from "./fixtures/control/support.js";
 
 describe.runIf(process.platform === "linux")("runs show after kill -9 of loopx and its guardian, then a resume", () => {
   it("shows the re-run iteration once, as a retry, under a line where the resume began", async () => {

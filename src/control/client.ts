@@ -101,14 +101,15 @@ export async function requestControl(env: Env, prefix: string, request: ControlR
   throw notSteerable(env, id);
 }
 
-function exchange(path: string, request: ControlRequest): Promise<ControlReply> {
+/** One request to the control socket at `path`, and its reply; rejects when there is none within `timeoutMs`. */
+export function exchange(path: string, request: ControlRequest, timeoutMs = REPLY_TIMEOUT_MS): Promise<ControlReply> {
   return new Promise((resolve, reject) => {
     const socket = connect(path);
     let data = "";
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new LoopxError(`no answer within ${REPLY_TIMEOUT_MS / 1000} s`));
-    }, REPLY_TIMEOUT_MS);
+      reject(new LoopxError(`no answer within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
     socket.setEncoding("utf8");
     socket.on("connect", () => socket.write(`${JSON.stringify(request)}\n`));
     socket.on("data", (chunk: string) => (data += chunk));

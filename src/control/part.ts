@@ -4,7 +4,7 @@ import { dirname } from "node:path";
 import { LoopxError } from "../core/errors.js";
 import type { RunControls, RunPart } from "../core/run-part.js";
 import { removeMadeDirs } from "./paths.js";
-import type { ControlReply, ControlRequest } from "./protocol.js";
+import type { ControlReply, ControlRequest, RunStatus } from "./protocol.js";
 import { lineServer, listen } from "./server.js";
 import { STEERING_START, beforeScript, steer, type SteeringEffect, type SteeringState } from "./steering.js";
 
@@ -21,12 +21,16 @@ import { STEERING_START, beforeScript, steer, type SteeringEffect, type Steering
 /** Asked for between two scripts only: there is no process group to end. */
 const STOP = { reason: "stopped-on-request", exitCode: 0 } as const;
 
-export function controlPart(env: Record<string, string | undefined>): RunPart {
+/** `records`: the records directory the run writes its record to, if it is recorded (what `status` tells). */
+export function controlPart(env: Record<string, string | undefined>, records?: string): RunPart {
   let controls: RunControls | undefined;
   let socket: { server: Server; path: string; made: string | undefined } | undefined;
   /** The script running now, if one is. */
   let running: string | undefined;
   let state: SteeringState = STEERING_START;
+  /** This sitting's first event and the iteration going on: what a `status` request answers. */
+  let start: RunStatus["start"] | undefined;
+  let iterations = 0;
   /** While paused: what the next script waits on. */
   let held: { release: () => void; promise: Promise<void> } | undefined;
 
@@ -46,6 +50,10 @@ export function controlPart(env: Record<string, string | undefined>): RunPart {
 
   const handle = (request: ControlRequest): ControlReply => {
     const runControls = controls!;
+    if (request.op === "status") {
+      const going = state.stopping ? "stopping" : state.pausedSince !== undefined ? "paused" : "running";
+      return { ok: true, message: `run ${runControls.id} is ${going}`, ...(start ? { status: { start, iterations, state: going, ...(records !== undefined ? { records } : {}) } } : {}) };
+    }
     const step = steer(state, request, { id: runControls.id, running, now: Date.now() });
     state = step.state;
     for (const effect of step.effects) apply(effect, runControls);
@@ -62,8 +70,13 @@ export function controlPart(env: Record<string, string | undefined>): RunPart {
       }
     },
     onEvent(event) {
-      if (event.type === "iteration.start") running = event.target;
-      else if (event.type === "iteration.end") running = undefined;
+      if (event.type === "run.start" || event.type === "run.resume") {
+        start = event;
+        iterations = event.type === "run.resume" ? event.iterations : 0;
+      } else if (event.type === "iteration.start") {
+        running = event.target;
+        iterations = event.n;
+      } else if (event.type === "iteration.end") running = undefined;
     },
     beforeScript() {
       const next = beforeScript(state);

@@ -71,7 +71,7 @@ export function removeMadeDirs(dir: string, made: string | undefined): void {
 }
 
 /** The ids of the sockets in `dir`; a directory that cannot be read is reported through `unreadable`. */
-function socketIds(dir: string, unreadable: string[]): string[] {
+export function socketIds(dir: string, unreadable: string[] = []): string[] {
   try {
     return readdirSync(dir)
       .filter((name) => name.endsWith(".sock"))

@@ -3,7 +3,9 @@
  * Types and limits only.
  */
 
-type ControlOp = "stop" | "pause" | "continue";
+import type { RunResumeEvent, RunStartEvent } from "../core/events.js";
+
+type ControlOp = "stop" | "pause" | "continue" | "status";
 
 export interface ControlRequest {
   op: ControlOp;
@@ -15,6 +17,22 @@ export interface ControlReply {
   ok: boolean;
   /** What happened, or why not, in words: one line. */
   message: string;
+  /** `status` only: the run as its process knows it. */
+  status?: RunStatus;
+}
+
+/**
+ * What a run's process says of it (`status`): what `loopx runs` lists when the run's record cannot
+ * say it (a full disk kept its run.start out; control/live.ts).
+ */
+export interface RunStatus {
+  /** The event that began this sitting of the run (whether or not the record holds it). */
+  start: RunStartEvent | RunResumeEvent;
+  /** The iteration going on (or the last one), 0 before the first. */
+  iterations: number;
+  state: "running" | "paused" | "stopping";
+  /** The records directory the run writes its record to; absent when it is not recorded. */
+  records?: string;
 }
 
 /** A request longer than this is not one of ours: the connection is dropped. */

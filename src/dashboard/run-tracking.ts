@@ -5,6 +5,7 @@ import { addReceipt, addRunTotals, emptyRunTotals, recordTotals, recordedReceipt
 import type { RecordFollower } from "../records/follow.js";
 import { parseRecord } from "../records/parse.js";
 import { summarizeRun, type RunSummary } from "../records/run-state.js";
+import { recordTouchedAt } from "../records/store.js";
 import type { RunIndex } from "./run-index.js";
 
 /**
@@ -114,7 +115,7 @@ export function summarize(tracked: Tracked, alive: (sitting: Pick<RunStartEvent,
   if (tracked.lastEnd) events.push(tracked.lastEnd);
   if (tracked.steering) events.push(tracked.steering);
   if (tracked.end) events.push(tracked.end);
-  const summary = summarizeRun(tracked.id, events, alive, now);
+  const summary = summarizeRun(tracked.id, events, alive, now, () => recordTouchedAt(tracked.path));
   if (!summary) return undefined;
   const run: DashboardRun = summary;
   // A run.end written by loopx holds the totals (summarizeRun took them); otherwise the kept ones.

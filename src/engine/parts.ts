@@ -8,6 +8,7 @@ import { logPart, recordMaxBytes, recordPart } from "../records/writer.js";
 import { TmpdirPart } from "../parts/tmpdir.js";
 import { guardianPart } from "../guardian/part.js";
 import { runInputPart } from "../records/input.js";
+import { lifelinePart } from "../records/lifeline.js";
 import { controlPart } from "../control/part.js";
 import { onEndPart } from "../hooks/part.js";
 import { knownRunIds } from "../control/paths.js";
@@ -52,12 +53,15 @@ export function runParts(plan: RunPlan, worktree?: RunWorktree): RunPart[] {
   const guardian = guardianPart({ tmpdir, ...(records !== undefined ? { recordsDir: records } : {}), ...(log !== undefined ? { log } : {}), ...(onEnd ? { onEnd } : {}) });
   if (onEnd) onEnd.starting = () => guardian.hooked();
   parts.push(guardian);
+  // Every recorded run: what the next loopx finds if loopx and its guardian die together. After
+  // the guardian (it names its pid) and the scratch directory.
+  if (records !== undefined) parts.push(lifelinePart(records, { guardian: guardian.pid, scratch: () => tmpdir.scratch?.path }));
   // Every run: it scans once, when the run ends, and never per iteration. After the scratch
   // directory, so that the run's strays are gone before it is removed.
   parts.push(strays());
   // The parts of the run's options (time limits, ...; engine/options.ts), each given its own value.
   parts.push(...plan.optionParts);
-  if (env.LOOPX_CONTROL !== "0") parts.push(controlPart(env));
+  if (env.LOOPX_CONTROL !== "0") parts.push(controlPart(env, records));
   // Receipts read as they come: only for a budget or a progress line that shows the running total
   // (a run with neither has no receipts file and reads nothing). After the scratch directory (the
   // file is in it, read a last time before it goes).

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { constants as os } from "node:os";
 import { EVENT_VERSION, SIGNAL_REASONS, type RunEndEvent, type RunEndReason } from "../core/events.js";
 import { parseRecord } from "../records/parse.js";
@@ -10,7 +10,8 @@ import { groupAlive, signalGroup, waitForGroupExit } from "../os/process-group.j
 import { exitStatusFromStat, uptimeSeconds } from "../os/procfs.js";
 import { closingPath, readRecordEnds } from "../records/store.js";
 import { KILL_GRACE_MS } from "../runtime/supervisor.js";
-import { recordPath } from "../records/paths.js";
+import { livePath, recordPath } from "../records/paths.js";
+import { releaseReserve } from "../records/reserve.js";
 import { hookAfterDeath } from "../hooks/guardian.js";
 
 /**
@@ -104,13 +105,16 @@ async function endRunProcesses(runId: string, deadline: number): Promise<void> {
   }
 }
 
-/** Appends `line` to `file` if it still exists (a pruned record is not created again). */
-function append(file: string, line: string): void {
+/**
+ * Appends `line` to `file` if it still exists (a pruned record is not created again): true once
+ * written whole. A write a full disk cut short is taken back.
+ */
+function append(file: string, line: string): boolean {
   let fd: number;
   try {
     fd = openSync(file, constants.O_WRONLY | constants.O_APPEND);
   } catch {
-    return;
+    return false;
   }
   try {
     // The event loopx was writing when it died may be cut short: start on a line of our own.
@@ -126,11 +130,43 @@ function append(file: string, line: string): void {
       }
       if (last[0] !== 0x0a) text = `\n${line}`;
     }
-    writeSync(fd, text);
+    const data = Buffer.from(text);
+    const written = writeSync(fd, data);
+    if (written < data.length) ftruncateSync(fd, size);
+    return written === data.length;
   } catch {
-    // Nothing more can be done for this file.
+    return false; // Nothing more can be done for this file.
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Appends the run's end (and its hook's event) to its record; on a disk too full for it, into the
+ * room the run kept for it (records/reserve.ts), saying that events may be missing before it. The
+ * reserve is removed either way.
+ */
+function closeRecord(dir: string, id: string, end: RunEndEvent, hook: string): void {
+  const path = recordPath(dir, id);
+  // A record a full disk kept every event out of says nothing, and a lone run.end would not make
+  // it one (readers start from run.start): it is removed, as loopx itself does (records/writer.ts).
+  if (isEmptyFile(path)) {
+    rmSync(path, { force: true });
+    releaseReserve(dir, id);
+    return;
+  }
+  if (!append(path, `${hook}${JSON.stringify(end)}\n`) && releaseReserve(dir, id)) {
+    const message = `${end.message}; its record's disk was full: events may be missing from it`;
+    append(path, `${hook}${JSON.stringify({ ...end, message })}\n`);
+  }
+  releaseReserve(dir, id);
+}
+
+function isEmptyFile(path: string): boolean {
+  try {
+    return statSync(path).size === 0;
+  } catch {
+    return false;
   }
 }
 
@@ -156,8 +192,11 @@ export async function guard(args: string[]): Promise<number> {
     return 2;
   }
   const events = recordEvents(run);
-  // loopx died after closing the record itself: its ending did the work.
-  if (events[events.length - 1]?.type === "run.end") return 0;
+  // loopx died after closing the record itself: its ending did the work (but for the reserve, maybe).
+  if (events[events.length - 1]?.type === "run.end") {
+    if (run.records !== undefined) releaseReserve(run.records, run.run);
+    return 0;
+  }
   // While this guardian closes the run, its record is not pruned (see pruneRecords).
   const closing = run.records === undefined || events.length === 0 ? undefined : closingPath(run.records, run.run);
   if (closing !== undefined) {
@@ -191,8 +230,11 @@ export async function guard(args: string[]): Promise<number> {
     ...(ending.signal !== undefined ? { signal: ending.signal } : {}),
   };
   const hook = await hookAfterDeath(run, events, end, args[4] === "1");
-  const files = [...(run.records !== undefined ? [recordPath(run.records, run.run)] : []), ...(run.log !== undefined ? [run.log] : [])];
-  for (const file of files) append(file, `${hook ? `${JSON.stringify(hook)}\n` : ""}${JSON.stringify(end)}\n`);
+  const hookLine = hook ? `${JSON.stringify(hook)}\n` : "";
+  if (run.records !== undefined) closeRecord(run.records, run.run, end, hookLine);
+  if (run.log !== undefined) append(run.log, `${hookLine}${JSON.stringify(end)}\n`);
+  // The run is closed: its lifeline (records/lifeline.ts) has nothing more to tell.
+  if (run.records !== undefined) rmSync(livePath(run.records, run.run), { force: true });
   if (closing !== undefined) rmSync(closing, { force: true });
   return 0;
 }

@@ -70,7 +70,7 @@ exec "$@" "$ending" "$stat" "$up" "$hooked"`;
  * only said once the record is closed. `hooked()` tells it the hook has started: it must not run
  * it again if loopx dies now.
  */
-export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string; log?: string; onEnd?: OnEndPart }): RunPart & { hooked(): void } {
+export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string; log?: string; onEnd?: OnEndPart }): RunPart & { hooked(): void; pid(): number | undefined } {
   let guardian: Watcher | undefined;
   let start: { project: string; target: string; startedAt: string; maxIterations: number | null } | undefined;
   let removeExitHook: (() => void) | undefined;
@@ -79,6 +79,7 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
     hooked() {
       guardian?.send("hooked");
     },
+    pid: () => guardian?.pid,
     begin(controls) {
       const scratch = options.tmpdir.scratch;
       const hook = options.onEnd?.spec;

@@ -4,7 +4,7 @@ import { describeIterationStart, describeRunEnd, describeSteering } from "../rec
 import type { IterationEndEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
 import type { RunPart } from "../core/run-part.js";
 import { stderrKind, stderrLine } from "../os/stderr.js";
-import { uniquePrefixLengths } from "../records/runs.js";
+import { uniquePrefixLengths } from "../records/run-id.js";
 import { describeTotals, type RunTotals } from "../core/receipts.js";
 
 /** " · $0.0369 · 12.3k tokens" once the run has receipts; "" before. */

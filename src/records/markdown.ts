@@ -1,6 +1,6 @@
 import { shownText } from "../core/untrusted-text.js";
 import { describeCost, describeTotals, formatTokens, tokenSum, UNKNOWN_MODEL, type RunTotals } from "../core/receipts.js";
-import { describeNote, formatElapsed, formatLocalTime } from "./wording.js";
+import { describeNote, formatElapsed, formatLocalTime, formatRunDuration } from "./wording.js";
 import type { RunDetail } from "./tables.js";
 import type { RunSummary } from "./run-state.js";
 
@@ -69,7 +69,7 @@ export function formatRunMarkdown(summary: RunSummary, detail: RunDetail): strin
     ["ended", markdownText(summary.ending ?? (summary.state === "running" ? "still running" : summary.state))],
     ...(summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? [["why", markdownText(summary.message)] as [string, string]] : []),
     ["iterations", String(summary.iterations)],
-    ["duration", formatElapsed(summary.durationMs)],
+    ["duration", formatRunDuration(summary)],
     ["started", markdownText(formatLocalTime(summary.start))],
     ["target", markdownText(summary.target)],
     ...(summary.exitCode !== undefined && summary.exitCode !== null ? [["exit code", String(summary.exitCode)] as [string, string]] : []),

@@ -1,7 +1,9 @@
 /**
  * The files of a run in the records directory ($XDG_STATE_HOME/loopx/runs/), named here and nowhere
  * else: its record `<id>.jsonl`, the input its running script got `<id>.input` (records/input.ts),
- * and `<id>.closing` while its guardian closes it. No imports: scripts load this (records/note.ts).
+ * `<id>.closing` while its guardian closes it, `<id>.reserve`, the room kept for the record's end on
+ * a full disk (records/reserve.ts), and `<id>.live` while its loopx lives (records/lifeline.ts).
+ * No imports: scripts load this (records/note.ts).
  */
 
 const RECORD_SUFFIX = ".jsonl";
@@ -35,7 +37,28 @@ export function closingPath(dir: string, id: string): string {
   return `${dir}/${id}.closing`;
 }
 
+/**
+ * The run's lifeline (records/lifeline.ts) while its loopx lives: who runs it (loopx's pid, its
+ * guardian's), its project and LOOPX_TMPDIR. Removed by the run's end or its guardian; left by a
+ * run whose loopx and guardian were killed together, for the next loopx to find.
+ */
+export function livePath(dir: string, id: string): string {
+  return `${dir}/${id}.live`;
+}
+
+/** The room a run keeps for its record's end while it runs (records/reserve.ts). */
+export function reservePath(dir: string, id: string): string {
+  return `${dir}/${id}${RESERVE_SUFFIX}`;
+}
+
+const RESERVE_SUFFIX = ".reserve";
+
+/** The run id of a reserve's file name, else undefined. */
+export function reserveIdOf(name: string): string | undefined {
+  return name.endsWith(RESERVE_SUFFIX) ? name.slice(0, -RESERVE_SUFFIX.length) : undefined;
+}
+
 /** Every file of run `id`: what pruning removes. */
 export function runFiles(dir: string, id: string): string[] {
-  return [recordPath(dir, id), inputPath(dir, id), closingPath(dir, id)];
+  return [recordPath(dir, id), inputPath(dir, id), closingPath(dir, id), reservePath(dir, id), livePath(dir, id)];
 }

@@ -5,7 +5,7 @@ import { addRecordTotals } from "./period.js";
 import { newerRecordError, parseRecord } from "./parse.js";
 import { RunDetail } from "./tables.js";
 import { summarizeRun } from "./run-state.js";
-import { readRecordText, runProcessAlive } from "./store.js";
+import { readRecordText, recordTouchedAt, runProcessAlive } from "./store.js";
 import { recordPath } from "./paths.js";
 
 /**
@@ -18,7 +18,7 @@ export function showRunAs(dir: string, id: string, format: "markdown" | "outcome
   const text = readRecordText(dir, id);
   const record = parseRecord(text, (event) => detail.add(event));
   if (record.newerVersion !== undefined) throw newerRecordError(id, record.newerVersion);
-  const summary = summarizeRun(id, detail.forSummary(), runProcessAlive, Date.now());
+  const summary = summarizeRun(id, detail.forSummary(), runProcessAlive, Date.now(), () => recordTouchedAt(recordPath(dir, id)));
   if (!summary) throw new LoopxError(`run ${id} has no run.start in ${recordPath(dir, id)}`);
   addRecordTotals(summary, () => text);
   if (format === "markdown") return write(formatRunMarkdown(summary, detail));

@@ -21,3 +21,23 @@ export function resolveRunId(prefix: string, ids: readonly string[], where: stri
   if (matches.length === 0 || prefix === "") throw new LoopxError(`no run ${JSON.stringify(prefix)} in ${where}`);
   throw new LoopxError(`run id ${JSON.stringify(prefix)} is ambiguous: it starts ${matches.length} runs (${matches.slice(0, 3).join(", ")}${matches.length > 3 ? ", ..." : ""})`);
 }
+
+/**
+ * For each id, the length of its shortest unique prefix among `ids`, at least `min`: what a user
+ * has to type (or copy) to name the run.
+ */
+export function uniquePrefixLengths(ids: string[], min = 6): Map<string, number> {
+  const sorted = [...ids].sort();
+  const common = (a: string | undefined, b: string | undefined) => {
+    if (a === undefined || b === undefined) return 0;
+    let i = 0;
+    while (i < a.length && i < b.length && a[i] === b[i]) i++;
+    return i;
+  };
+  const lengths = new Map<string, number>();
+  sorted.forEach((id, i) => {
+    const shared = Math.max(common(id, sorted[i - 1]), common(id, sorted[i + 1]));
+    lengths.set(id, Math.min(id.length, Math.max(min, shared + 1)));
+  });
+  return lengths;
+}

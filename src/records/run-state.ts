@@ -15,7 +15,14 @@ export interface RunSummary {
   state: RunState;
   /** ISO 8601 time of `run.start`. */
   start: string;
+  /**
+   * From run.start to run.end; of a running run, to now; of a run whose process is gone without a
+   * run.end, to the last sign of life seen (its last event, or the record's time, which loopx
+   * touches once a second while it runs): a lower bound, marked by `durationAtLeast`.
+   */
   durationMs: number;
+  /** `durationMs` is a lower bound: the run crashed without a run.end, some time after it. */
+  durationAtLeast?: true;
   iterations: number;
   target: string;
   project: string;
@@ -30,6 +37,11 @@ export interface RunSummary {
   message?: string;
   /** What its receipts added up to (when it had any): from run.end, or the whole record (runs.ts). */
   totals?: RunTotals;
+  /**
+   * false: a going run its record does not show (a full disk kept even its run.start out), listed
+   * from what its control channel says (control/live.ts). Absent for every recorded run.
+   */
+  recorded?: false;
   /** --worktree: the run's branch and the worktree it works in (`project` is the tree it was started from). */
   worktree?: { branch: string; path: string };
 }
@@ -79,9 +91,16 @@ export function lastIterationEnd(events: RecordEvent[]): IterationEndEvent | und
 
 /**
  * What a record says about its run (`events`: all of them, or its first and last ones). `alive` tells whether the run's process still exists (asked
- * only for records without `run.end`); `now` is used for the duration of a running run.
+ * only for records without `run.end`); `now` is used for the duration of a running run; `touched`
+ * (asked only of a crashed run) says when its record was last written or touched (ms since 1970).
  */
-export function summarizeRun(id: string, events: RecordEvent[], alive: (sitting: Pick<RunStartEvent, "pid" | "time">) => boolean, now: number): RunSummary | undefined {
+export function summarizeRun(
+  id: string,
+  events: RecordEvent[],
+  alive: (sitting: Pick<RunStartEvent, "pid" | "time">) => boolean,
+  now: number,
+  touched?: () => number | undefined,
+): RunSummary | undefined {
   const start = startEvent(events);
   if (!start) return undefined;
   const sitting = lastSitting(events)!;
@@ -115,7 +134,10 @@ export function summarizeRun(id: string, events: RecordEvent[], alive: (sitting:
     summary.durationMs = Math.max(0, now - startMs);
   } else {
     summary.state = "crashed";
-    summary.durationMs = Math.max(0, Date.parse(events[events.length - 1]!.time) - startMs);
+    // It lived at least until its last event, and until loopx last touched its record (never later than now).
+    const seen = Math.max(Date.parse(events[events.length - 1]!.time), Math.min(now, touched?.() ?? 0));
+    summary.durationMs = Math.max(0, seen - startMs);
+    summary.durationAtLeast = true;
     summary.ending = `crashed: process ${sitting.pid} is gone without run.end`;
   }
   return summary;

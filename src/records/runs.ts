@@ -11,9 +11,9 @@ import { leftoverLines } from "./leftovers.js";
 import { newerRecordError, parseRecord } from "./parse.js";
 import { showRunAs } from "./run-formats.js";
 import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
-import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordsDir, runProcessAlive } from "./store.js";
+import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordTouchedAt, recordsDir, runProcessAlive } from "./store.js";
 import { recordPath } from "./paths.js";
-import { resolveRunId } from "./run-id.js";
+import { resolveRunId, uniquePrefixLengths } from "./run-id.js";
 
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */
 
@@ -40,26 +40,6 @@ export interface ListOptions {
   highlight: boolean;
   /** `--since`: runs started at or after this time (ms since 1970) only, and their receipt totals. */
   since?: number;
-}
-
-/**
- * For each id, the length of its shortest unique prefix among `ids`, at least `min`: what a user
- * has to type (or copy) to name the run.
- */
-export function uniquePrefixLengths(ids: string[], min = 6): Map<string, number> {
-  const sorted = [...ids].sort();
-  const common = (a: string | undefined, b: string | undefined) => {
-    if (a === undefined || b === undefined) return 0;
-    let i = 0;
-    while (i < a.length && i < b.length && a[i] === b[i]) i++;
-    return i;
-  };
-  const lengths = new Map<string, number>();
-  sorted.forEach((id, i) => {
-    const shared = Math.max(common(id, sorted[i - 1]), common(id, sorted[i + 1]));
-    lengths.set(id, Math.min(id.length, Math.max(min, shared + 1)));
-  });
-  return lengths;
 }
 
 /** True if a run recorded `projectRoot` for the project in `cwd` (either path may be a link). */
@@ -100,29 +80,41 @@ interface Listing {
   period: RunSummary[];
 }
 
-/** Reads every record once, newest first, keeping the runs that match and counting those past --limit. */
-function gatherRuns(dir: string, ids: string[], options: ListOptions): Listing {
+/** A record's row for `loopx runs` (or the version of a newer loopx that wrote it); undefined: not this listing's. */
+function recordRow(dir: string, id: string, options: ListOptions, now: number): RunSummary | { newer: number } | undefined {
+  const record = listedRecord(dir, id);
+  if (!record) return undefined;
+  if (record.newerVersion !== undefined) return options.state === undefined ? { newer: record.newerVersion } : undefined;
+  const start = startEvent(record.events);
+  if (!start || (!options.all && !sameProject(projectOf(start), options.cwd))) return undefined;
+  return summarizeRun(id, record.events, runProcessAlive, now, () => recordTouchedAt(recordPath(dir, id)));
+}
+
+/**
+ * Reads every record once, newest first, keeping the runs that match and counting those past
+ * --limit. `unrecorded`: going runs no record shows (control/live.ts), listed among them.
+ */
+function gatherRuns(dir: string, ids: string[], options: ListOptions, unrecorded: Map<string, RunSummary>): Listing {
   const now = Date.now();
   const limit = options.limit ?? DEFAULT_LIST_LIMIT;
   const found: Listing = { summaries: [], newerRecords: [], lines: [], matching: 0, period: [] };
   for (const id of ids) {
-    const record = listedRecord(dir, id);
-    if (!record) continue;
-    if (record.newerVersion !== undefined) {
-      if (options.state !== undefined || ++found.matching > limit) continue;
-      found.newerRecords.push({ id, v: record.newerVersion });
-      found.lines.push(jsonLine({ id, state: "unknown", v: record.newerVersion }));
+    const live = unrecorded.get(id);
+    const row = live ? (options.all || sameProject(live.project, options.cwd) ? live : undefined) : recordRow(dir, id, options, now);
+    if (!row) continue;
+    if ("newer" in row) {
+      if (++found.matching > limit) continue;
+      found.newerRecords.push({ id, v: row.newer });
+      found.lines.push(jsonLine({ id, state: "unknown", v: row.newer }));
       continue;
     }
-    const start = startEvent(record.events);
-    if (!start || (!options.all && !sameProject(projectOf(start), options.cwd))) continue;
-    const summary = summarizeRun(id, record.events, runProcessAlive, now);
-    if (!summary || (options.state !== undefined && summary.state !== options.state)) continue;
+    const summary = row;
+    if (options.state !== undefined && summary.state !== options.state) continue;
     if (options.since !== undefined && Date.parse(summary.start) < options.since) continue;
     found.matching++;
     // A run's totals from its whole record only where they are shown: a listed run, or one of the
     // period (--since counts every run of it, listed or past --limit).
-    if (found.matching <= limit || options.since !== undefined) addRecordTotals(summary, () => readRecordText(dir, id));
+    if (!live && (found.matching <= limit || options.since !== undefined)) addRecordTotals(summary, () => readRecordText(dir, id));
     if (options.since !== undefined) found.period.push(summary);
     if (found.matching > limit) continue;
     found.summaries.push(summary);
@@ -131,15 +123,26 @@ function gatherRuns(dir: string, ids: string[], options: ListOptions): Listing {
   return found;
 }
 
-/** `loopx runs`: this project's runs (or every project's), newest first, filtered and limited. */
-export function listRuns(env: Env, options: ListOptions, write: Write): void {
+/** The line under the table naming the runs listed from their control channels. */
+function unrecordedLine(summaries: RunSummary[]): string {
+  const ids = summaries.filter((summary) => summary.recorded === false).map((summary) => summary.id);
+  if (ids.length === 0) return "";
+  return `not recorded (the record could not be written: a full disk?): ${ids.join(", ")} — listed from ${ids.length === 1 ? "its control channel" : "their control channels"}\n`;
+}
+
+/**
+ * `loopx runs`: this project's runs (or every project's), newest first, filtered and limited.
+ * `unrecorded`: going runs that no record shows (control/live.ts asks their control channels).
+ */
+export function listRuns(env: Env, options: ListOptions, write: Write, unrecorded: RunSummary[] = []): void {
   if (options.state !== undefined && !(RUN_STATES as readonly string[]).includes(options.state)) {
     throw new UsageError(`unknown state ${JSON.stringify(options.state)} for --state (states: ${RUN_STATES.join(", ")})`);
   }
   const dir = recordsDir(env);
   const limit = options.limit ?? DEFAULT_LIST_LIMIT;
-  const allIds = listRecordIds(dir);
-  const { summaries, newerRecords, lines, matching, period } = gatherRuns(dir, allIds, options);
+  const live = new Map(unrecorded.map((summary) => [summary.id, summary]));
+  const allIds = [...new Set([...listRecordIds(dir), ...live.keys()])].sort().reverse();
+  const { summaries, newerRecords, lines, matching, period } = gatherRuns(dir, allIds, options, live);
   if (options.json) {
     if (options.since !== undefined) lines.push(jsonLine(periodTotals(period, options.since)));
     if (lines.length) write(`${lines.join("\n")}\n`);
@@ -156,7 +159,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write): void {
     text += `${id}  ${newerRecordError(id, v).message.slice(`run ${id} was `.length)}\n`;
   }
   if (matching > limit) text += `… ${matching - limit} more (--limit ${matching} shows all ${matching})\n`;
-  text += leftoverLines(summaries);
+  text += leftoverLines(dir, summaries) + unrecordedLine(summaries);
   if (options.since !== undefined) text += formatPeriodTotals(periodTotals(period, options.since));
   write(text);
 }
@@ -188,7 +191,7 @@ export function showRun(env: Env, prefix: string | undefined, cwd: string, optio
   const now = Date.now();
   if (options.json) {
     const events = parseChecked(id, text);
-    const summary = summarizeRun(id, events, runProcessAlive, now);
+    const summary = summarizeRun(id, events, runProcessAlive, now, () => recordTouchedAt(recordPath(dir, id)));
     if (!summary) throw new LoopxError(`run ${id} has no run.start in ${recordPath(dir, id)}`);
     const from = last === undefined ? 0 : summary.iterations - last;
     // run.start and run.end (no n) stay; a note of no known iteration stays too.
@@ -202,7 +205,7 @@ export function showRun(env: Env, prefix: string | undefined, cwd: string, optio
   const all = new RunDetail();
   const record = parseRecord(text, (event) => all.add(event));
   if (record.newerVersion !== undefined) throw newer(id, record.newerVersion);
-  const summary = summarizeRun(id, all.forSummary(), runProcessAlive, now);
+  const summary = summarizeRun(id, all.forSummary(), runProcessAlive, now, () => recordTouchedAt(recordPath(dir, id)));
   if (!summary) throw new LoopxError(`run ${id} has no run.start in ${recordPath(dir, id)}`);
   let detail = all;
   let hidden = 0;

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync, unlinkSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { processRunning } from "../os/procfs.js";
 import { loopxDir } from "../os/xdg.js";
@@ -114,6 +114,19 @@ export function readRecordEnds(dir: string, id: string): string {
  */
 export function runProcessAlive(start: Pick<RunStartEvent, "pid" | "time">): boolean {
   return processRunning(start.pid, Date.parse(start.time) + 2000);
+}
+
+/**
+ * When the record at `path` was last written or touched (ms since 1970): loopx touches it once a
+ * second while the run goes (records/lifeline.ts), so a run that crashed without a run.end lived
+ * at least until then. Unreadable: undefined.
+ */
+export function recordTouchedAt(path: string): number | undefined {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

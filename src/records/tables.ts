@@ -3,7 +3,7 @@ import type { GapEvent, NoteEvent, RecordEvent, RunResumeEvent, WarningEvent } f
 import { addReceipt, addRunTotals, addTotals, describeCost, emptyRunTotals, emptyTotals, formatTokens, receiptTotals, recordedReceipt, tokenSum, type RunTotals, type Totals } from "../core/receipts.js";
 import { totalsLines } from "./receipts-report.js";
 import type { RunSummary } from "./run-state.js";
-import { describeGap, describeNext, describeNote, describeWarning, exitOf, formatElapsed, formatLocalTime, resultExcerpt, stderrLines } from "./wording.js";
+import { describeGap, describeNext, describeNote, describeWarning, exitOf, formatElapsed, formatLocalTime, formatRunDuration, resultExcerpt, stderrLines } from "./wording.js";
 
 /**
  * The tables of `loopx runs` (one row per run) and `loopx runs show` (one row per iteration, with
@@ -51,7 +51,7 @@ export function formatRunList(summaries: RunSummary[], options: { project?: bool
       run.id,
       run.state,
       formatLocalTime(run.start),
-      formatElapsed(run.durationMs),
+      formatRunDuration(run),
       String(run.iterations),
       ...used,
       run.target,
@@ -211,14 +211,15 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
   }
   const headerLines = [
     `run ${summary.id} · ${summary.state === "running" ? "running" : summary.ending ?? summary.state} · ` +
-      `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatElapsed(summary.durationMs)}`,
+      `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatRunDuration(summary)}`,
     `started ${formatLocalTime(summary.start)} · ${summary.target} · ${summary.project} · pid ${summary.pid} · loopx ${summary.version} (${summary.runtime})`,
     ...(summary.worktree ? [`worktree ${summary.worktree.branch} · ${summary.worktree.path}`] : []),
     ...(summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? [summary.message] : []),
     ...(detail.totals.receipts > 0 ? totalsLines(detail.totals) : []),
   ];
   const header = headerLines.map((line) => `${shownText(line)}\n`).join("");
-  const until = summary.state === "running" ? now : Date.parse(detail.lastTime);
+  // A run that crashed without a run.end: its open iteration lasted until its last sign of life at least.
+  const until = summary.state === "running" ? now : summary.durationAtLeast ? Date.parse(summary.start) + summary.durationMs : Date.parse(detail.lastTime);
   const before = hidden > 0 ? [`… ${hidden} earlier iteration${hidden === 1 ? "" : "s"} not shown (--last)`] : [];
   const iterations = detail.rows;
   if (iterations.length === 0) return header + [...before, ...detail.notes.map(describeNote)].map((line) => `${line}\n`).join("");
@@ -233,7 +234,7 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
     rows.push([
       String(row.n),
       row.target,
-      formatElapsed(ms),
+      `${open && summary.durationAtLeast ? "≥" : ""}${formatElapsed(ms)}`,
       durationBar(ms, max),
       open ? (summary.state === "running" ? "running" : "-") : row.exit!,
       open ? "" : row.next!,

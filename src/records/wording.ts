@@ -17,6 +17,11 @@ export function formatElapsed(ms: number): string {
   return `${Math.floor(seconds / 3600)}h${String(Math.floor(seconds / 60) % 60).padStart(2, "0")}m`;
 }
 
+/** A run's duration for display: `≥1.5s` when it is a lower bound (a run that crashed without a run.end). */
+export function formatRunDuration(run: { durationMs: number; durationAtLeast?: true }): string {
+  return `${run.durationAtLeast ? "≥" : ""}${formatElapsed(run.durationMs)}`;
+}
+
 /** 2026-11-22 09:01:02 in local time. */
 export function formatLocalTime(iso: string): string {
   const date = new Date(iso);

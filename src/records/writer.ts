@@ -1,14 +1,16 @@
-import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import type { GapEvent, LoopEvent, RecordEvent, RunEndEvent } from "../core/events.js";
+import type { GapEvent, LoopEvent, RunEndEvent } from "../core/events.js";
 import { recordTotals, type RunTotals } from "../core/receipts.js";
 import { parseRecord } from "./parse.js";
 import type { RunPart } from "../core/run-part.js";
 import { RECORD_PATH_VAR } from "./note.js";
 import { pruneRecords } from "./store.js";
+import { releaseReserve, sweepReserves, takeReserve } from "./reserve.js";
 import { warnToStderr } from "../os/stderr.js";
 import { recordPath } from "./paths.js";
+import { compactRecord } from "./compact.js";
 
 /**
  * Run records and `--log` (loopx's own extension): every event of the run, one JSON object per
@@ -32,6 +34,8 @@ class EventFile {
   private lost: LostEvents | undefined;
   /** The last iteration whose end was written. */
   private lastN = 0;
+  /** The room kept for the run's end (recordPart), released when the file is closed. */
+  private reserve: { release(): boolean } | undefined;
 
   /** `maxBytes`: compact the file (compactRecord) whenever it grows past it. */
   constructor(
@@ -68,21 +72,61 @@ class EventFile {
   write(event: LoopEvent): void {
     if (this.fd === undefined) return;
     try {
-      if (this.lost) {
-        // The run's first event comes first however late (a record is read from it), then the gap.
-        if (this.lost.start) this.append(JSON.stringify(this.lost.start));
-        this.lost.start = undefined;
-        this.append(JSON.stringify(lostGap(this.lost, event)));
-      }
-      this.lost = undefined;
-      this.append(JSON.stringify(event));
-      if (event.type === "iteration.end") this.lastN = event.n;
-      if (this.bytes > this.maxBytes && event.type !== "run.end") this.compact(event);
+      this.put(event);
     } catch (error) {
-      if (!isNoSpace(error)) this.fail(error);
-      else this.lose(event, error);
+      this.missed(event, error);
     }
     if (event.type === "run.end") this.close();
+  }
+
+  /** The event, after what a full disk kept out of the file before it (when there is room again). */
+  private put(event: LoopEvent): void {
+    if (this.lost) {
+      // The run's first event comes first however late (a record is read from it), then the gap.
+      if (this.lost.start) this.append(JSON.stringify(this.lost.start));
+      this.lost.start = undefined;
+      this.append(JSON.stringify(lostGap(this.lost, event)));
+    }
+    this.lost = undefined;
+    this.append(JSON.stringify(event));
+    if (event.type === "iteration.end") this.lastN = event.n;
+    if (this.bytes > this.maxBytes && event.type !== "run.end") this.compactOrWait(event);
+  }
+
+  /**
+   * An event that could not be written. On a full disk, the run's end is written into the room
+   * its reserve kept (records/reserve.ts) — the record then says how the run ended, not that it
+   * crashed; any other event is counted as lost.
+   */
+  private missed(event: LoopEvent, error: unknown): void {
+    if (!isNoSpace(error)) return this.fail(error);
+    if (event.type === "run.end" && this.reserve?.release()) {
+      try {
+        this.put(event);
+        return;
+      } catch (again) {
+        if (!isNoSpace(again)) return this.fail(again);
+      }
+    }
+    this.lose(event, error);
+  }
+
+  /** Room kept for the run's end (`release()`: true if there was some), taken once the run's first event is written. */
+  keepReserve(reserve: { release(): boolean }): void {
+    this.reserve = reserve;
+  }
+
+  /** Compacts the file; a disk too full for the compacted copy leaves it as it is, to try again later. */
+  private compactOrWait(last: LoopEvent): void {
+    try {
+      this.compact(last);
+    } catch {
+      try {
+        unlinkSync(this.compactPath());
+      } catch {
+        // Never made.
+      }
+    }
   }
 
   /**
@@ -119,12 +163,16 @@ class EventFile {
       return;
     }
     const text = compactRecord(readFileSync(path, "utf8"), this.maxBytes, { v: 1, time: last.time, run: last.run });
-    const temp = `${path}.${process.pid}.compact`;
+    const temp = this.compactPath();
     writeFileSync(temp, text, { mode: 0o600 });
     renameSync(temp, path);
     closeSync(this.fd!);
     this.fd = openSync(path, "a", 0o600);
     this.bytes = Buffer.byteLength(text);
+  }
+
+  private compactPath(): string {
+    return `${this.path!}.${process.pid}.compact`;
   }
 
   fail(error: unknown): void {
@@ -135,9 +183,17 @@ class EventFile {
   }
 
   close(): void {
+    this.reserve?.release();
+    this.reserve = undefined;
     if (this.fd === undefined) return;
     const fd = this.fd;
     this.fd = undefined;
+    try {
+      // A record a full disk kept every event out of says nothing: it is not left behind, empty.
+      if (this.lost?.start && fstatSync(fd).size === 0 && this.path) unlinkSync(this.path);
+    } catch {
+      // Kept, empty: readers skip it.
+    }
     try {
       closeSync(fd);
     } catch {
@@ -179,70 +235,6 @@ export function recordMaxBytes(env: Record<string, string | undefined>): number 
 }
 
 /**
- * A record cut down to about half of `maxBytes`: its first quarter (run.start and the first
- * iterations) and its last quarter (the latest iterations), both in whole iterations, with one
- * `gap` line between them counting the iterations and bytes dropped (an earlier gap included).
- * `base`: the fields of the gap event (v, time, run).
- */
-function compactRecord(text: string, maxBytes: number, base: { v: 1; time: string; run: string }): string {
-  const lines = text.split("\n");
-  if (lines[lines.length - 1] === "") lines.pop();
-  const quarter = maxBytes / 4;
-  const isStart = (line: string) => line.includes('"type":"iteration.start"');
-  // Head: whole iterations up to a quarter of the cap (the run.start line always).
-  let headEnd = 1;
-  let bytes = Buffer.byteLength(lines[0] ?? "") + 1;
-  for (let i = 1; i < lines.length; i++) {
-    bytes += Buffer.byteLength(lines[i]!) + 1;
-    // An earlier gap ends the head: it is merged into the new one.
-    if (bytes > quarter || lines[i]!.includes('"type":"gap"')) break;
-    // An iteration ends where the next one (or an earlier gap) begins.
-    if (i + 1 < lines.length && (isStart(lines[i + 1]!) || lines[i + 1]!.includes('"type":"gap"'))) headEnd = i + 1;
-  }
-  // Tail: whole iterations within the last quarter.
-  let tailStart = lines.length;
-  bytes = 0;
-  for (let i = lines.length - 1; i >= headEnd; i--) {
-    bytes += Buffer.byteLength(lines[i]!) + 1;
-    if (bytes > quarter) break;
-    if (isStart(lines[i]!)) tailStart = i;
-  }
-  if (tailStart <= headEnd) return `${lines.join("\n")}\n`;
-  let iterations = 0;
-  let dropped = 0;
-  let after = 0;
-  for (const line of lines.slice(0, headEnd)) {
-    const n = /"type":"iteration\.start".*?"n":(\d+)/.exec(line);
-    if (n) after = Number(n[1]);
-  }
-  // Receipts dropped (an earlier gap's included) are kept as their totals: a run's totals stay whole.
-  const receipts = recordTotals(lines.slice(headEnd, tailStart).flatMap((line) => (line.includes('"type":"receipt"') || line.includes('"type":"gap"') ? parsedLine(line) : []))).run;
-  for (const line of lines.slice(headEnd, tailStart)) {
-    if (!line.includes('"type":"gap"')) dropped += Buffer.byteLength(line) + 1;
-    if (isStart(line)) iterations++;
-    else if (line.includes('"type":"gap"')) {
-      try {
-        const gap = JSON.parse(line) as { iterations?: number; bytes?: number };
-        iterations += gap.iterations ?? 0;
-        dropped += gap.bytes ?? 0;
-      } catch {
-        // a torn line: nothing to add
-      }
-    }
-  }
-  const gap = { ...base, type: "gap", after, iterations, bytes: dropped, ...(receipts.receipts > 0 ? { receipts } : {}) };
-  return `${[...lines.slice(0, headEnd), JSON.stringify(gap), ...lines.slice(tailStart)].join("\n")}\n`;
-}
-
-function parsedLine(line: string): RecordEvent[] {
-  try {
-    return [JSON.parse(line) as RecordEvent];
-  } catch {
-    return []; // a torn line: nothing to add
-  }
-}
-
-/**
  * The run's record `<dir>/<run id>.jsonl`; the oldest records beyond the newest 200 are pruned,
  * and a record past `maxBytes` is compacted (compactRecord) as the run goes on.
  */
@@ -259,7 +251,10 @@ export function recordPart(dir: string, maxBytes = RECORD_MAX_BYTES): RunPart {
         file = new EventFile(`the run record ${path}`, maxBytes);
         try {
           mkdirSync(dir, { recursive: true, mode: 0o700 });
-          if (event.type === "run.start") pruneRecords(dir);
+          if (event.type === "run.start") {
+            pruneRecords(dir);
+            sweepReserves(dir);
+          }
           file.open(path);
         } catch (error) {
           file.fail(error);
@@ -268,6 +263,10 @@ export function recordPart(dir: string, maxBytes = RECORD_MAX_BYTES): RunPart {
       // The record's run.end carries the run's receipt totals (a copy: other parts see the event as emitted).
       const receipts = event.type === "run.end" ? file?.receiptTotals() : undefined;
       file?.write(receipts ? { ...(event as RunEndEvent), receipts } : event);
+      // Once the record holds its first event: room for its end, should the disk be full by then.
+      if ((event.type === "run.start" || event.type === "run.resume") && file?.isOpen() && takeReserve(dir, event.run, event)) {
+        file.keepReserve({ release: () => releaseReserve(dir, event.run) });
+      }
     },
   };
 }

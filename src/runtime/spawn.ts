@@ -99,6 +99,8 @@ export function failedSpawn(error: unknown, pipe: StdoutPipe | undefined): Scrip
 
 /** A process started to watch loopx from outside (the run's guardian): lines go to its stdin. */
 export interface Watcher {
+  /** Its process id (undefined if it could not be started). */
+  readonly pid: number | undefined;
   /** Writes `line` and a newline now (one write while the pipe has room); false once it is gone. */
   send(line: string): boolean;
   /** Closes loopx's end of the pipe. */

@@ -37,12 +37,13 @@ export class ScriptSupervisor {
   }
 
   /**
-   * True when no script runs, or the running script's own process has exited (a zombie not yet
-   * reaped, or gone) while loopx still reads its stdout. False where /proc cannot tell.
+   * True when the running script's own process has exited (a zombie not yet reaped, or gone)
+   * while loopx still reads its stdout. False when no script process runs — an iteration that
+   * has not spawned its script yet has nothing that finished in time — and where /proc cannot tell.
    */
   get scriptExited(): boolean {
     const pid = this.active?.pid;
-    if (pid === undefined) return true;
+    if (pid === undefined) return false;
     return hasProcfs() && !processRunning(pid);
   }
 

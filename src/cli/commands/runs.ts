@@ -37,9 +37,10 @@ export class RunsListCommand extends Command {
 
   async execute(): Promise<number> {
     const { listRuns } = await import("../../records/runs.js");
+    const { unrecordedRuns } = await import("../../control/live.js");
     const limit = this.limit === undefined ? undefined : parseCount(this.limit, "--limit");
     const since = this.since === undefined ? undefined : Date.now() - parseDurationOption(this.since, "--since");
-    listRuns(process.env, { json: this.json, all: this.all, limit, state: this.state, cwd: process.cwd(), highlight: highlightIds(), ...(since !== undefined ? { since } : {}) }, out);
+    listRuns(process.env, { json: this.json, all: this.all, limit, state: this.state, cwd: process.cwd(), highlight: highlightIds(), ...(since !== undefined ? { since } : {}) }, out, await unrecordedRuns(process.env));
     return 0;
   }
 }
@@ -176,7 +177,11 @@ only those in --state. An id's shortest unique prefix (at least 6 characters) is
 terminal; 'latest' (or no id, for show and tail) is this project's newest run. 'runs show --last
 <n>': its last <n> iterations only; --markdown: the run as a Markdown summary (the GitHub
 Action's job summary), --outcome: how it ended as one JSON object. 'runs tail' exits with the
-run's exit code (crashed: 1). What scripts wrote (results, errors, notes, a failed script's last stderr lines) is shown with its
+run's exit code (crashed: 1). A run whose loopx and guardian were killed together has no
+run.end: its duration counts to its last sign of life, a lower bound (shown as ≥; --json:
+durationMs with "durationAtLeast": true), and 'loopx runs' and the next 'loopx run' in its
+project name what it left (its processes, its LOOPX_TMPDIR) and the command that ends them.
+What scripts wrote (results, errors, notes, a failed script's last stderr lines) is shown with its
 control characters escaped.
 
 Every run (CLI and API) can be steered from another terminal by its id or a unique prefix of it,

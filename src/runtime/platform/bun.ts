@@ -197,6 +197,7 @@ function jsLauncher(): JsLauncher {
 
 interface BunWatcherProcess {
   stdin: { write(data: string): number; flush(): unknown; end(): unknown; unref?(): void };
+  pid: number;
   unref(): void;
   exited: Promise<number>;
 }
@@ -209,6 +210,7 @@ function spawnWatcher(command: string, args: string[], env: Env): Watcher {
   proc.stdin.unref?.();
   let open = true;
   return {
+    pid: proc.pid,
     send(line) {
       if (!open) return false;
       try {

@@ -173,6 +173,7 @@ function spawnWatcher(command: string, args: string[], env: Record<string, strin
   child.unref();
   (child.stdin as unknown as { unref?(): void }).unref?.();
   return {
+    pid: child.pid,
     send(line) {
       if (child.stdin!.destroyed) return false;
       child.stdin!.write(`${line}\n`); // libuv writes at once when nothing is queued

@@ -54,6 +54,11 @@ function elapsed(run) {
   return GOING.includes(run.state) ? Math.max(0, Date.now() - Date.parse(run.start)) : run.durationMs;
 }
 
+/** A run's duration in words: "≥3.2s" when it is a lower bound (it crashed without a run.end). */
+function durationText(run) {
+  return `${run.durationAtLeast ? "≥" : ""}${formatElapsed(elapsed(run))}`;
+}
+
 /** A run's (or a column's) cost in words: billed and estimated side by side, never added up. */
 function costText(billed, estimate) {
   return [billed > 0 ? formatUsd(billed) : "", estimate > 0 ? `${formatUsd(estimate)} est.` : ""].filter(Boolean).join(" · ");

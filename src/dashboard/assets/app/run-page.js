@@ -96,7 +96,7 @@ function showFacts(view) {
     ["Target", run.target],
     ["Project", run.project],
     ["Started", run.start ? formatLocalTime(run.start) : ""],
-    ["Elapsed", formatElapsed(elapsed(run))],
+    ["Elapsed", durationText(run)],
     ["Iterations", String(run.iterations) + (run.maxIterations === null ? "" : ` of at most ${run.maxIterations}`)],
     ["Ended", GOING.includes(run.state) ? "not yet" : run.ending || run.state],
   ];

@@ -70,7 +70,7 @@ function runRow(run) {
     h("td", { class: "text" }, run.project),
     h("td", {}, run.worktree ? `${run.target} · ${run.worktree.branch}` : run.target),
     h("td", {}, run.start ? formatLocalTime(run.start) : ""),
-    h("td", { class: "num", "data-ticking": GOING.includes(run.state) ? run.id : undefined }, formatElapsed(elapsed(run))),
+    h("td", { class: "num", "data-ticking": GOING.includes(run.state) ? run.id : undefined }, durationText(run)),
     h("td", { class: "num iterations" }, String(run.iterations) + (run.maxIterations === null || run.maxIterations === undefined ? "" : `/${run.maxIterations}`)),
     h("td", { class: "num cost" }, run.totals ? costText(run.totals.costUsd.billed, run.totals.costUsd.estimate) : ""),
     h("td", { class: "num tokens" }, run.totals ? formatTokens(Object.values(run.totals.tokens).reduce((sum, n) => sum + n, 0)) : ""),
