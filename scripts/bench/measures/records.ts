@@ -9,7 +9,7 @@
  * of `npm run bench`.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { BUN, DIST_BIN, ROOT, noopBashProject } from "../setup.js";
@@ -28,6 +28,8 @@ export interface RecordsResult {
   met: boolean;
   /** The record part alone, in this process: ms per iteration (iteration.start + iteration.end written). */
   partMsPerIteration: number;
+  /** The run's lifeline alone, in this process, beside 200 records: ms per run (its start and its end). */
+  lifelineMsPerRun: number;
 }
 
 /**
@@ -47,6 +49,26 @@ async function partCost(dir: string, iterations: number): Promise<number> {
   const ms = (performance.now() - start) / iterations;
   part.onEvent!({ ...base, type: "run.end", time: new Date().toISOString(), reason: "limit", exitCode: 0, iterations, durationMs: 1 });
   return ms;
+}
+
+/**
+ * The run's lifeline (records/lifeline.ts) alone, timed in-process beside 200 records: what every
+ * recorded run pays once, at its start (the look for runs that died with their guardian, its
+ * `.live` file written) and at its end (the file removed). Its heartbeat is once a second, not here.
+ */
+async function lifelineCost(dir: string, runs: number): Promise<number> {
+  const { lifelinePart } = (await import(pathToFileURL(join(ROOT, "dist", "records", "lifeline.js")).href)) as typeof import("../../../src/records/lifeline.js");
+  mkdirSync(dir, { recursive: true });
+  for (let i = 0; i < 200; i++) writeFileSync(join(dir, `0000bench${String(i).padStart(6, "0")}.jsonl`), "{}\n");
+  const start = performance.now();
+  for (let i = 0; i < runs; i++) {
+    const base = { v: 1 as const, run: `0001bench${String(i).padStart(6, "0")}`, time: new Date().toISOString() };
+    const part = lifelinePart(dir, { guardian: () => undefined, scratch: () => undefined });
+    part.onEvent!({ ...base, type: "run.start", pid: process.pid, projectRoot: dir, target: "noop:index", version: "bench", runtime: "node", maxIterations: null });
+    await part.begin!({ id: base.run, warn: () => undefined } as unknown as Parameters<NonNullable<typeof part.begin>>[0]);
+    part.onEvent!({ ...base, type: "run.end", reason: "limit", exitCode: 0, iterations: 1, durationMs: 1 });
+  }
+  return (performance.now() - start) / runs;
 }
 
 /** CPU time of this process's reaped children, in ms (user + system; USER_HZ 100). */
@@ -103,7 +125,8 @@ export async function benchRecords(options: { quick?: boolean } = {}): Promise<R
     const onMs = median(on.map((r) => r.ms)) / n;
     const cpuGrowthMs = (median(on.map((r) => r.cpuMs)) - median(off.map((r) => r.cpuMs))) / n;
     const partMsPerIteration = await partCost(join(work, "part"), options.quick ? 2000 : 20_000);
-    return { runtime: "bun", n, rounds, offMsPerIteration: offMs, onMsPerIteration: onMs, wallGrowthMs: onMs - offMs, cpuGrowthMs, met: onMs - offMs < 0.3, partMsPerIteration };
+    const lifelineMsPerRun = await lifelineCost(join(work, "lifeline"), options.quick ? 200 : 2000);
+    return { runtime: "bun", n, rounds, offMsPerIteration: offMs, onMsPerIteration: onMs, wallGrowthMs: onMs - offMs, cpuGrowthMs, met: onMs - offMs < 0.3, partMsPerIteration, lifelineMsPerRun };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -114,7 +137,8 @@ export function formatRecords(r: RecordsResult): string {
     `== run records: no-op bash loop under bun, records on vs off (LOOPX_RECORD=0), ${r.rounds} rounds of -n ${r.n} ==\n` +
     `  ms/iter off ${r.offMsPerIteration.toFixed(3)}  on ${r.onMsPerIteration.toFixed(3)}  ` +
     `growth ${r.wallGrowthMs.toFixed(3)} ms wall, ${r.cpuGrowthMs.toFixed(3)} ms CPU  (< 0.3 ms: ${r.met ? "yes" : "NO"})\n` +
-    `  the record part alone (in-process, ${process.versions.bun ? "bun" : "node"}): ${(r.partMsPerIteration * 1000).toFixed(1)} µs per iteration (two events written)`
+    `  the record part alone (in-process, ${process.versions.bun ? "bun" : "node"}): ${(r.partMsPerIteration * 1000).toFixed(1)} µs per iteration (two events written)\n` +
+    `  the run's lifeline alone (in-process, beside 200 records): ${(r.lifelineMsPerRun * 1000).toFixed(1)} µs per run (its start and end; nothing per iteration)`
   );
 }
 
