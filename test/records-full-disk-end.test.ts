@@ -5,7 +5,7 @@
  *   kept for it (`<id>.reserve`), after a `gap` counting the events lost, so `loopx runs` shows how
  *   it ended — not `crashed` — and no reserve is left; the same when loopx is killed and its
  *   guardian closes the run, and when the disk was nearly full already at the start (the room kept
- *   is what there was);
+ *   is what there was; with none, the record gives up its own last lines for its end);
  * - full from the start (the record gets not even its run.start): the run is listed by `loopx runs`
  *   (and --json) from its control channel while it goes, and leaves no empty record behind (nor
  *   does its guardian when loopx is killed); a run
@@ -13,11 +13,11 @@
  * And a reserve left by a run whose loopx and guardian were both killed is removed by the next run.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CHANNELS, isolatedEnv, makeProject, R, waitFor, warnings } from "./helpers.js";
-import { fill, smallTmpfs, TMPFS_PROBLEM as PROBLEM } from "./fixtures/full-disk.js";
+import { fill, nearlyFullTmpfs, smallTmpfs, TMPFS_PROBLEM as PROBLEM } from "./fixtures/full-disk.js";
 import { loopx, startLoopx, type Channel, type Env } from "./fixtures/control/support.js";
 
 /** A script that fills the disk in iteration 2 and prints ~1.5 KB results (the record's last page fills fast). */
@@ -80,11 +80,8 @@ describe.skipIf(PROBLEM !== undefined)(`a disk that stays full${PROBLEM ? ` — 
     });
 
     it("nearly full at the start: the record keeps what room there is for its end", async () => {
-      const state = smallTmpfs();
       // Three pages left: one for the record's first events, two for the room kept for its end.
-      writeFileSync(join(state, "spacer"), Buffer.alloc(3 * 4096, 120));
-      fill(join(state, "filler"));
-      unlinkSync(join(state, "spacer"));
+      const state = nearlyFullTmpfs(3 * 4096);
       const cwd = makeProject({ ".loopx/main/index.sh": fillingScript(join(state, "filler2")) });
       const env = isolatedEnv({ XDG_STATE_HOME: state });
       const result = await loopx(channel, ["run", "-n", "6", "main"], cwd, env);
@@ -94,6 +91,21 @@ describe.skipIf(PROBLEM !== undefined)(`a disk that stays full${PROBLEM ? ` — 
       expect(lines.find((event) => event.type === "gap"), JSON.stringify(lines.map((event) => event.type))).toMatchObject({ reason: "disk" });
       expect(lines.at(-1)).toMatchObject({ type: "run.end", reason: "limit", iterations: 6 });
       expect(reserves(state)).toEqual([]);
+    });
+
+    it("one block left at the start (no room to keep): the record gives up its last lines for its end, counted in the gap", async () => {
+      const state = nearlyFullTmpfs(4096);
+      const cwd = makeProject({ ".loopx/main/index.sh": fillingScript(join(state, "filler2")) });
+      const env = isolatedEnv({ XDG_STATE_HOME: state });
+      const result = await loopx(channel, ["run", "-n", "5", "main"], cwd, env);
+      expect(result.code, result.stderr).toBe(0);
+      const lines = recordLines(state);
+      expect(lines.map((event) => event.type).slice(-2)).toEqual(["gap", "run.end"]);
+      expect(lines[0]).toMatchObject({ type: "run.start" });
+      const gap = lines.at(-2)!;
+      expect(gap.after + gap.iterations).toBe(5);
+      expect(lines.at(-1)).toMatchObject({ reason: "limit", iterations: 5 });
+      expect((await listed(channel, cwd, env)).map((run) => run.state)).toEqual(["limit"]);
     });
 
     it("full when loopx is killed: its guardian writes the run's end into the room kept for it", async () => {

@@ -6,6 +6,18 @@ import { recordTotals } from "../core/receipts.js";
  * and its tail kept in whole iterations, one `gap` line for what was dropped between them.
  */
 
+/** Default of LOOPX_RECORD_MAX_BYTES: what one record may grow to before it is compacted. */
+export const RECORD_MAX_BYTES = 8 * 1024 * 1024;
+/** The smallest cap LOOPX_RECORD_MAX_BYTES may set. */
+const RECORD_MIN_BYTES = 16 * 1024;
+
+/** LOOPX_RECORD_MAX_BYTES, or the default when unset or not a whole number of at least 16 KiB. */
+export function recordMaxBytes(env: Record<string, string | undefined>): number {
+  const value = env.LOOPX_RECORD_MAX_BYTES;
+  const bytes = value !== undefined && /^[0-9]+$/.test(value) ? Number(value) : Number.NaN;
+  return Number.isSafeInteger(bytes) && bytes >= RECORD_MIN_BYTES ? bytes : RECORD_MAX_BYTES;
+}
+
 /**
  * A record cut down to about half of `maxBytes`: its first quarter (run.start and the first
  * iterations) and its last quarter (the latest iterations), both in whole iterations, with one

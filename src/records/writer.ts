@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
-import type { GapEvent, LoopEvent, RunEndEvent } from "../core/events.js";
+import type { LoopEvent, RunEndEvent } from "../core/events.js";
 import { recordTotals, type RunTotals } from "../core/receipts.js";
 import { parseRecord } from "./parse.js";
 import type { RunPart } from "../core/run-part.js";
@@ -10,7 +10,8 @@ import { pruneRecords } from "./store.js";
 import { releaseReserve, sweepReserves, takeReserve } from "./reserve.js";
 import { warnToStderr } from "../os/stderr.js";
 import { recordPath } from "./paths.js";
-import { compactRecord } from "./compact.js";
+import { compactRecord, RECORD_MAX_BYTES } from "./compact.js";
+import { type Cut, cutTail, GAP_LINE_BYTES, isNoSpace, lostGap, type LostEvents } from "./room.js";
 
 /**
  * Run records and `--log` (loopx's own extension): every event of the run, one JSON object per
@@ -100,7 +101,9 @@ class EventFile {
    */
   private missed(event: LoopEvent, error: unknown): void {
     if (!isNoSpace(error)) return this.fail(error);
-    if (event.type === "run.end" && this.reserve?.release()) {
+    const rooms = event.type === "run.end" ? [() => this.reserve?.release() ?? false, () => this.giveUpTail(event)] : [];
+    for (const room of rooms) {
+      if (!room()) continue;
       try {
         this.put(event);
         return;
@@ -109,6 +112,24 @@ class EventFile {
       }
     }
     this.lose(event, error);
+  }
+
+  /** No reserve, or not enough: the record's own last lines make room for its end (records/room.ts). */
+  private giveUpTail(end: LoopEvent): boolean {
+    if (this.fd === undefined || this.path === undefined || this.lost?.start) return false;
+    let cut: Cut | undefined;
+    try {
+      cut = cutTail(this.fd, this.path, Buffer.byteLength(JSON.stringify(end)) + GAP_LINE_BYTES);
+    } catch {
+      return false; // the record stays as it is
+    }
+    if (!cut) return false;
+    const lost = (this.lost ??= { after: this.lastN, iterations: 0, bytes: 0 });
+    lost.iterations += cut.iterations;
+    lost.bytes += cut.bytes;
+    if (cut.after !== undefined) lost.after = Math.min(lost.after, cut.after);
+    this.bytes -= cut.removed;
+    return true;
   }
 
   /** Room kept for the run's end (`release()`: true if there was some), taken once the run's first event is written. */
@@ -200,38 +221,6 @@ class EventFile {
       // Nothing left to lose.
     }
   }
-}
-
-interface LostEvents {
-  after: number;
-  iterations: number;
-  bytes: number;
-  /** The run's run.start / run.resume, when it was lost: written first once the disk has room. */
-  start?: LoopEvent;
-}
-
-/** ENOSPC / EDQUOT: the disk (or the user's quota) is full; space may come back. */
-function isNoSpace(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return code === "ENOSPC" || code === "EDQUOT";
-}
-
-/** The `gap` line that marks events a full disk kept out of the record. */
-function lostGap(lost: LostEvents, next: LoopEvent): GapEvent {
-  const { after, iterations, bytes } = lost;
-  return { v: 1, type: "gap", time: next.time, run: next.run, after, iterations, bytes, reason: "disk" };
-}
-
-/** Default of LOOPX_RECORD_MAX_BYTES: what one record may grow to before it is compacted. */
-const RECORD_MAX_BYTES = 8 * 1024 * 1024;
-/** The smallest cap LOOPX_RECORD_MAX_BYTES may set. */
-const RECORD_MIN_BYTES = 16 * 1024;
-
-/** LOOPX_RECORD_MAX_BYTES, or the default when unset or not a whole number of at least 16 KiB. */
-export function recordMaxBytes(env: Record<string, string | undefined>): number {
-  const value = env.LOOPX_RECORD_MAX_BYTES;
-  const bytes = value !== undefined && /^[0-9]+$/.test(value) ? Number(value) : Number.NaN;
-  return Number.isSafeInteger(bytes) && bytes >= RECORD_MIN_BYTES ? bytes : RECORD_MAX_BYTES;
 }
 
 /**
