@@ -101,3 +101,24 @@ describe.each(CHANNELS)("loopx run --worktree ($name)", (channel: Channel) => {
     expect({ status: after.status, index: after.index, head: after.head }).toEqual({ status: before.status, index: before.index, head: before.head });
   });
 });
+
+// Many --worktree runs of one repository started at once (the binary starts fastest, so its git
+// calls overlap most): git's own commands race each other — `git worktree list` fails while
+// another `git worktree add` has half made its admin directory ("failed to read
+// .git/worktrees/<name>/commondir"), a lock is held — and loopx waits such a race out (CI saw one
+// run of three fail; eight at once failed about one round in ten).
+describe("loopx run --worktree, many at once (binary)", () => {
+  const binary = CHANNELS.find((channel) => channel.name === "binary")!;
+  it("three rounds of eight runs started together in one repository: every run gets its worktree and its one commit", async () => {
+    const env = gitEnv();
+    const root = makeRepo(env);
+    const base = treeState(root, env).head.trim();
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.all(Array.from({ length: 8 }, () => loopx(binary, ["run", "-n", "1", "--worktree", "c"], root, env)));
+      for (const result of results) expect({ code: result.code, stderr: result.stderr }).toMatchObject({ code: 0, stderr: expect.stringMatching(/^loopx: worktree kept: /) });
+    }
+    const ids = recordIds(env);
+    expect(ids).toHaveLength(24);
+    for (const id of ids) expect(commitsOn(root, base, `loopx/${id}`, env)).toEqual([`${id} 1`]);
+  });
+});

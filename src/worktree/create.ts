@@ -88,7 +88,10 @@ export async function createWorktree(request: WorktreeRequest): Promise<CreatedW
     undo.add(() => git(top, ["branch", "-D", branch], env));
     undo.add(() => rmSync(path, { recursive: true, force: true }));
     undo.add(() => git(top, ["worktree", "remove", "--force", "--force", path], env));
-    await gitOk(top, ["worktree", "add", "-q", "-b", branch, path, head], env, `--worktree: git worktree add ${path} failed`);
+    // The branch first, then its checkout: each can be tried again when a concurrent git gets in
+    // the way (worktree/git.ts), which `worktree add -b` cannot (a failed try leaves the branch).
+    await gitOk(top, ["branch", "--no-track", branch, head], env, `--worktree: cannot create branch ${branch}`);
+    await gitOk(top, ["worktree", "add", "-q", path, branch], env, `--worktree: git worktree add ${path} failed`);
     const copied = await copyUntracked(top, path, rel, env);
     for (const source of copies) copied.push(copyNamed(top, path, source));
     const uncommitted = await git(top, ["status", "--porcelain", "--untracked-files=no"], env);

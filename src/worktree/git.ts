@@ -24,8 +24,31 @@ function gitEnv(env: Env): Env {
   return clean;
 }
 
-/** Runs `git -C dir ...args`; a missing git is a LoopxError, any other outcome is returned. */
-export function git(dir: string, args: string[], env: Env): Promise<GitResult> {
+/**
+ * What git says when another git process is half-way through changing the repository: a worktree
+ * whose administrative directory is being made (its commondir/gitdir not written yet: `git
+ * worktree list` fails with "failed to read .git/worktrees/<name>/commondir", seen with three
+ * `--worktree` runs started together), or a lock file held. Such a call is tried again.
+ */
+const CONCURRENT_GIT = /failed to read .*\/worktrees\/[^/\s]+\/(commondir|gitdir)|Unable to create '[^']+\.lock': File exists/;
+
+/** Tries at 50, 100, 200, 400 and 800 ms after the first: 1.55 s in all, then gives the failure. */
+const RETRIES = 5;
+
+/**
+ * Runs `git -C dir ...args`; a missing git is a LoopxError, any other outcome is returned. A
+ * failure caused by a concurrent git (CONCURRENT_GIT) is tried again before it is returned.
+ */
+export async function git(dir: string, args: string[], env: Env): Promise<GitResult> {
+  let result = await gitOnce(dir, args, env);
+  for (let retry = 0; retry < RETRIES && result.code !== 0 && CONCURRENT_GIT.test(result.stderr); retry++) {
+    await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** retry));
+    result = await gitOnce(dir, args, env);
+  }
+  return result;
+}
+
+function gitOnce(dir: string, args: string[], env: Env): Promise<GitResult> {
   return new Promise((resolve, reject) => {
     execFile("git", ["-C", dir, ...args], { env: gitEnv(env), maxBuffer: 64 * 1024 * 1024, encoding: "utf8" }, (error, stdout, stderr) => {
       const code = (error as NodeJS.ErrnoException | null)?.code;
