@@ -164,6 +164,9 @@ echo '{"result":"ok"}'
         const table = await loopx(channel, ["runs"], cwd, env);
         expect(table.stdout).toMatch(new RegExp(`^${id}\\s+running\\s`, "m"));
         expect(table.stdout).toContain(`not recorded (the record could not be written: a full disk?): ${id}`);
+        const shown = await loopx(channel, ["runs", "show", id], cwd, env);
+        expect(shown.code).toBe(1);
+        expect(shown.stderr).toMatch(/^loopx: run \w+ has no run\.start in .*: nothing could be written to it \(a full disk\?\); while the run goes, loopx runs lists it from its control channel\n$/);
         // Steered as any run; the listing says so.
         expect((await loopx(channel, ["runs", "stop", id], cwd, env)).stdout).toContain(`run ${id} stops after main:index finishes`);
         expect((await listed(channel, cwd, env)).map((listedRun) => listedRun.state)).toEqual(["stopping"]);

@@ -11,6 +11,15 @@ export function newerRecordError(id: string, version: number): LoopxError {
   return new LoopxError(`run ${id} was recorded by a newer loopx (record format v${version}; this loopx reads v${EVENT_VERSION})`);
 }
 
+/**
+ * The one wording for a record without its run.start (at `path`); `empty`: nothing at all could be
+ * written to it — a full disk, while its run may well be going (`loopx runs` lists it then).
+ */
+export function noRunStartError(id: string, path: string, empty: boolean): LoopxError {
+  const why = empty ? ": nothing could be written to it (a full disk?); while the run goes, loopx runs lists it from its control channel" : "";
+  return new LoopxError(`run ${id} has no run.start in ${path}${why}`);
+}
+
 /** A record's events, as far as they can be read. */
 export interface ParsedRecord {
   /** The run's events and its scripts' notes, in the order they were written. */

@@ -1,8 +1,7 @@
-import { LoopxError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
 import { formatRunMarkdown } from "./markdown.js";
 import { addRecordTotals } from "./period.js";
-import { newerRecordError, parseRecord } from "./parse.js";
+import { newerRecordError, noRunStartError, parseRecord } from "./parse.js";
 import { RunDetail } from "./tables.js";
 import { summarizeRun } from "./run-state.js";
 import { readRecordText, recordTouchedAt, runProcessAlive } from "./store.js";
@@ -19,7 +18,7 @@ export function showRunAs(dir: string, id: string, format: "markdown" | "outcome
   const record = parseRecord(text, (event) => detail.add(event));
   if (record.newerVersion !== undefined) throw newerRecordError(id, record.newerVersion);
   const summary = summarizeRun(id, detail.forSummary(), runProcessAlive, Date.now(), () => recordTouchedAt(recordPath(dir, id)));
-  if (!summary) throw new LoopxError(`run ${id} has no run.start in ${recordPath(dir, id)}`);
+  if (!summary) throw noRunStartError(id, recordPath(dir, id), text === "");
   addRecordTotals(summary, () => text);
   if (format === "markdown") return write(formatRunMarkdown(summary, detail));
   write(`${jsonLine({ ...summary, end: detail.lastTime, record: recordPath(dir, id) })}\n`);

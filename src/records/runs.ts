@@ -8,7 +8,7 @@ import { formatTailEvent } from "./wording.js";
 import { lastSitting, projectOf, startEvent, summarizeRun, type RunSummary } from "./run-state.js";
 import { RecordFollower } from "./follow.js";
 import { leftoverLines } from "./leftovers.js";
-import { newerRecordError, parseRecord } from "./parse.js";
+import { newerRecordError, noRunStartError, parseRecord } from "./parse.js";
 import { showRunAs } from "./run-formats.js";
 import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordTouchedAt, recordsDir, runProcessAlive } from "./store.js";
@@ -192,7 +192,7 @@ export function showRun(env: Env, prefix: string | undefined, cwd: string, optio
   if (options.json) {
     const events = parseChecked(id, text);
     const summary = summarizeRun(id, events, runProcessAlive, now, () => recordTouchedAt(recordPath(dir, id)));
-    if (!summary) throw new LoopxError(`run ${id} has no run.start in ${recordPath(dir, id)}`);
+    if (!summary) throw noRunStartError(id, recordPath(dir, id), text === "");
     const from = last === undefined ? 0 : summary.iterations - last;
     // run.start and run.end (no n) stay; a note of no known iteration stays too.
     const shown = events.filter((event) => !("n" in event) || event.n === undefined || event.n > from);
@@ -206,7 +206,7 @@ export function showRun(env: Env, prefix: string | undefined, cwd: string, optio
   const record = parseRecord(text, (event) => all.add(event));
   if (record.newerVersion !== undefined) throw newer(id, record.newerVersion);
   const summary = summarizeRun(id, all.forSummary(), runProcessAlive, now, () => recordTouchedAt(recordPath(dir, id)));
-  if (!summary) throw new LoopxError(`run ${id} has no run.start in ${recordPath(dir, id)}`);
+  if (!summary) throw noRunStartError(id, recordPath(dir, id), text === "");
   let detail = all;
   let hidden = 0;
   if (last !== undefined && summary.iterations > last) {
