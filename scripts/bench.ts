@@ -152,7 +152,7 @@ const MEASURES: Measure[] = [
   },
   {
     id: "huge-stdout",
-    title: "peak RSS while a script writes 300 MB to stdout",
+    title: "peak RSS while a script writes 300 MB to stdout (and to stderr)",
     async run(context) {
       const hugeStdout = measureHugeStdout(context.usable, QUICK ? 100 : 300);
       return { print: () => printHugeStdout(hugeStdout), json: { hugeStdout } };

@@ -1,4 +1,4 @@
-import type { Output } from "../core/output.js";
+import { settledOutput, type Output } from "../core/output.js";
 import type { LoopEvent } from "../core/events.js";
 import type { RunHandle, RunRequest } from "../engine/index.js";
 import type { ApiOptionName } from "../engine/options.js";
@@ -151,7 +151,9 @@ class LoopGenerator implements AsyncGenerator<Output, void, undefined> {
 
   async next(): Promise<IteratorResult<Output, void>> {
     if (this.returned) return { done: true, value: undefined };
-    return (await this.start()).next();
+    const next = await (await this.start()).next();
+    // A huge raw result is decoded only now, when it is handed over (core/output.ts).
+    return next.done ? next : { value: settledOutput(next.value), done: false };
   }
 
   async return(): Promise<IteratorResult<Output, void>> {

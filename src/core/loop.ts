@@ -8,6 +8,7 @@ import { readOutput, type Output } from "./output.js";
 import { outputNearMiss } from "./output-check.js";
 import type { RunEnd } from "./run-part.js";
 import type { RunSession } from "./run-session.js";
+import type { StdoutText } from "./stdout-text.js";
 import { formatTarget, gotoTargetOf, parseTarget, runTargetOf, type Target } from "./target.js";
 import { workflowVersionWarning, type VersionRequirement } from "./version-requirement.js";
 
@@ -44,9 +45,9 @@ export interface LoopRequest {
   checkOutput?: boolean;
 }
 
-/** What a successful script wrote to stdout, decoded, and its size in bytes. */
+/** What a successful script wrote to stdout (decoded when needed: core/stdout-text.ts), and its size in bytes. */
 interface ScriptStdout {
-  stdout: string;
+  stdout: StdoutText;
   stdoutBytes: number;
 }
 
@@ -215,7 +216,7 @@ function heldWarning(session: RunSession, warned: Set<string>, label: string): (
 }
 
 /** A near-miss output (what looks meant as structured output but is not) is warned about once per script. */
-function warnNearMiss(session: RunSession, warned: Set<string>, label: string, stdout: string, object: Parameters<typeof outputNearMiss>[1]): void {
+function warnNearMiss(session: RunSession, warned: Set<string>, label: string, stdout: StdoutText, object: Parameters<typeof outputNearMiss>[1]): void {
   if (warned.has(label)) return;
   const nearMiss = outputNearMiss(stdout, object);
   if (nearMiss === undefined) return;

@@ -1,4 +1,5 @@
 import { KNOWN_FIELDS } from "./output.js";
+import type { StdoutText } from "./stdout-text.js";
 import { shownText } from "./untrusted-text.js";
 
 /**
@@ -37,22 +38,38 @@ function describe(value: unknown): string {
   return shownText(text.length > 24 ? `${text.slice(0, 24)}…` : text);
 }
 
-/** The last non-blank line of `stdout` when it ends in `}`, undefined otherwise (nothing parsed). */
-function lastObjectLine(stdout: string): string | undefined {
-  let end = stdout.length;
-  while (end > 0 && /\s/.test(stdout[end - 1]!)) end--;
-  if (end === 0 || stdout[end - 1] !== "}") return undefined;
-  const start = stdout.lastIndexOf("\n", end - 1) + 1;
+/** How much of stdout's end is looked at first: a line of MAX_LINE and room for blanks after it. */
+const TAIL_UNITS = 2 * MAX_LINE;
+
+/**
+ * The last non-blank line of `text` (a suffix of stdout; `whole` when all of it) when it ends in
+ * `}`, undefined when it is not such a line, or "unknown" when the suffix does not tell (it holds
+ * only blanks, or a line that may start before it).
+ */
+function lastObjectLineOf(text: string, whole: boolean): string | undefined | "unknown" {
+  let end = text.length;
+  while (end > 0 && /\s/.test(text[end - 1]!)) end--;
+  if (end === 0) return whole ? undefined : "unknown";
+  if (text[end - 1] !== "}") return undefined;
+  const start = text.lastIndexOf("\n", end - 1) + 1;
+  if (start === 0 && !whole) return end > MAX_LINE ? undefined : "unknown";
   if (start === 0 || end - start > MAX_LINE) return undefined;
-  const line = stdout.slice(start, end).trim();
+  const line = text.slice(start, end).trim();
   return line.startsWith("{") ? line : undefined;
+}
+
+/** The last non-blank line of `stdout` when it ends in `}`, undefined otherwise (nothing parsed); a huge stdout is read from its end. */
+function lastObjectLine(stdout: StdoutText): string | undefined {
+  const tail = stdout.suffix(TAIL_UNITS);
+  const line = lastObjectLineOf(tail.text, tail.whole);
+  return line === "unknown" ? (lastObjectLineOf(stdout.text(), true) as string | undefined) : line;
 }
 
 /**
  * One line saying what looks mistaken in `stdout` (its JSON object `object` when it was one, from
  * core/output.ts readOutput), or undefined when nothing does.
  */
-export function outputNearMiss(stdout: string, object: Record<string, unknown> | undefined): string | undefined {
+export function outputNearMiss(stdout: StdoutText, object: Record<string, unknown> | undefined): string | undefined {
   if (object !== undefined) {
     const problems = fieldProblems(object);
     return problems.length > 0 ? `its output ${problems.join("; ")}` : undefined;

@@ -1,3 +1,5 @@
+import { stdoutOfText, type StdoutText } from "./stdout-text.js";
+
 /** One iteration's structured output (spec §2.3). */
 export interface Output {
   result?: string;
@@ -13,24 +15,56 @@ export const KNOWN_FIELDS = ["result", "goto", "stop"] as const;
  * one known field is structured; anything else becomes `{ result: <raw stdout> }`.
  */
 export function parseOutput(stdout: string): Output {
-  return readOutput(stdout).output;
+  return readOutput(stdoutOfText(stdout)).output;
+}
+
+/** Raw results over this size are decoded only when read (the CLI never reads them). */
+const DEFERRED_RESULT_BYTES = 1024 * 1024;
+
+/** The undecoded stdout of each raw result that is decoded only when read. */
+const deferred = new WeakMap<Output, StdoutText>();
+
+/**
+ * The stdout behind `output`'s result when that result is decoded only once read (a raw result
+ * over 1 MiB): run-events.ts takes the record's excerpt and size from its ends instead.
+ */
+export function deferredResult(output: Output): StdoutText | undefined {
+  return deferred.get(output);
+}
+
+/** `output` as plain data, its result decoded: what the API hands over. */
+export function settledOutput(output: Output): Output {
+  return deferred.has(output) ? { ...output } : output;
+}
+
+function rawOutput(stdout: StdoutText): Output {
+  if (stdout.bytes <= DEFERRED_RESULT_BYTES) return { result: stdout.text() };
+  const output: Output = {};
+  Object.defineProperty(output, "result", { enumerable: true, configurable: true, get: () => stdout.text() });
+  deferred.set(output, stdout);
+  return output;
 }
 
 /**
  * parseOutput, with the JSON object stdout was when it was one (structured or not), for the
- * near-miss check of core/output-check.ts: it needs what the spec's reading leaves out.
+ * near-miss check of core/output-check.ts: it needs what the spec's reading leaves out. Only an
+ * output that begins with `{` and ends with `}` (JSON whitespace aside) can be an object: any other
+ * is a raw result without being decoded here.
  */
-export function readOutput(stdout: string): { output: Output; object?: Record<string, unknown> } {
-  if (stdout.length === 0) return { output: { result: "" } };
+export function readOutput(stdout: StdoutText): { output: Output; object?: Record<string, unknown> } {
+  if (stdout.bytes === 0) return { output: { result: "" } };
+  const [first, last] = stdout.edges();
+  if (first !== 0x7b || last !== 0x7d) return { output: rawOutput(stdout) };
+  const text = stdout.text();
   let value: unknown;
   try {
-    value = JSON.parse(stdout);
+    value = JSON.parse(text);
   } catch {
-    return { output: { result: stdout } };
+    return { output: { result: text } };
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { output: { result: stdout } };
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { output: { result: text } };
   const record = value as Record<string, unknown>;
-  if (!KNOWN_FIELDS.some((field) => Object.hasOwn(record, field))) return { output: { result: stdout }, object: record };
+  if (!KNOWN_FIELDS.some((field) => Object.hasOwn(record, field))) return { output: { result: text }, object: record };
 
   const output: Output = {};
   if (Object.hasOwn(record, "result")) output.result = coerceToString(record.result);

@@ -6,7 +6,8 @@ import {
   type RecordedOptions,
   type RunStartEvent,
 } from "./events.js";
-import type { Output } from "./output.js";
+import { deferredResult, type Output } from "./output.js";
+import { utf8Bytes } from "./stdout-text.js";
 import type { RunEnd } from "./run-part.js";
 import type { WorktreeInfo } from "./worktree-events.js";
 
@@ -93,38 +94,28 @@ export function endEvent(run: string, end: RunEnd, progress: { iterations: numbe
   };
 }
 
-/** The UTF-8 size of `text`, without encoding it (lone surrogates count as U+FFFD, as encoders write them). */
-function utf8Bytes(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code < 0xdc00 && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
 /** `result` cut to its first 4 KiB (on a character boundary), with its full size. */
 export function outputForEvent(output: Output): IterationOutput {
   const event: IterationOutput = {};
   if (output.goto !== undefined) event.goto = output.goto;
   if (output.stop !== undefined) event.stop = output.stop;
-  if (output.result !== undefined) {
-    const bytes = utf8Bytes(output.result);
-    let excerpt = output.result;
-    if (bytes > RESULT_EXCERPT_BYTES) {
-      // Only the head is encoded (each UTF-16 unit is at least one UTF-8 byte): a 300 MB
-      // result must not be copied whole to keep its first 4 KiB.
-      const head = output.result.slice(0, RESULT_EXCERPT_BYTES);
-      excerpt = new TextDecoder().decode(new TextEncoder().encode(head).subarray(0, RESULT_EXCERPT_BYTES));
-      if (excerpt.endsWith("\uFFFD")) excerpt = excerpt.slice(0, -1); // a cut multi-byte character
-    }
-    event.result = excerpt;
-    event.resultBytes = bytes;
+  // A raw result decoded only when read (core/output.ts) is measured from its stdout, never read here.
+  const stdout = deferredResult(output);
+  if (stdout !== undefined) return withExcerpt(event, stdout.utf8Length(), stdout.prefix(RESULT_EXCERPT_BYTES));
+  if (output.result !== undefined) return withExcerpt(event, utf8Bytes(output.result), output.result.slice(0, RESULT_EXCERPT_BYTES));
+  return event;
+}
+
+/** `event` with the result's excerpt from `head` (its first 4096 UTF-16 units) and its UTF-8 size. */
+function withExcerpt(event: IterationOutput, bytes: number, head: string): IterationOutput {
+  let excerpt = head;
+  if (bytes > RESULT_EXCERPT_BYTES) {
+    // Only the head is encoded (each UTF-16 unit is at least one UTF-8 byte): a 300 MB
+    // result must not be copied whole to keep its first 4 KiB.
+    excerpt = new TextDecoder().decode(new TextEncoder().encode(head).subarray(0, RESULT_EXCERPT_BYTES));
+    if (excerpt.endsWith("\uFFFD")) excerpt = excerpt.slice(0, -1); // a cut multi-byte character
   }
+  event.result = excerpt;
+  event.resultBytes = bytes;
   return event;
 }

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import type { DiscoveredScript } from "../core/discovery.js";
 import { ScriptFailedError } from "../core/errors.js";
+import type { StdoutText } from "../core/stdout-text.js";
 import { shownText } from "../core/untrusted-text.js";
 import { jsLauncher } from "./platform/index.js";
 import type { ScriptSupervisor } from "./supervisor.js";
@@ -34,21 +35,21 @@ export async function runScript(
   env: Env,
   stdin: string | undefined,
   onStdoutHeld?: (message: string) => void,
-): Promise<{ stdout: string; stdoutBytes: number }> {
+): Promise<{ stdout: StdoutText; stdoutBytes: number }> {
   // Discovery is cached for the whole loop; a file removed since then fails here, clearly.
   if (!existsSync(script.path)) throw new ScriptFailedError(`script ${label} cannot be started: ${script.path} no longer exists`);
   const invocation = scriptInvocation(script, env);
   const held = onStdoutHeld && ((holders: FoundProcess[]) => onStdoutHeld(heldMessage(label, holders)));
   const exit = await supervisor.run({ ...invocation, cwd, stdin, ...(held ? { onStdoutHeld: held } : {}) });
   if (exit.spawnError) throw new ScriptFailedError(`script ${label} cannot be started: ${exit.spawnError.message}`);
-  const ended = { exitCode: exit.code, signal: exit.signal, stdoutBytes: exit.stdoutOverCap?.bytes ?? exit.stdout.length, ...(exit.stderrTail ? { stderr: exit.stderrTail } : {}) };
+  const ended = { exitCode: exit.code, signal: exit.signal, stdoutBytes: exit.stdoutOverCap?.bytes ?? exit.stdout.bytes, ...(exit.stderrTail ? { stderr: exit.stderrTail } : {}) };
   if (exit.signal) throw new ScriptFailedError(`script ${label} was killed by ${exit.signal}`, ended, crlfHint(script));
   if (exit.code !== 0) throw new ScriptFailedError(`script ${label} exited with code ${exit.code}`, ended, crlfHint(script));
   if (exit.stdoutOverCap) {
     const { bytes, cap } = exit.stdoutOverCap;
     throw new ScriptFailedError(`script ${label} wrote ${bytes} bytes to stdout, more than loopx's cap of ${cap} bytes (LOOPX_MAX_STDOUT; large output belongs in a file)`, ended);
   }
-  return { stdout: exit.stdout.toString("utf8"), stdoutBytes: exit.stdout.length };
+  return { stdout: exit.stdout, stdoutBytes: exit.stdout.bytes };
 }
 
 /**

@@ -2,6 +2,7 @@ import { closeSync } from "node:fs";
 import { groupAlive } from "../os/process-group.js";
 import type { StdoutPipe } from "./stdout-pipe.js";
 import type { StdoutCapture } from "./stdout-capture.js";
+import { stdoutOfText, type StdoutText } from "../core/stdout-text.js";
 import { processesHolding } from "../os/holders.js";
 import type { FoundProcess } from "../os/procfs.js";
 
@@ -30,7 +31,7 @@ export interface ScriptExit {
   code: number | null;
   signal: string | null;
   /** Everything the process wrote to stdout (nothing once it wrote more than the cap). */
-  stdout: Buffer;
+  stdout: StdoutText;
   /** Set when the process wrote more than loopx's stdout cap (stdout-capture.ts): how much, and the cap. */
   stdoutOverCap?: { bytes: number; cap: number };
   /** Set when the process could not be started at all (missing interpreter, missing cwd, ...). */
@@ -93,7 +94,7 @@ export function failedSpawn(error: unknown, pipe: StdoutPipe | undefined): Scrip
     pipe.release(true);
   }
   const spawnError = error instanceof Error ? error : new Error(String(error));
-  return { pid: undefined, done: Promise.resolve({ code: null, signal: null, stdout: Buffer.alloc(0), spawnError }), stopReading() {} };
+  return { pid: undefined, done: Promise.resolve({ code: null, signal: null, stdout: NO_STDOUT, spawnError }), stopReading() {} };
 }
 
 /** A process started to watch loopx from outside (the run's guardian): lines go to its stdin. */
@@ -115,8 +116,11 @@ export function boundedWait(exited: Promise<unknown>, ms: number): Promise<void>
   return Promise.race([exited.then(() => undefined, () => undefined), timeout]).finally(() => clearTimeout(timer));
 }
 
+/** The stdout of a script that wrote none, or whose stdout was not kept. */
+export const NO_STDOUT: StdoutText = stdoutOfText("", 0);
+
 /** The ScriptExit fields for what `capture` kept: the bytes, or how far over the cap they went. */
 export function capturedStdout(capture: StdoutCapture): Pick<ScriptExit, "stdout" | "stdoutOverCap"> {
-  if (capture.over) return { stdout: Buffer.alloc(0), stdoutOverCap: { bytes: capture.bytes, cap: capture.cap } };
+  if (capture.over) return { stdout: NO_STDOUT, stdoutOverCap: { bytes: capture.bytes, cap: capture.cap } };
   return { stdout: capture.take() };
 }

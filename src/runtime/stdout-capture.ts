@@ -1,3 +1,6 @@
+import { isUtf8 } from "node:buffer";
+import { isJsonSpace, stdoutOfText, type StdoutText } from "../core/stdout-text.js";
+
 /**
  * What a script writes to stdout, as loopx keeps it until the script ends (node.ts and bun.ts
  * read into it). Above the cap (LOOPX_MAX_STDOUT, default 400 MiB; loopx's own addition) nothing
@@ -5,6 +8,11 @@
  * script is neither blocked nor killed), and the iteration fails with one line naming the script,
  * the size and the cap (script-runner.ts): never the runtime's own "Cannot create a string longer
  * than ..." error, whose limit (~512 M characters) a text this size would come close to.
+ *
+ * A stdout over 1 MiB is kept in one buffer as large as the cap, allocated then: only the pages
+ * written are ever taken from the system, so it costs what the script wrote — where a list of
+ * chunks joined at the end cost twice that, and three times with the string. It is decoded only
+ * when its text is needed (core/stdout-text.ts): then it costs twice its size for a moment.
  */
 
 /** The default cap, in bytes. */
@@ -21,6 +29,8 @@ function stdoutCap(env: Record<string, string | undefined> = process.env): numbe
 
 export class StdoutCapture {
   private chunks: Uint8Array[] = [];
+  /** Everything kept, once it is over SMALL_BYTES. */
+  private buffer: Buffer | undefined;
   /** Every byte the script wrote, kept or not. */
   bytes = 0;
   /** Reads so far (stopReadingOnceGroupGone watches it for quiet). */
@@ -28,11 +38,20 @@ export class StdoutCapture {
 
   constructor(readonly cap: number = stdoutCap()) {}
 
-  push(chunk: Uint8Array): void {
+  /** Keeps `chunk` (a copy of it when the reader `reuses` its memory for the next read). */
+  push(chunk: Uint8Array, reuses = false): void {
     this.reads++;
+    const at = this.bytes;
     this.bytes += chunk.byteLength;
-    if (this.bytes > this.cap) this.chunks = [];
-    else this.chunks.push(chunk);
+    if (this.bytes > this.cap) {
+      this.chunks = [];
+      this.buffer = undefined;
+    } else if (this.buffer) {
+      this.buffer.set(chunk, at);
+    } else {
+      this.chunks.push(reuses ? Uint8Array.from(chunk) : chunk);
+      if (this.bytes > SMALL_BYTES) this.gather();
+    }
   }
 
   /** True once the script wrote more than the cap. */
@@ -40,20 +59,86 @@ export class StdoutCapture {
     return this.bytes > this.cap;
   }
 
-  /** What was kept, as one buffer; the chunks are let go (read it once). */
-  take(): Buffer {
-    const chunks = this.chunks;
+  /** What was kept (a small stdout decoded now, as it always was; a large one when needed); the capture lets go of it. */
+  take(): StdoutText {
+    const { buffer, chunks } = this;
+    this.buffer = undefined;
     this.chunks = [];
-    if (chunks.length === 1) return Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength);
-    const out = Buffer.allocUnsafe(chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0));
-    let at = 0;
-    for (let i = 0; i < chunks.length; i++) {
-      out.set(chunks[i]!, at);
-      at += chunks[i]!.byteLength;
-      chunks[i] = EMPTY; // each copied chunk can be collected while the rest are copied
+    if (buffer) return new CapturedStdout(buffer.subarray(0, this.bytes));
+    const bytes = chunks.length === 1 ? asBuffer(chunks[0]!) : Buffer.concat(chunks, this.bytes);
+    return stdoutOfText(bytes.toString("utf8"), this.bytes);
+  }
+
+  /** The chunks so far into one buffer of the cap's size (where the system will not give one, they stay chunks). */
+  private gather(): void {
+    try {
+      this.buffer = Buffer.allocUnsafe(this.cap);
+    } catch {
+      return;
     }
-    return out;
+    let at = 0;
+    for (const chunk of this.chunks) {
+      this.buffer.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    this.chunks = [];
   }
 }
 
-const EMPTY = new Uint8Array(0);
+/** Up to this size a stdout is kept as the chunks read and decoded when the script ends. */
+const SMALL_BYTES = 1024 * 1024;
+
+function asBuffer(chunk: Uint8Array): Buffer {
+  return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}
+
+const continues = (byte: number): boolean => (byte & 0xc0) === 0x80;
+
+/**
+ * A large stdout, decoded as Buffer#toString("utf8") does: all of it once, when asked (its bytes
+ * are let go then), or only its ends. A UTF-8 decoder (Buffer#toString, every WHATWG one) starts
+ * afresh at a byte that does not continue a character (not 10xxxxxx) and at one that follows
+ * three continuation bytes, and whether a character is whole shows within four bytes of its start.
+ */
+class CapturedStdout implements StdoutText {
+  private decoded: string | undefined;
+  readonly bytes: number;
+
+  constructor(private buffer: Buffer) {
+    this.bytes = buffer.length;
+  }
+
+  text(): string {
+    if (this.decoded === undefined) {
+      this.decoded = this.buffer.toString("utf8");
+      this.buffer = Buffer.alloc(0);
+    }
+    return this.decoded;
+  }
+
+  edges(): readonly [number, number] {
+    if (this.decoded !== undefined) return stdoutOfText(this.decoded, this.bytes).edges();
+    const first = this.buffer.findIndex((byte) => !isJsonSpace(byte));
+    const last = this.buffer.findLastIndex((byte) => !isJsonSpace(byte));
+    return first < 0 ? [-1, -1] : [this.buffer[first]!, this.buffer[last]!];
+  }
+
+  prefix(units: number): string {
+    // Each of the first `units` units comes from at most three bytes.
+    const end = 3 * units + 4;
+    if (this.decoded !== undefined || end >= this.buffer.length) return this.text().slice(0, units);
+    return this.buffer.toString("utf8", 0, end).slice(0, units);
+  }
+
+  suffix(units: number): { text: string; whole: boolean } {
+    // Each unit takes at most three bytes; at most three are skipped to start on a character.
+    let start = this.decoded === undefined ? this.buffer.length - 3 * units - 3 : 0;
+    if (start <= 0) return { text: this.text(), whole: true };
+    for (let skipped = 0; skipped < 3 && continues(this.buffer[start]!); skipped++) start++;
+    return { text: this.buffer.toString("utf8", start), whole: false };
+  }
+
+  utf8Length(): number {
+    return this.decoded === undefined && isUtf8(this.buffer) ? this.buffer.length : Buffer.byteLength(this.text());
+  }
+}

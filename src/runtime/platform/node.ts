@@ -50,6 +50,22 @@ const readDescriptor: DescriptorReader = (fd, onData, onClose) => {
   return { detach: () => void socket.unref(), destroy: () => void socket.destroy() };
 };
 
+/**
+ * Where every script's stdout is read into before `capture` copies it: a fresh Buffer per read
+ * would leave hundreds of MB to the collector under a huge stdout (issue 35 item 5). One for all
+ * scripts: each read is copied out in its callback, before any other read can happen.
+ */
+const stdoutReads = Buffer.allocUnsafe(64 * 1024);
+
+/** loopx's end of a script's stdout pipe, read into stdoutReads and copied into `capture`. */
+function readInto(fd: number, capture: StdoutCapture): Socket {
+  const callback = (n: number, buffer: Uint8Array) => {
+    capture.push(buffer.subarray(0, n), true);
+    return true;
+  };
+  return new Socket({ fd, readable: true, writable: false, onread: { buffer: stdoutReads, callback } });
+}
+
 function spawnScript(spec: SpawnSpec): ScriptProcess {
   let child;
   let stdinFd: number | undefined;
@@ -71,9 +87,9 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
     if (pipe) closeSync(pipe.write);
     if (stderr.fd !== "inherit") closeSync(stderr.fd);
   }
-  const stdout: Readable = pipe ? new Socket({ fd: pipe.read, readable: true, writable: false }) : child.stdout!;
+  const capture = new StdoutCapture();
+  const stdout: Readable = pipe ? readInto(pipe.read, capture) : child.stdout!;
   const done = new Promise<ScriptExit>((resolve) => {
-    const capture = new StdoutCapture();
     let spawnError: Error | undefined;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let sawEnd = false;
@@ -92,7 +108,7 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
         resolve({ code, signal, ...capturedStdout(capture), spawnError, ...(stderrTail ? { stderrTail } : {}) });
       });
     };
-    stdout.on("data", (chunk: Buffer) => capture.push(chunk));
+    if (!pipe) stdout.on("data", (chunk: Buffer) => capture.push(chunk));
     stdout.on("end", () => (sawEnd = true));
     stdout.on("error", () => undefined); // a read error ends the capture like an end of file
     stdout.on("close", () => {

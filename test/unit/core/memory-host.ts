@@ -9,6 +9,7 @@ import type { Output } from "../../../src/core/output.js";
 import { newRunId } from "../../../src/core/run-id.js";
 import type { RunPart } from "../../../src/core/run-part.js";
 import { RunSession, type RunSessionOptions } from "../../../src/core/run-session.js";
+import { stdoutOfText } from "../../../src/core/stdout-text.js";
 import { parseVersionRequirement } from "../../../src/core/version-requirement.js";
 
 export const ROOT = "/project";
@@ -108,7 +109,8 @@ export function memoryHost(replies: Record<string, Reply | Reply[]>, options: Me
         reply = r;
       }
       const stdout = typeof reply === "function" ? await reply(call, calls.length - 1) : reply;
-      return { stdout, stdoutBytes: new TextEncoder().encode(stdout).length };
+      const stdoutBytes = new TextEncoder().encode(stdout).length;
+      return { stdout: stdoutOfText(stdout, stdoutBytes), stdoutBytes };
     },
     warn: (message) => void warnings.push(message),
     directories: tree,
