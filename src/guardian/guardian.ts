@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, rmS
 import { constants as os } from "node:os";
 import { EVENT_VERSION, SIGNAL_REASONS, type RunEndEvent, type RunEndReason } from "../core/events.js";
 import { parseRecord } from "../records/parse.js";
-import { startEvent } from "../records/run-state.js";
+import { lastIterationEnd, startEvent } from "../records/run-state.js";
 import type { GuardedRun } from "./part.js";
 import { endStrays, findStrays } from "../parts/strays.js";
 import { removeScratchDir } from "../parts/tmpdir.js";
@@ -12,6 +12,7 @@ import { closingPath, readRecordEnds } from "../records/store.js";
 import { KILL_GRACE_MS } from "../runtime/supervisor.js";
 import { livePath, recordPath } from "../records/paths.js";
 import { releaseReserve } from "../records/reserve.js";
+import { cutTail, GAP_LINE_BYTES, lostGap } from "../records/room.js";
 import { hookAfterDeath } from "../hooks/guardian.js";
 
 /**
@@ -146,7 +147,7 @@ function append(file: string, line: string): boolean {
  * room the run kept for it (records/reserve.ts), saying that events may be missing before it. The
  * reserve is removed either way.
  */
-function closeRecord(dir: string, id: string, end: RunEndEvent, hook: string): void {
+function closeRecord(dir: string, id: string, end: RunEndEvent, hook: string, lastN: number): void {
   const path = recordPath(dir, id);
   // A record a full disk kept every event out of says nothing, and a lone run.end would not make
   // it one (readers start from run.start): it is removed, as loopx itself does (records/writer.ts).
@@ -155,11 +156,31 @@ function closeRecord(dir: string, id: string, end: RunEndEvent, hook: string): v
     releaseReserve(dir, id);
     return;
   }
-  if (!append(path, `${hook}${JSON.stringify(end)}\n`) && releaseReserve(dir, id)) {
+  if (!append(path, `${hook}${JSON.stringify(end)}\n`)) {
     const message = `${end.message}; its record's disk was full: events may be missing from it`;
-    append(path, `${hook}${JSON.stringify({ ...end, message })}\n`);
+    const text = `${hook}${JSON.stringify({ ...end, message })}\n`;
+    // The room the run kept for its end, else the record's own last lines.
+    if (!(releaseReserve(dir, id) && append(path, text))) appendAfterCut(path, text, end, lastN);
   }
   releaseReserve(dir, id);
+}
+
+/**
+ * Appends `text` once the record has given up its own last lines to make room for it
+ * (records/room.ts), after a `gap` that counts them. `lastN`: the last iteration whose end the
+ * record holds (before the cut).
+ */
+function appendAfterCut(path: string, text: string, end: RunEndEvent, lastN: number): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, constants.O_WRONLY | constants.O_APPEND);
+    const cut = cutTail(fd, path, Buffer.byteLength(text) + GAP_LINE_BYTES);
+    if (cut) append(path, `${JSON.stringify(lostGap({ after: cut.after ?? lastN, iterations: cut.iterations, bytes: cut.bytes }, end))}\n${text}`);
+  } catch {
+    // The record stays as it is.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 function isEmptyFile(path: string): boolean {
@@ -231,7 +252,7 @@ export async function guard(args: string[]): Promise<number> {
   };
   const hook = await hookAfterDeath(run, events, end, args[4] === "1");
   const hookLine = hook ? `${JSON.stringify(hook)}\n` : "";
-  if (run.records !== undefined) closeRecord(run.records, run.run, end, hookLine);
+  if (run.records !== undefined) closeRecord(run.records, run.run, end, hookLine, lastIterationEnd(events)?.n ?? 0);
   if (run.log !== undefined) append(run.log, `${hookLine}${JSON.stringify(end)}\n`);
   // The run is closed: its lifeline (records/lifeline.ts) has nothing more to tell.
   if (run.records !== undefined) rmSync(livePath(run.records, run.run), { force: true });

@@ -96,8 +96,9 @@ class EventFile {
 
   /**
    * An event that could not be written. On a full disk, the run's end is written into the room
-   * its reserve kept (records/reserve.ts) — the record then says how the run ended, not that it
-   * crashed; any other event is counted as lost.
+   * its reserve kept (records/reserve.ts), else into room the record's own last lines give up
+   * (records/room.ts) — the record then says how the run ended, not that it crashed; any other
+   * event is counted as lost.
    */
   private missed(event: LoopEvent, error: unknown): void {
     if (!isNoSpace(error)) return this.fail(error);
