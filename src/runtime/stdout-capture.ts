@@ -9,10 +9,10 @@ import { isJsonSpace, stdoutOfText, type StdoutText } from "../core/stdout-text.
  * the size and the cap (script-runner.ts): never the runtime's own "Cannot create a string longer
  * than ..." error, whose limit (~512 M characters) a text this size would come close to.
  *
- * A stdout over 1 MiB is kept in one buffer as large as the cap, allocated then: only the pages
- * written are ever taken from the system, so it costs what the script wrote — where a list of
- * chunks joined at the end cost twice that, and three times with the string. It is decoded only
- * when its text is needed (core/stdout-text.ts): then it costs twice its size for a moment.
+ * A stdout over 1 MiB is kept in one buffer that grows in place up to the cap (only the pages
+ * written are taken from the system), so it costs what the script wrote — where a list of chunks
+ * joined at the end cost twice that, and three times with the string. It is decoded only when its
+ * text is needed (core/stdout-text.ts): then it costs twice its size for a moment.
  */
 
 /** The default cap, in bytes. */
@@ -27,10 +27,17 @@ function stdoutCap(env: Record<string, string | undefined> = process.env): numbe
   return Number.isSafeInteger(cap) && cap > 0 ? Math.min(cap, STDOUT_CAP_BYTES) : STDOUT_CAP_BYTES;
 }
 
+/** A resizable ArrayBuffer (ES2024: Node 20, Bun), typed here where the ES2023 lib does not know it. */
+interface GrowingStore extends ArrayBuffer {
+  readonly resizable: boolean;
+  resize(byteLength: number): void;
+}
+
 export class StdoutCapture {
   private chunks: Uint8Array[] = [];
-  /** Everything kept, once it is over SMALL_BYTES. */
-  private buffer: Buffer | undefined;
+  /** Everything kept, once it is over SMALL_BYTES, and a view of it that grows with it. */
+  private store: GrowingStore | undefined;
+  private view: Uint8Array | undefined;
   /** Every byte the script wrote, kept or not. */
   bytes = 0;
   /** Reads so far (stopReadingOnceGroupGone watches it for quiet). */
@@ -45,9 +52,10 @@ export class StdoutCapture {
     this.bytes += chunk.byteLength;
     if (this.bytes > this.cap) {
       this.chunks = [];
-      this.buffer = undefined;
-    } else if (this.buffer) {
-      this.buffer.set(chunk, at);
+      this.store = this.view = undefined;
+    } else if (this.store) {
+      if (this.bytes > this.store.byteLength) this.store.resize(Math.min(this.cap, Math.max(this.bytes, 2 * this.store.byteLength)));
+      this.view!.set(chunk, at);
     } else {
       this.chunks.push(reuses ? Uint8Array.from(chunk) : chunk);
       if (this.bytes > SMALL_BYTES) this.gather();
@@ -61,24 +69,32 @@ export class StdoutCapture {
 
   /** What was kept (a small stdout decoded now, as it always was; a large one when needed); the capture lets go of it. */
   take(): StdoutText {
-    const { buffer, chunks } = this;
-    this.buffer = undefined;
+    const { store, chunks } = this;
+    this.store = this.view = undefined;
     this.chunks = [];
-    if (buffer) return new CapturedStdout(buffer.subarray(0, this.bytes));
+    if (store) return new CapturedStdout(Buffer.from(store, 0, this.bytes));
     const bytes = chunks.length === 1 ? asBuffer(chunks[0]!) : Buffer.concat(chunks, this.bytes);
     return stdoutOfText(bytes.toString("utf8"), this.bytes);
   }
 
-  /** The chunks so far into one buffer of the cap's size (where the system will not give one, they stay chunks). */
+  /**
+   * The chunks so far into one resizable buffer that may grow to the cap: the system reserves its
+   * addresses at once but gives it memory only as it is written, and it grows in place, never
+   * copied. Where a runtime has no such buffer, or will not reserve it, the chunks stay chunks.
+   */
   private gather(): void {
     try {
-      this.buffer = Buffer.allocUnsafe(this.cap);
+      const store = new (ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => GrowingStore)(2 * this.bytes, { maxByteLength: this.cap });
+      if (!store.resizable) return;
+      this.store = store;
     } catch {
       return;
     }
+    // A view without a length follows the buffer as it grows.
+    this.view = new Uint8Array(this.store);
     let at = 0;
     for (const chunk of this.chunks) {
-      this.buffer.set(chunk, at);
+      this.view.set(chunk, at);
       at += chunk.byteLength;
     }
     this.chunks = [];
