@@ -6,6 +6,7 @@
  *   it ended — not `crashed` — and no reserve is left; the same when loopx is killed and its
  *   guardian closes the run, and when the disk was nearly full already at the start (the room kept
  *   is what there was; with none, the record gives up its own last lines for its end);
+ * - full while it goes: `loopx runs` shows what the run says of its state and iteration;
  * - full from the start (the record gets not even its run.start): the run is listed by `loopx runs`
  *   (and --json) from its control channel while it goes, and leaves no empty record behind (nor
  *   does its guardian when loopx is killed); a run
@@ -21,11 +22,11 @@ import { fill, nearlyFullTmpfs, smallTmpfs, TMPFS_PROBLEM as PROBLEM } from "./f
 import { loopx, startLoopx, type Channel, type Env } from "./fixtures/control/support.js";
 
 /** A script that fills the disk in iteration 2 and prints ~1.5 KB results (the record's last page fills fast). */
-function fillingScript(filler: string, then = ""): string {
+function fillingScript(filler: string, then = "", resultBytes = 1500): string {
   return `#!/bin/bash
 [ "$LOOPX_ITERATION" = 2 ] && head -c 1M /dev/zero > "${filler}" 2>/dev/null
 ${then}
-printf '{"result":"%s"}' "$(head -c 1500 /dev/zero | tr '\\0' x)"
+printf '{"result":"%s"}' "$(head -c ${resultBytes} /dev/zero | tr '\\0' x)"
 `;
 }
 
@@ -131,6 +132,28 @@ describe.skipIf(PROBLEM !== undefined)(`a disk that stays full${PROBLEM ? ` — 
       expect(end.message).toContain("its record's disk was full: events may be missing from it");
       expect(reserves(state)).toEqual([]);
       expect((await listed(channel, cwd, env)).map((listedRun) => listedRun.state)).toEqual(["killed"]);
+    });
+
+    it("full while it goes: `loopx runs` shows the run's own word on its state and iteration (its record lags behind)", async () => {
+      const state = smallTmpfs();
+      // Results too long for what is left of the record's last block; 40 iterations use up the rest.
+      const wait = `[ "$LOOPX_ITERATION" = 40 ] && echo "$LOOPX_RUN_ID" > ${R}/run.id && until [ -e ${R}/go ]; do sleep 0.05; done`;
+      const cwd = makeProject({ ".loopx/main/index.sh": fillingScript(join(state, "filler"), wait, 4000) });
+      const env = isolatedEnv({ XDG_STATE_HOME: state });
+      const run = startLoopx(channel, ["run", "-n", "41", "main"], cwd, env);
+      expect(await waitFor(() => existsSync(join(cwd, "run.id")) && readFileSync(join(cwd, "run.id"), "utf8").endsWith("\n"), 30_000)).toBe(true);
+      const id = readFileSync(join(cwd, "run.id"), "utf8").trim();
+      try {
+        const recorded = Math.max(...recordLines(state).map((event) => event.n ?? 0));
+        expect(recorded).toBeLessThan(40);
+        expect((await loopx(channel, ["runs", "pause", id], cwd, env)).code).toBe(0);
+        expect((await listed(channel, cwd, env)).map((row) => [row.id, row.state, row.iterations])).toEqual([[id, "paused", 40]]);
+        expect((await loopx(channel, ["runs", "stop", id], cwd, env)).code).toBe(0);
+      } finally {
+        writeFileSync(join(cwd, "go"), "");
+      }
+      expect((await run.result).code).toBe(0);
+      expect((await listed(channel, cwd, env)).map((row) => [row.state, row.iterations])).toEqual([["stopped-on-request", 40]]);
     });
 
     it("full from the start and loopx killed: its guardian leaves no empty record behind", async () => {

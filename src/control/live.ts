@@ -3,16 +3,17 @@ import { join } from "node:path";
 import { otherOwner } from "../os/own-user.js";
 import { recordEvent } from "../records/parse.js";
 import { summarizeRun, type RunSummary } from "../records/run-state.js";
+import type { LiveRuns } from "../records/runs.js";
 import { readRecordHead, recordsDir } from "../records/store.js";
 import { exchange } from "./client.js";
 import { controlDirs, socketIds, socketName } from "./paths.js";
 import type { RunStatus } from "./protocol.js";
 
 /**
- * Runs that are going but that no record shows (loopx's own addition): a full disk kept even their
- * record's run.start out, or the records directory could not be made. `loopx runs` lists them from
- * what their control channels answer to `status`. Only the sockets of runs whose record has no
- * first line are asked: listing runs that are recorded connects to none.
+ * What going runs say of themselves, for `loopx runs` (loopx's own addition): a record on a full
+ * disk lags behind its run (its pause, its iterations), or holds nothing at all (not even its
+ * run.start). `loopx runs` shows what their control channels answer to `status`: one connection
+ * per going run, none when no run is going.
  */
 
 type Env = Record<string, string | undefined>;
@@ -21,23 +22,33 @@ type Env = Record<string, string | undefined>;
 const STATUS_TIMEOUT_MS = 2000;
 
 /**
- * The going runs recorded in `env`'s records directory whose record holds no run.start, as their
- * processes describe them. Runs not recorded by choice (LOOPX_RECORD=0, API runs) and runs recorded
- * elsewhere (another XDG_STATE_HOME sharing a control directory) are not among them.
+ * What the going runs recorded in `env`'s records directory say of themselves (each is asked once,
+ * concurrently): their state and iteration — which their record may lag behind on a full disk —
+ * and, for those whose record holds no run.start, their whole row. Runs not recorded by choice
+ * (LOOPX_RECORD=0, API runs) and runs recorded elsewhere (another XDG_STATE_HOME sharing a control
+ * directory) are not among them.
  */
-export async function unrecordedRuns(env: Env): Promise<RunSummary[]> {
+export async function goingRuns(env: Env): Promise<LiveRuns> {
   const records = recordsDir(env);
   const now = Date.now();
+  const live: LiveRuns = { unrecorded: [], going: new Map() };
   const seen = new Set<string>();
-  const asked: Array<Promise<RunSummary | undefined>> = [];
+  const asked: Array<Promise<void>> = [];
   for (const dir of controlDirs(env)) {
     for (const id of socketIds(dir)) {
-      if (seen.has(id) || readRecordHead(records, id) !== undefined) continue;
+      if (seen.has(id)) continue;
       seen.add(id);
-      asked.push(statusOf(join(dir, socketName(id))).then((status) => (status?.records === records ? summaryOf(id, status, now) : undefined)));
+      const answered = (status: RunStatus | undefined) => {
+        if (status?.records !== records) return;
+        live.going.set(id, { state: status.state, iterations: status.iterations });
+        const summary = readRecordHead(records, id) === undefined ? summaryOf(id, status, now) : undefined;
+        if (summary) live.unrecorded.push(summary);
+      };
+      asked.push(statusOf(join(dir, socketName(id))).then(answered));
     }
   }
-  return (await Promise.all(asked)).filter((summary) => summary !== undefined);
+  await Promise.all(asked);
+  return live;
 }
 
 /** What the run listening on `path` says of itself: only a socket of this user's, answering in time. */

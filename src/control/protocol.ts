@@ -22,8 +22,8 @@ export interface ControlReply {
 }
 
 /**
- * What a run's process says of it (`status`): what `loopx runs` lists when the run's record cannot
- * say it (a full disk kept its run.start out; control/live.ts).
+ * What a run's process says of it (`status`): what `loopx runs` shows of a going run, whose record
+ * may lag behind or hold nothing on a full disk (control/live.ts).
  */
 export interface RunStatus {
   /** The event that began this sitting of the run (whether or not the record holds it). */

@@ -2,9 +2,9 @@ import { realpathSync, statSync } from "node:fs";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
 import type { IterationEndEvent, RecordEvent, RunStartEvent } from "../core/events.js";
-import { RUN_STATES } from "../core/run-states.js";
+import { GOING_STATES, RUN_STATES } from "../core/run-states.js";
 import { RunDetail, formatRunDetail, formatRunList } from "./tables.js";
-import { formatTailEvent } from "./wording.js";
+import { formatTailEvent, unrecordedLine } from "./wording.js";
 import { lastSitting, projectOf, startEvent, summarizeRun, type RunSummary } from "./run-state.js";
 import { RecordFollower } from "./follow.js";
 import { leftoverLines } from "./leftovers.js";
@@ -71,6 +71,15 @@ function listedRecord(dir: string, id: string): ReturnType<typeof parseRecord> |
   }
 }
 
+/**
+ * What the going runs say of themselves (control/live.ts): their state and iteration, which their
+ * record may lag behind on a full disk, and the rows of those no record shows.
+ */
+export interface LiveRuns {
+  unrecorded: RunSummary[];
+  going: Map<string, Pick<RunSummary, "state" | "iterations">>;
+}
+
 /** What `loopx runs` found: the runs to show, those of a newer loopx, their JSON lines, how many matched, the --since period's runs. */
 interface Listing {
   summaries: RunSummary[];
@@ -94,7 +103,7 @@ function recordRow(dir: string, id: string, options: ListOptions, now: number): 
  * Reads every record once, newest first, keeping the runs that match and counting those past
  * --limit. `unrecorded`: going runs no record shows (control/live.ts), listed among them.
  */
-function gatherRuns(dir: string, ids: string[], options: ListOptions, unrecorded: Map<string, RunSummary>): Listing {
+function gatherRuns(dir: string, ids: string[], options: ListOptions, unrecorded: Map<string, RunSummary>, going: LiveRuns["going"]): Listing {
   const now = Date.now();
   const limit = options.limit ?? DEFAULT_LIST_LIMIT;
   const found: Listing = { summaries: [], newerRecords: [], lines: [], matching: 0, period: [] };
@@ -102,6 +111,9 @@ function gatherRuns(dir: string, ids: string[], options: ListOptions, unrecorded
     const live = unrecorded.get(id);
     const row = live ? (options.all || sameProject(live.project, options.cwd) ? live : undefined) : recordRow(dir, id, options, now);
     if (!row) continue;
+    // A going run's own word on where it is: its record may lag behind (a full disk).
+    const said = going.get(id);
+    if (said && "state" in row && (GOING_STATES as readonly string[]).includes(row.state)) Object.assign(row, said);
     if ("newer" in row) {
       if (++found.matching > limit) continue;
       found.newerRecords.push({ id, v: row.newer });
@@ -123,18 +135,11 @@ function gatherRuns(dir: string, ids: string[], options: ListOptions, unrecorded
   return found;
 }
 
-/** The line under the table naming the runs listed from their control channels. */
-function unrecordedLine(summaries: RunSummary[]): string {
-  const ids = summaries.filter((summary) => summary.recorded === false).map((summary) => summary.id);
-  if (ids.length === 0) return "";
-  return `not recorded (the record could not be written: a full disk?): ${ids.join(", ")} — listed from ${ids.length === 1 ? "its control channel" : "their control channels"}\n`;
-}
-
 /**
  * `loopx runs`: this project's runs (or every project's), newest first, filtered and limited.
- * `unrecorded`: going runs that no record shows (control/live.ts asks their control channels).
+ * The last argument: what the going runs say of themselves (control/live.ts asks them).
  */
-export function listRuns(env: Env, options: ListOptions, write: Write, unrecorded: RunSummary[] = []): void {
+export function listRuns(env: Env, options: ListOptions, write: Write, { unrecorded, going }: LiveRuns = { unrecorded: [], going: new Map() }): void {
   if (options.state !== undefined && !(RUN_STATES as readonly string[]).includes(options.state)) {
     throw new UsageError(`unknown state ${JSON.stringify(options.state)} for --state (states: ${RUN_STATES.join(", ")})`);
   }
@@ -142,7 +147,7 @@ export function listRuns(env: Env, options: ListOptions, write: Write, unrecorde
   const limit = options.limit ?? DEFAULT_LIST_LIMIT;
   const live = new Map(unrecorded.map((summary) => [summary.id, summary]));
   const allIds = [...new Set([...listRecordIds(dir), ...live.keys()])].sort().reverse();
-  const { summaries, newerRecords, lines, matching, period } = gatherRuns(dir, allIds, options, live);
+  const { summaries, newerRecords, lines, matching, period } = gatherRuns(dir, allIds, options, live, going);
   if (options.json) {
     if (options.since !== undefined) lines.push(jsonLine(periodTotals(period, options.since)));
     if (lines.length) write(`${lines.join("\n")}\n`);

@@ -180,3 +180,10 @@ function describeTailEvent(event: RecordEvent, start: RunStartEvent | undefined,
       return describeSteering(event) ?? "";
   }
 }
+
+/** The line under the table naming the runs listed from their control channels. */
+export function unrecordedLine(summaries: ReadonlyArray<{ id: string; recorded?: false }>): string {
+  const ids = summaries.filter((summary) => summary.recorded === false).map((summary) => summary.id);
+  if (ids.length === 0) return "";
+  return `not recorded (the record could not be written: a full disk?): ${ids.join(", ")} — listed from ${ids.length === 1 ? "its control channel" : "their control channels"}\n`;
+}

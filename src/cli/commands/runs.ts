@@ -37,10 +37,10 @@ export class RunsListCommand extends Command {
 
   async execute(): Promise<number> {
     const { listRuns } = await import("../../records/runs.js");
-    const { unrecordedRuns } = await import("../../control/live.js");
+    const { goingRuns } = await import("../../control/live.js");
     const limit = this.limit === undefined ? undefined : parseCount(this.limit, "--limit");
     const since = this.since === undefined ? undefined : Date.now() - parseDurationOption(this.since, "--since");
-    listRuns(process.env, { json: this.json, all: this.all, limit, state: this.state, cwd: process.cwd(), highlight: highlightIds(), ...(since !== undefined ? { since } : {}) }, out, await unrecordedRuns(process.env));
+    listRuns(process.env, { json: this.json, all: this.all, limit, state: this.state, cwd: process.cwd(), highlight: highlightIds(), ...(since !== undefined ? { since } : {}) }, out, await goingRuns(process.env));
     return 0;
   }
 }
