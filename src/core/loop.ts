@@ -278,6 +278,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
       if (output.stop === true) end = { reason: "stopped", exitCode: 0, target: label };
       else if (maxIterations !== undefined && n >= maxIterations) end = { reason: "limit", exitCode: 0 };
       yield output;
+      ran.stdout.release(); // the API took its result (decoded) at the yield
       if (end) return;
       if (output.goto !== undefined) {
         const parsed = parseTarget(output.goto);

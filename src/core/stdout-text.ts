@@ -20,6 +20,11 @@ export interface StdoutText {
   suffix(units: number): { text: string; whole: boolean };
   /** The UTF-8 size of text(): `bytes`, unless stdout was not valid UTF-8. */
   utf8Length(): number;
+  /**
+   * Lets go of the bytes (the loop is done with them; a text decoded before stays): the next
+   * script's huge stdout must not be read while the last one's bytes are still held.
+   */
+  release(): void;
 }
 
 /** A text already decoded (tests, in-memory hosts), as a StdoutText. */
@@ -37,6 +42,7 @@ export function stdoutOfText(text: string, bytes: number = utf8Bytes(text)): Std
     prefix: (units) => text.slice(0, units),
     suffix: (units) => (units >= text.length ? { text, whole: true } : { text: text.slice(text.length - units), whole: false }),
     utf8Length: () => utf8Bytes(text),
+    release: () => undefined,
   };
 }
 

@@ -125,48 +125,60 @@ const continues = (byte: number): boolean => (byte & 0xc0) === 0x80;
  */
 class CapturedStdout implements StdoutText {
   private decoded: string | undefined;
+  private buffer: Buffer | undefined;
+  private free: (() => void) | undefined;
   readonly bytes: number;
 
-  /** `release` lets go of the memory under `buffer`, once it is decoded. */
-  constructor(
-    private buffer: Buffer,
-    private readonly release: () => void,
-  ) {
+  /** `free` gives the memory under `buffer` back (called once, on release). */
+  constructor(buffer: Buffer, free: () => void) {
+    this.buffer = buffer;
+    this.free = free;
     this.bytes = buffer.length;
   }
 
   text(): string {
     if (this.decoded === undefined) {
-      this.decoded = this.buffer.toString("utf8");
-      this.buffer = Buffer.alloc(0);
+      this.decoded = this.data.toString("utf8");
       this.release();
     }
     return this.decoded;
   }
 
+  release(): void {
+    this.buffer = undefined;
+    this.free?.();
+    this.free = undefined;
+  }
+
+  /** The bytes, until released: reading them after that is loopx's own mistake, said loudly. */
+  private get data(): Buffer {
+    if (this.buffer === undefined) throw new Error("loopx: a script's stdout was read after it was let go");
+    return this.buffer;
+  }
+
   edges(): readonly [number, number] {
     if (this.decoded !== undefined) return stdoutOfText(this.decoded, this.bytes).edges();
-    const first = this.buffer.findIndex((byte) => !isJsonSpace(byte));
-    const last = this.buffer.findLastIndex((byte) => !isJsonSpace(byte));
-    return first < 0 ? [-1, -1] : [this.buffer[first]!, this.buffer[last]!];
+    const first = this.data.findIndex((byte) => !isJsonSpace(byte));
+    const last = this.data.findLastIndex((byte) => !isJsonSpace(byte));
+    return first < 0 ? [-1, -1] : [this.data[first]!, this.data[last]!];
   }
 
   prefix(units: number): string {
     // Each of the first `units` units comes from at most three bytes.
     const end = 3 * units + 4;
-    if (this.decoded !== undefined || end >= this.buffer.length) return this.text().slice(0, units);
-    return this.buffer.toString("utf8", 0, end).slice(0, units);
+    if (this.decoded !== undefined || end >= this.bytes) return this.text().slice(0, units);
+    return this.data.toString("utf8", 0, end).slice(0, units);
   }
 
   suffix(units: number): { text: string; whole: boolean } {
     // Each unit takes at most three bytes; at most three are skipped to start on a character.
-    let start = this.decoded === undefined ? this.buffer.length - 3 * units - 3 : 0;
+    let start = this.decoded === undefined ? this.bytes - 3 * units - 3 : 0;
     if (start <= 0) return { text: this.text(), whole: true };
-    for (let skipped = 0; skipped < 3 && continues(this.buffer[start]!); skipped++) start++;
-    return { text: this.buffer.toString("utf8", start), whole: false };
+    for (let skipped = 0; skipped < 3 && continues(this.data[start]!); skipped++) start++;
+    return { text: this.data.toString("utf8", start), whole: false };
   }
 
   utf8Length(): number {
-    return this.decoded === undefined && isUtf8(this.buffer) ? this.buffer.length : Buffer.byteLength(this.text());
+    return this.decoded === undefined && isUtf8(this.data) ? this.bytes : Buffer.byteLength(this.text());
   }
 }

@@ -100,6 +100,17 @@ describe("a large stdout is kept as bytes and read from its ends", () => {
     expect(output.result).toBe(plain.result);
   });
 
+  it("released (the loop is done with it), its bytes are gone; a text decoded before stays", () => {
+    const bytes = Buffer.from("y".repeat(2 * MIB));
+    const kept = captured(bytes, [], false);
+    kept.release();
+    expect(() => kept.text()).toThrow("read after it was let go");
+    const read = captured(bytes, [], false);
+    expect(read.text()).toBe(bytes.toString());
+    read.release();
+    expect(read.text()).toBe(bytes.toString());
+  });
+
   it("over the cap nothing is kept", () => {
     const capture = new StdoutCapture(2 * MIB);
     for (let i = 0; i < 3; i++) capture.push(Buffer.alloc(MIB, 0x61));
