@@ -225,6 +225,17 @@ function warnNearMiss(session: RunSession, warned: Set<string>, label: string, s
 }
 
 /**
+ * A successful script's output (spec §2.3), its iteration ended in the record, and a near miss
+ * warned about when the run looks for them (`warned`: the scripts warned about already).
+ */
+function readIteration(session: RunSession, ran: ScriptStdout, label: string, warned: Set<string> | undefined): Output {
+  const { output, object } = readOutput(ran.stdout);
+  session.iterationEnd({ exitCode: 0, signal: null, stdoutBytes: ran.stdoutBytes, output });
+  if (warned) warnNearMiss(session, warned, label, ran.stdout, object);
+  return output;
+}
+
+/**
  * The loop state machine of spec §2.2 and §7.1, written once for the CLI and the API. Yields every
  * iteration's Output (the last one included) and throws a LoopxError for anything that makes the
  * CLI exit 1. Once validation has passed, the run belongs to `session`: it is told of every
@@ -255,7 +266,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
 
     let stdin = request.resume?.stdin;
     // Each script is warned about once per run: a near-miss output, a stdout held open.
-    const warnedOutput = new Set<string>();
+    const warnedOutput = request.checkOutput ? new Set<string>() : undefined;
     const warnedHeld = new Set<string>();
     for (;;) {
       const { workflow, script } = lookup(host.directories, discovery, current, "");
@@ -270,9 +281,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
       const n = session.iterationStart(label);
       const env = session.scriptEnv({ ...envFor(workflow.name), LOOPX_ITERATION: String(n) }, n);
       const ran = await runScript(host, session, { script, workflow, label, env, stdin, onStdoutHeld: heldWarning(session, warnedHeld, label) });
-      const { output, object } = readOutput(ran.stdout);
-      session.iterationEnd({ exitCode: 0, signal: null, stdoutBytes: ran.stdoutBytes, output });
-      if (request.checkOutput) warnNearMiss(session, warnedOutput, label, ran.stdout, object);
+      const output = readIteration(session, ran, label, warnedOutput);
       // Decided before yielding: a consumer that stops reading after the last output ends the run
       // as "stopped" / "limit", not as "returned".
       if (output.stop === true) end = { reason: "stopped", exitCode: 0, target: label };
