@@ -41,8 +41,9 @@ describe("run: a stdout over 1 MiB", () => {
   it.concurrent.each(CHANNELS)("$name: a raw result is recorded from its ends and warned about; a structured one passes its result on whole", async (channel) => {
     const cwd = makeProject({
       ".loopx/main/index.sh": RAW,
-      // 2 MB of result with characters of 1 to 4 bytes, which reads cut anywhere.
-      ".loopx/big/index.sh": `#!/bin/bash\nprintf '{"goto":"check","result":"'\nyes 'aé中😀' | head -n 200000 | tr -d '\\n'\nprintf '"}'\n`,
+      // 3 MB of result with characters of 1 to 4 bytes, which reads cut anywhere; over 1 M
+      // characters, it is written to the next script's stdin a slice at a time (stdin-file.ts).
+      ".loopx/big/index.sh": `#!/bin/bash\nprintf '{"goto":"check","result":"'\nyes 'aé中😀' | head -n 300000 | tr -d '\\n'\nprintf '"}'\n`,
       ".loopx/big/check.sh": `#!/bin/bash\ncat > "$LOOPX_PROJECT_ROOT/got"\n"$LOOPX_BIN" output --stop\n`,
     });
     const env = isolatedEnv();
@@ -55,7 +56,7 @@ describe("run: a stdout over 1 MiB", () => {
 
     const big = await loopx(channel, ["run", "big"], cwd, isolatedEnv());
     expect(big.code, big.stderr).toBe(0);
-    const expected = "aé中😀".repeat(200_000);
+    const expected = "aé中😀".repeat(300_000);
     expect(readFileSync(join(cwd, "got"), "utf8") === expected).toBe(true);
   });
 

@@ -54,7 +54,7 @@ export class StdoutCapture {
       this.chunks = [];
       this.store = this.view = undefined;
     } else if (this.store) {
-      if (this.bytes > this.store.byteLength) this.store.resize(Math.min(this.cap, Math.max(this.bytes, 2 * this.store.byteLength)));
+      if (this.bytes > this.store.byteLength) this.store.resize(Math.min(this.cap, this.bytes + GROW_BYTES));
       this.view!.set(chunk, at);
     } else {
       this.chunks.push(reuses ? Uint8Array.from(chunk) : chunk);
@@ -72,7 +72,8 @@ export class StdoutCapture {
     const { store, chunks } = this;
     this.store = this.view = undefined;
     this.chunks = [];
-    if (store) return new CapturedStdout(Buffer.from(store, 0, this.bytes));
+    // Shrunk once decoded: Node gives its memory back at once, not at the next collection.
+    if (store) return new CapturedStdout(Buffer.from(store, 0, this.bytes), () => store.resize(0));
     const bytes = chunks.length === 1 ? asBuffer(chunks[0]!) : Buffer.concat(chunks, this.bytes);
     return stdoutOfText(bytes.toString("utf8"), this.bytes);
   }
@@ -101,6 +102,12 @@ export class StdoutCapture {
   }
 }
 
+/**
+ * How far the buffer grows past what it holds. Little: shrinking it (once decoded) zeroes what it
+ * gives back, and pages never written would be taken then.
+ */
+const GROW_BYTES = 8 * 1024 * 1024;
+
 /** Up to this size a stdout is kept as the chunks read and decoded when the script ends. */
 const SMALL_BYTES = 1024 * 1024;
 
@@ -120,7 +127,11 @@ class CapturedStdout implements StdoutText {
   private decoded: string | undefined;
   readonly bytes: number;
 
-  constructor(private buffer: Buffer) {
+  /** `release` lets go of the memory under `buffer`, once it is decoded. */
+  constructor(
+    private buffer: Buffer,
+    private readonly release: () => void,
+  ) {
     this.bytes = buffer.length;
   }
 
@@ -128,6 +139,7 @@ class CapturedStdout implements StdoutText {
     if (this.decoded === undefined) {
       this.decoded = this.buffer.toString("utf8");
       this.buffer = Buffer.alloc(0);
+      this.release();
     }
     return this.decoded;
   }

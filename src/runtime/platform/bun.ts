@@ -3,6 +3,7 @@ import { closeSync, readFileSync } from "node:fs";
 import { delimiter } from "node:path";
 import { StdoutCapture } from "../stdout-capture.js";
 import { boundedWait, capturedStdout, failedSpawn, NO_STDOUT, stopReadingOnceGroupGone, watchHeldStdout, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
+import { stdinFile } from "../stdin-file.js";
 import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
@@ -67,17 +68,26 @@ const readDescriptor: DescriptorReader = (fd, onData, onClose) => {
  */
 const COLLECT_EVERY = 8 * 1024 * 1024;
 
+/**
+ * A stdin over 1 M characters (a goto's huge result) goes through a temp file written a slice at a
+ * time (stdin-file.ts), as under Node: Bun would hold it encoded whole, and again in its memfd.
+ * Smaller ones stay a Buffer, which costs Bun no file.
+ */
+const LARGE_STDIN = 1024 * 1024;
+
 function spawnScript(spec: SpawnSpec): ScriptProcess {
   let proc: BunSubprocess;
   const pipe = openStdoutPipe();
   const stderr = scriptStderr(readDescriptor);
+  let stdinFd: number | undefined;
   try {
+    stdinFd = spec.stdin !== undefined && spec.stdin.length > LARGE_STDIN ? stdinFile(spec.stdin) : undefined;
     proc = bun().spawn({
       cmd: [spec.command, ...spec.args],
       cwd: spec.cwd,
       env: spec.env,
       detached: true, // new session and process group (pgid = pid)
-      stdin: spec.stdin === undefined ? "ignore" : Buffer.from(spec.stdin),
+      stdin: spec.stdin === undefined ? "ignore" : (stdinFd ?? Buffer.from(spec.stdin)),
       stdout: pipe?.write ?? "pipe",
       stderr: stderr.fd,
     });
@@ -87,6 +97,7 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
   } finally {
     if (pipe) closeSync(pipe.write); // the child holds its own copy
     if (stderr.fd !== "inherit") closeSync(stderr.fd);
+    if (stdinFd !== undefined) closeSync(stdinFd);
   }
   // Read chunk by chunk (not `new Response(stdout)`) so that stopReading() can cancel the read
   // and close loopx's end of the pipe: a pending read would keep the process alive.

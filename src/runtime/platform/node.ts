@@ -1,35 +1,18 @@
 /** Node: child_process for scripts, loopx's module hooks for JS/TS, V8 tuning for long loops. */
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { closeSync, openSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { nodeModule } from "../../os/builtins.js";
 import { hooklessFlags } from "../hookless-script.js";
+import { stdinFile } from "../stdin-file.js";
 import { StdoutCapture } from "../stdout-capture.js";
 import { boundedWait, capturedStdout, failedSpawn, stopReadingOnceGroupGone, watchHeldStdout, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
 import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
 import type { Platform } from "./types.js";
-
-/**
- * A read-only fd of an already-unlinked temp file holding `data`, for a child's stdin. Node's
- * "pipe" stdio is a socketpair, on which `cat /dev/stdin` fails (ENXIO); a file also never blocks
- * loopx on a script that does not read its input, and leaves nothing on disk.
- */
-function stdinFile(data: string): number {
-  const path = join(tmpdir(), `loopx-stdin-${process.pid}-${randomBytes(6).toString("hex")}`);
-  writeFileSync(path, data, { mode: 0o600, flag: "wx" });
-  try {
-    return openSync(path, "r");
-  } finally {
-    unlinkSync(path);
-  }
-}
 
 /**
  * A pipe's read end as a socket that fills one reused buffer (`onread`): 100 MB of stderr relayed
