@@ -41,7 +41,9 @@ describe.each(CHANNELS)("loopx runs serve under $name", (channel) => {
       const script = await request(`${served.base}/app.js?token=${served.token}`);
       expect(script.status).toBe(200);
       expect(() => new Script(script.body)).not.toThrow();
-      expect(script.body).toMatch(/^const formatElapsed = \(/);
+      // Strict mode for the whole script: the directive is its first statement, before the shared code.
+      expect(script.body).toMatch(/^"use strict";\nconst formatElapsed = \(/);
+      expect(script.body.match(/"use strict"/g)).toHaveLength(1);
 
       // Without the token, or with a wrong one: 403, for the page, the JSON and the stream.
       for (const path of ["/", `/runs/${id}`, "/api/runs", `/api/runs/${id}/timeline`, "/api/events", "/app.js"]) {

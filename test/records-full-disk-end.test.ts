@@ -136,24 +136,24 @@ describe.skipIf(PROBLEM !== undefined)(`a disk that stays full${PROBLEM ? ` — 
 
     it("full while it goes: `loopx runs` shows the run's own word on its state and iteration (its record lags behind)", async () => {
       const state = smallTmpfs();
-      // Results too long for what is left of the record's last block; 40 iterations use up the rest.
-      const wait = `[ "$LOOPX_ITERATION" = 40 ] && echo "$LOOPX_RUN_ID" > ${R}/run.id && until [ -e ${R}/go ]; do sleep 0.05; done`;
+      // Results too long for what is left of the record's last block; 50 iterations use up the rest.
+      const wait = `[ "$LOOPX_ITERATION" = 50 ] && echo "$LOOPX_RUN_ID" > ${R}/run.id && until [ -e ${R}/go ]; do sleep 0.05; done`;
       const cwd = makeProject({ ".loopx/main/index.sh": fillingScript(join(state, "filler"), wait, 4000) });
       const env = isolatedEnv({ XDG_STATE_HOME: state });
-      const run = startLoopx(channel, ["run", "-n", "41", "main"], cwd, env);
+      const run = startLoopx(channel, ["run", "-n", "51", "main"], cwd, env);
       expect(await waitFor(() => existsSync(join(cwd, "run.id")) && readFileSync(join(cwd, "run.id"), "utf8").endsWith("\n"), 30_000)).toBe(true);
       const id = readFileSync(join(cwd, "run.id"), "utf8").trim();
       try {
         const recorded = Math.max(...recordLines(state).map((event) => event.n ?? 0));
-        expect(recorded).toBeLessThan(40);
+        expect(recorded).toBeLessThan(50);
         expect((await loopx(channel, ["runs", "pause", id], cwd, env)).code).toBe(0);
-        expect((await listed(channel, cwd, env)).map((row) => [row.id, row.state, row.iterations])).toEqual([[id, "paused", 40]]);
+        expect((await listed(channel, cwd, env)).map((row) => [row.id, row.state, row.iterations])).toEqual([[id, "paused", 50]]);
         expect((await loopx(channel, ["runs", "stop", id], cwd, env)).code).toBe(0);
       } finally {
         writeFileSync(join(cwd, "go"), "");
       }
       expect((await run.result).code).toBe(0);
-      expect((await listed(channel, cwd, env)).map((row) => [row.state, row.iterations])).toEqual([["stopped-on-request", 40]]);
+      expect((await listed(channel, cwd, env)).map((row) => [row.state, row.iterations])).toEqual([["stopped-on-request", 50]]);
     });
 
     it("full from the start and loopx killed: its guardian leaves no empty record behind", async () => {

@@ -38,9 +38,12 @@ export interface Dashboard {
   close(): Promise<void>;
 }
 
-/** The browser's copies of core's wording, the run states and the resume rule: the same functions and lists, shipped as their source. */
+/**
+ * The browser's copies of core's wording, the run states and the resume rule: the same functions
+ * and lists, shipped as their source. The page's "use strict" comes first, so it holds for all of it.
+ */
 const SHARED_JS =
-  `const formatElapsed = (${formatElapsed.toString()});\nconst formatLocalTime = (${formatLocalTime.toString()});\n` +
+  `"use strict";\nconst formatElapsed = (${formatElapsed.toString()});\nconst formatLocalTime = (${formatLocalTime.toString()});\n` +
   `const formatUsd = (${formatUsd.toString()});\nconst formatTokens = (${formatTokens.toString()});\nconst addUsd = (${addUsd.toString()});\n` +
   `const FINISHED = ${JSON.stringify(FINISHED_REASONS)};\nconst STATES = ${JSON.stringify(RUN_STATES)};\nconst GOING = ${JSON.stringify(GOING_STATES)};\n`;
 

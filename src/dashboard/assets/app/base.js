@@ -6,8 +6,7 @@
 // terminal escapes stays inert. formatElapsed, formatLocalTime, formatUsd, formatTokens, addUsd, FINISHED,
 // STATES (every run state) and GOING (the states of a run whose loop is going: its control channel
 // answers) are prepended by the server (core's own functions and lists, the resume rule's list). The
-// token of the page's URL goes with every request.
-"use strict";
+// token of the page's URL goes with every request. The server puts the strict-mode directive first, before its own code.
 
 const token = new URLSearchParams(location.search).get("token") || "";
 const main = document.getElementById("main");
