@@ -52,6 +52,7 @@ export class StdoutCapture {
     this.bytes += chunk.byteLength;
     if (this.bytes > this.cap) {
       this.chunks = [];
+      this.store?.resize(0); // Node gives the memory back at once
       this.store = this.view = undefined;
     } else if (this.store) {
       if (this.bytes > this.store.byteLength) this.store.resize(Math.min(this.cap, this.bytes + GROW_BYTES));
