@@ -21,9 +21,6 @@ export type {
   RunEndReason,
   NoteEvent,
   ReceiptEvent,
-  Receipt,
-  ReceiptTokens,
-  UsageWindow,
-  CostKind,
   RecordEvent,
 } from "./core/events.js";
+export type { Receipt, ReceiptTokens, UsageWindow, CostKind } from "./core/receipt-types.js";

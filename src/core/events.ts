@@ -7,6 +7,7 @@
  */
 
 import type { RunEndReason } from "./run-states.js";
+import type { Receipt, RunTotals } from "./receipt-types.js";
 import type { WorktreeInfo } from "./worktree-events.js";
 
 /** Bumped only when a field changes meaning; readers report records of a newer version. */
@@ -257,44 +258,6 @@ export interface ReceiptEvent extends EventBase, Receipt {
   workflow?: string;
 }
 
-/** `billed`: what an API-key call is charged; `estimate`: a list-price estimate nobody pays per call (a subscription). */
-export type CostKind = "billed" | "estimate";
-
-/** Token counts of a receipt; every one optional (absent: not reported). */
-export interface ReceiptTokens {
-  input?: number;
-  output?: number;
-  cacheRead?: number;
-  cacheWrite?: number;
-  reasoning?: number;
-}
-
-/** The token fields of a receipt, in the order loopx shows them. */
-export const TOKEN_FIELDS = ["input", "output", "cacheRead", "cacheWrite", "reasoning"] as const satisfies ReadonlyArray<keyof ReceiptTokens>;
-
-/** A usage window's state as the agent reported it (Claude's `rate_limit_event`, Codex's limits). */
-export interface UsageWindow {
-  /** `five_hour`, `seven_day`, ... as the agent names it. */
-  type: string;
-  /** `allowed`, `allowed_warning`, `rejected`, ... as the agent names it. */
-  status: string;
-  /** When the window resets (ISO 8601). */
-  resetsAt?: string;
-  /** The share of the window used, when given (0.42 = 42 %). */
-  utilization?: number;
-}
-
-/** One receipt as a script gives it: cost, tokens, who did the work, the usage window. */
-export interface Receipt {
-  cost?: { usd: number; kind: CostKind };
-  tokens?: ReceiptTokens;
-  model?: string;
-  provider?: string;
-  agent?: string;
-  agentVersion?: string;
-  window?: UsageWindow;
-}
-
 /**
  * Where a record's size cap (LOOPX_RECORD_MAX_BYTES) dropped the events of some iterations: the
  * first and the last iterations stay in full, this line counts what is missing between them. Only
@@ -323,18 +286,3 @@ export const STDERR_TAIL_BYTES = 4096;
 
 /** Bytes of `result` kept in an event; the rest is counted in `resultBytes`. */
 export const RESULT_EXCERPT_BYTES = 4096;
-
-type TokenTotals = Record<(typeof TOKEN_FIELDS)[number], number>;
-
-/** Receipts added up (core/receipts.ts adds them): billed and estimated cost apart, tokens by kind. */
-export interface Totals {
-  costUsd: Record<CostKind, number>;
-  tokens: TokenTotals;
-  /** Receipts counted. */
-  receipts: number;
-}
-
-/** A run's totals, and the same per model (`(unknown)` for receipts that named none). */
-export interface RunTotals extends Totals {
-  models: Record<string, Totals>;
-}

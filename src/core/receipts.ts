@@ -1,4 +1,5 @@
-import { TOKEN_FIELDS, type Receipt, type RecordEvent, type RunTotals, type Totals } from "./events.js";
+import type { RecordEvent } from "./events.js";
+import { TOKEN_FIELDS, type Receipt, type RunTotals, type Totals } from "./receipt-types.js";
 
 // The totals' shapes are part of the event schema (run.end and gap carry them): core/events.ts.
 export type { RunTotals, Totals };

@@ -1,4 +1,4 @@
-import { TOKEN_FIELDS, type CostKind, type Receipt, type ReceiptTokens, type UsageWindow } from "../core/events.js";
+import { TOKEN_FIELDS, type CostKind, type Receipt, type ReceiptTokens, type UsageWindow } from "../core/receipt-types.js";
 
 /**
  * A receipt as a script gives it, checked (pure; loaded by a script's `import "loopx"`, so no

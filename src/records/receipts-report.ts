@@ -1,5 +1,5 @@
 import type { ReceiptEvent } from "../core/events.js";
-import { TOKEN_FIELDS } from "../core/events.js";
+import { TOKEN_FIELDS } from "../core/receipt-types.js";
 import { describeCost, describeTotals, formatUsd, tokenSum, UNKNOWN_MODEL, type RunTotals, type Totals } from "../core/receipts.js";
 import { shownText } from "../core/untrusted-text.js";
 

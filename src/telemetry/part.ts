@@ -1,4 +1,5 @@
-import type { LoopEvent, Receipt, RunResumeEvent, RunStartEvent } from "../core/events.js";
+import type { LoopEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
+import type { Receipt } from "../core/receipt-types.js";
 import type { NextScript, RunControls, RunPart } from "../core/run-part.js";
 import { CREDENTIAL_VARIABLES, scriptResourceAttributes, telemetryCapture } from "./settings.js";
 import type { RunTrace } from "./run-trace.js";

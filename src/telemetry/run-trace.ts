@@ -1,5 +1,6 @@
 import type { Attributes, Context, Link, Span } from "@opentelemetry/api";
-import type { IterationEndEvent, LoopEvent, Receipt, RunEndEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
+import type { IterationEndEvent, LoopEvent, RunEndEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
+import type { Receipt } from "../core/receipt-types.js";
 import { derivedIds, parentContext, ROOT_CONTEXT, SpanKind, SpanStatusCode, spanVariables, trace, type SdkSetup } from "./sdk.js";
 import type { TelemetryCapture } from "./settings.js";
 
