@@ -3,7 +3,7 @@
  * decodes with the official opentelemetry-proto definitions (test/fixtures/otlp/receiver.ts), over
  * http/protobuf and http/json, on node, bun and the binary; and what they never send or pass on.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startReceiver, type Receiver, type ReceivedSpan } from "./fixtures/otlp/receiver.js";
@@ -114,9 +114,12 @@ describe("telemetry: endings, context, configuration", () => {
     expect(failedSpans.find((span) => span.name !== "loopx run")!).toMatchObject({ status: { code: 2 }, attributes: { "process.exit.code": 3 } });
 
     const slow = makeProject({ ".loopx/w/index.sh": sh(`${SEEN}\nsleep 30`) });
-    const timed = await runCli(NODE_CLI!, ["run", "--max-time", "1s", "w"], { cwd: slow, env: otelEnv() });
+    const slowEnv = otelEnv();
+    const timed = await runCli(NODE_CLI!, ["run", "--max-time", "1s", "w"], { cwd: slow, env: slowEnv });
     expect(timed.code).not.toBe(0);
-    const timedRoot = spansOf(runIdOf(slow)).find((span) => span.name === "loopx run")!;
+    // The run's id from its record: on a loaded box the limit may end the script before it wrote seen.txt.
+    const [record] = readdirSync(join(slowEnv.XDG_STATE_HOME!, "loopx", "runs")).filter((name) => name.endsWith(".jsonl"));
+    const timedRoot = spansOf(record!.slice(0, -".jsonl".length)).find((span) => span.name === "loopx run")!;
     expect(timedRoot.attributes["loopx.run.state"]).toBe("timed-out");
     expect(timedRoot.status).toMatchObject({ code: 2 });
   });
