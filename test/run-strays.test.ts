@@ -141,10 +141,11 @@ describe.concurrent.each(RUNNERS)("strays and time limits: CLI ($name)", (runner
       ".loopx/w/index.sh": sh('echo index >> "$LOOPX_PROJECT_ROOT/trace"\necho \'{"goto": "b"}\''),
       ".loopx/w/b.sh": strayScript({ then: 'echo b >> "$LOOPX_PROJECT_ROOT/trace"\nsleep 60' }),
     });
-    const started = start(runner, ["run", "--max-time", "1500ms", "w"], cwd);
+    // 3 s: room for w:index to end first on a loaded box (w:b sleeps 60 s).
+    const started = start(runner, ["run", "--max-time", "3s", "w"], cwd);
     const result = await started.result;
     expect(result.code, result.stderr).toBe(124);
-    expect(result.stderr).toBe("loopx: script w:b timed out: the run's time limit of 1s500ms was reached\n");
+    expect(result.stderr).toBe("loopx: script w:b timed out: the run's time limit of 3s was reached\n");
     expect(result.exitedAt - started.startedAt).toBeLessThan(12_000);
     expectStraysGone(cwd, false);
   });
@@ -186,13 +187,14 @@ $LOOPX_BIN output --stop`),
     const cwd = makeProject({
       ".loopx/w/index.sh": sh(`trap 'echo got-TERM >> "$LOOPX_PROJECT_ROOT/trace"' TERM
 echo index >> "$LOOPX_PROJECT_ROOT/trace"
-sleep 2.5 & wait $!; wait $!
+sleep 5 & wait $!; wait $!
 echo '{"goto": "b"}'`),
       ".loopx/w/b.sh": sh('echo b >> "$LOOPX_PROJECT_ROOT/trace"'),
     });
-    const result = await start(runner, ["run", "--max-time", "1s", "w"], cwd).result;
+    // 2 s: room for the script to set its trap first on a loaded box.
+    const result = await start(runner, ["run", "--max-time", "2s", "w"], cwd).result;
     expect(result.code, result.stderr).toBe(124);
-    expect(result.stderr).toBe("loopx: script w:index timed out: the run's time limit of 1s was reached\n");
+    expect(result.stderr).toBe("loopx: script w:index timed out: the run's time limit of 2s was reached\n");
     expect(readFileSync(join(cwd, "trace"), "utf8")).toBe("index\ngot-TERM\n");
   });
 });
