@@ -2,6 +2,7 @@ import { unlinkSync } from "node:fs";
 import type { Server } from "node:net";
 import { dirname } from "node:path";
 import { LoopxError } from "../core/errors.js";
+import type { LoopEvent } from "../core/events.js";
 import type { RunControls, RunPart } from "../core/run-part.js";
 import { removeMadeDirs } from "./paths.js";
 import type { ControlReply, ControlRequest, RunStatus } from "./protocol.js";
@@ -25,12 +26,8 @@ const STOP = { reason: "stopped-on-request", exitCode: 0 } as const;
 export function controlPart(env: Record<string, string | undefined>, records?: string): RunPart {
   let controls: RunControls | undefined;
   let socket: { server: Server; path: string; made: string | undefined } | undefined;
-  /** The script running now, if one is. */
-  let running: string | undefined;
   let state: SteeringState = STEERING_START;
-  /** This sitting's first event and the iteration going on: what a `status` request answers. */
-  let start: RunStatus["start"] | undefined;
-  let iterations = 0;
+  const sitting: Sitting = { iterations: 0 };
   /** While paused: what the next script waits on. */
   let held: { release: () => void; promise: Promise<void> } | undefined;
 
@@ -50,11 +47,8 @@ export function controlPart(env: Record<string, string | undefined>, records?: s
 
   const handle = (request: ControlRequest): ControlReply => {
     const runControls = controls!;
-    if (request.op === "status") {
-      const going = state.stopping ? "stopping" : state.pausedSince !== undefined ? "paused" : "running";
-      return { ok: true, message: `run ${runControls.id} is ${going}`, ...(start ? { status: { start, iterations, state: going, ...(records !== undefined ? { records } : {}) } } : {}) };
-    }
-    const step = steer(state, request, { id: runControls.id, running, now: Date.now() });
+    if (request.op === "status") return statusReply(runControls.id, state, sitting, records);
+    const step = steer(state, request, { id: runControls.id, running: sitting.running, now: Date.now() });
     state = step.state;
     for (const effect of step.effects) apply(effect, runControls);
     return step.reply;
@@ -69,15 +63,7 @@ export function controlPart(env: Record<string, string | undefined>, records?: s
         runControls.warn(`cannot open the run's control channel (loopx runs stop/pause/continue): ${error instanceof Error ? error.message : String(error)}; the run goes on without it`);
       }
     },
-    onEvent(event) {
-      if (event.type === "run.start" || event.type === "run.resume") {
-        start = event;
-        iterations = event.type === "run.resume" ? event.iterations : 0;
-      } else if (event.type === "iteration.start") {
-        running = event.target;
-        iterations = event.n;
-      } else if (event.type === "iteration.end") running = undefined;
-    },
+    onEvent: (event) => track(sitting, event),
     beforeScript() {
       const next = beforeScript(state);
       if (next === "stop") void controls?.cancel(STOP);
@@ -90,13 +76,40 @@ export function controlPart(env: Record<string, string | undefined>, records?: s
       const closing = socket;
       socket = undefined;
       if (!closing) return;
-      await new Promise<void>((resolve) => closing.server.close(() => resolve()));
-      try {
-        unlinkSync(closing.path);
-      } catch {
-        // Removed by the runtime when it closed the server.
-      }
-      removeMadeDirs(dirname(closing.path), closing.made);
+      await closeChannel(closing);
     },
   };
+}
+
+/** This sitting's first event, the iteration going on and the script running now (if one is): what a `status` request answers. */
+interface Sitting {
+  start?: RunStatus["start"];
+  iterations: number;
+  running?: string;
+}
+
+function track(sitting: Sitting, event: LoopEvent): void {
+  if (event.type === "run.start" || event.type === "run.resume") {
+    sitting.start = event;
+    sitting.iterations = event.type === "run.resume" ? event.iterations : 0;
+  } else if (event.type === "iteration.start") {
+    sitting.running = event.target;
+    sitting.iterations = event.n;
+  } else if (event.type === "iteration.end") sitting.running = undefined;
+}
+
+function statusReply(id: string, state: SteeringState, sitting: Sitting, records: string | undefined): ControlReply {
+  const { start, iterations } = sitting;
+  const going = state.stopping ? "stopping" : state.pausedSince !== undefined ? "paused" : "running";
+  return { ok: true, message: `run ${id} is ${going}`, ...(start ? { status: { start, iterations, state: going, ...(records !== undefined ? { records } : {}) } } : {}) };
+}
+
+async function closeChannel(closing: { server: Server; path: string; made: string | undefined }): Promise<void> {
+  await new Promise<void>((resolve) => closing.server.close(() => resolve()));
+  try {
+    unlinkSync(closing.path);
+  } catch {
+    // Removed by the runtime when it closed the server.
+  }
+  removeMadeDirs(dirname(closing.path), closing.made);
 }

@@ -1,6 +1,6 @@
 import { describeEnding } from "../records/wording.js";
 import { lastIterationEnd, lastSitting, startEvent } from "../records/run-state.js";
-import type { IterationStartEvent, RecordEvent, RecordedOptions, RunEndEvent, RunStartEvent } from "../core/events.js";
+import type { IterationEndEvent, IterationStartEvent, RecordEvent, RecordedOptions, RunEndEvent, RunStartEvent } from "../core/events.js";
 import { formatTarget, gotoTargetOf, parseTarget } from "../core/target.js";
 
 /**
@@ -54,6 +54,41 @@ export function decideResume(runId: string, events: RecordEvent[], alive: (sitti
     return { ok: false, message: `run ${runId} was ${describeEnding(end, sitting.maxIterations, lastEnd)}: nothing to resume` };
   }
 
+  const next = resumeTarget(runId, events, start, lastEnd);
+  if (!next.ok) return next;
+  const { target, n } = next;
+  const input = inputOf(events, n);
+
+  const budget = sitting.maxIterations ?? undefined;
+  const maxIterations = newBudget !== undefined ? n - 1 + newBudget : budget;
+  if (maxIterations !== undefined && maxIterations < n) {
+    const used = end?.reason === "limit" ? `reached -n ${budget}` : `has used its -n budget (${budget})`;
+    return {
+      ok: false,
+      message: newBudget === 0 ? `run ${runId}: -n 0 leaves nothing to resume` : `run ${runId} ${used}: nothing to resume (give -n <count> for more iterations)`,
+    };
+  }
+  return {
+    ok: true,
+    point: {
+      runId,
+      start,
+      target,
+      n,
+      ...input,
+      maxIterations,
+      elapsedMs: elapsed(events),
+      options: start.options ?? {},
+      ended: end ? describeEnding(end, sitting.maxIterations, lastEnd) : `crashed (process ${sitting.pid} is gone without run.end)`,
+    },
+  };
+}
+
+/**
+ * The script that runs first and its iteration number: the last script that started runs again
+ * unless it completed; then the loop goes on as it would have.
+ */
+function resumeTarget(runId: string, events: RecordEvent[], start: RunStartEvent, lastEnd: IterationEndEvent | undefined): { ok: true; target: string; n: number } | { ok: false; message: string } {
   // The last script that started, and whether it completed.
   let started: IterationStartEvent | undefined;
   for (let i = events.length - 1; i >= 0 && !started; i--) if (events[i]!.type === "iteration.start") started = events[i] as IterationStartEvent;
@@ -80,31 +115,7 @@ export function decideResume(runId: string, events: RecordEvent[], alive: (sitti
     target = started.target;
     n = started.n;
   }
-  const input = inputOf(events, n);
-
-  const budget = sitting.maxIterations ?? undefined;
-  const maxIterations = newBudget !== undefined ? n - 1 + newBudget : budget;
-  if (maxIterations !== undefined && maxIterations < n) {
-    const used = end?.reason === "limit" ? `reached -n ${budget}` : `has used its -n budget (${budget})`;
-    return {
-      ok: false,
-      message: newBudget === 0 ? `run ${runId}: -n 0 leaves nothing to resume` : `run ${runId} ${used}: nothing to resume (give -n <count> for more iterations)`,
-    };
-  }
-  return {
-    ok: true,
-    point: {
-      runId,
-      start,
-      target,
-      n,
-      ...input,
-      maxIterations,
-      elapsedMs: elapsed(events),
-      options: start.options ?? {},
-      ended: end ? describeEnding(end, sitting.maxIterations, lastEnd) : `crashed (process ${sitting.pid} is gone without run.end)`,
-    },
-  };
+  return { ok: true, target, n };
 }
 
 /**

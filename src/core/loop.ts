@@ -1,4 +1,4 @@
-import type { DirectoryReader, DiscoveredScript, DiscoveredWorkflow } from "./discovery.js";
+import type { DirectoryReader, DiscoveredScript, DiscoveredWorkflow, Discovery } from "./discovery.js";
 import { loadRunEnv, type EnvFileReader } from "./envfile.js";
 import { LoopxError, ScriptFailedError } from "./errors.js";
 import { discoverForRun, lookup, resolveResume, resolveStart } from "./loop-targets.js";
@@ -7,7 +7,7 @@ import { outputNearMiss } from "./output-check.js";
 import type { RunEnd } from "./run-part.js";
 import type { RunSession } from "./run-session.js";
 import type { StdoutText } from "./stdout-text.js";
-import { formatTarget, gotoTargetOf, parseTarget } from "./target.js";
+import { formatTarget, gotoTargetOf, parseTarget, type Target } from "./target.js";
 import { workflowVersionWarning, type VersionRequirement } from "./version-requirement.js";
 
 /**
@@ -157,6 +157,19 @@ function readIteration(session: RunSession, ran: ScriptStdout, label: string, wa
 }
 
 /**
+ * Where the loop goes after a script that did not end the run: its goto's target with its result
+ * (checked against discovery), or back to the starting target with nothing on stdin.
+ */
+function nextScript(host: LoopHost, discovery: Discovery, output: Output, label: string, workflow: string, start: Target): { current: Target; stdin: string | undefined } {
+  if (output.goto === undefined) return { current: start, stdin: undefined };
+  const parsed = parseTarget(output.goto);
+  if (!parsed.ok) throw new LoopxError(`invalid goto from ${label}: ${parsed.error}`);
+  const next = gotoTargetOf(parsed.target, workflow);
+  lookup(host.directories, discovery, next, `invalid goto from ${label}: `);
+  return { current: next, stdin: output.result };
+}
+
+/**
  * The loop state machine of spec §2.2 and §7.1, written once for the CLI and the API. Yields every
  * iteration's Output (the last one included) and throws a LoopxError for anything that makes the
  * CLI exit 1. Once validation has passed, the run belongs to `session`: it is told of every
@@ -210,17 +223,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
       yield output;
       ran.stdout.release(); // the API took its result (decoded) at the yield
       if (end) return;
-      if (output.goto !== undefined) {
-        const parsed = parseTarget(output.goto);
-        if (!parsed.ok) throw new LoopxError(`invalid goto from ${label}: ${parsed.error}`);
-        const next = gotoTargetOf(parsed.target, workflow.name);
-        lookup(host.directories, discovery, next, `invalid goto from ${label}: `);
-        current = next;
-        stdin = output.result;
-      } else {
-        current = start;
-        stdin = undefined;
-      }
+      ({ current, stdin } = nextScript(host, discovery, output, label, workflow.name, start));
     }
   } catch (error) {
     end = failure(error, label);

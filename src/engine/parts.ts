@@ -28,7 +28,7 @@ import { VERSION } from "../version.js";
  */
 export function runParts(plan: RunPlan, worktree?: RunWorktree): RunPart[] {
   const env = plan.baseEnv;
-  const { record, log, onEvent, summary } = plan.options;
+  const { record, log, onEvent } = plan.options;
   const parts: RunPart[] = [];
   const records = record && env.LOOPX_RECORD !== "0" ? recordsDir(env) : undefined;
   if (records !== undefined) parts.push(recordPart(records, recordMaxBytes(env)));
@@ -63,9 +63,25 @@ export function runParts(plan: RunPlan, worktree?: RunWorktree): RunPart[] {
   // The parts of the run's options (time limits, ...; engine/options.ts), each given its own value.
   parts.push(...plan.optionParts);
   if (env.LOOPX_CONTROL !== "0") parts.push(controlPart(env, records));
-  // Receipts read as they come: only for a budget or a progress line that shows the running total
-  // (a run with neither has no receipts file and reads nothing). After the scratch directory (the
-  // file is in it, read a last time before it goes).
+  parts.push(...receiptParts(plan, tmpdir));
+  // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.
+  parts.push(warningsPart());
+  if (onEvent) parts.push({ onEvent });
+  // A run in the project's own tree is warned of another live run of its workflow there.
+  if (!worktree && records !== undefined) parts.push(sharedTreePart(records));
+  // First to begin, last to end: the worktree is judged once every other part is done with the run.
+  if (worktree) parts.unshift(worktree.part);
+  return parts;
+}
+
+/**
+ * Receipts read as they come: only for a budget or a progress line that shows the running total
+ * (a run with neither has no receipts file and reads nothing). After the scratch directory (the
+ * file is in it, read a last time before it goes). Then telemetry and the progress line.
+ */
+function receiptParts(plan: RunPlan, tmpdir: TmpdirPart): RunPart[] {
+  const env = plan.baseEnv;
+  const parts: RunPart[] = [];
   const budget = budgetOf(plan);
   const showsProgress = plan.progress && progressShown(env);
   // Only with telemetry on: the part loads the SDK when the run begins (nothing of it otherwise).
@@ -77,16 +93,9 @@ export function runParts(plan: RunPlan, worktree?: RunWorktree): RunPart[] {
     parts.push(telemetry);
   }
   if (plan.progress) {
-    const progress = progressPart(env, { summary, knownIds: () => knownRunIds(env), ...(live ? { receipts: live } : {}) });
+    const progress = progressPart(env, { summary: plan.options.summary, knownIds: () => knownRunIds(env), ...(live ? { receipts: live } : {}) });
     if (progress) parts.push(progress);
   }
-  // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.
-  parts.push(warningsPart());
-  if (onEvent) parts.push({ onEvent });
-  // A run in the project's own tree is warned of another live run of its workflow there.
-  if (!worktree && records !== undefined) parts.push(sharedTreePart(records));
-  // First to begin, last to end: the worktree is judged once every other part is done with the run.
-  if (worktree) parts.unshift(worktree.part);
   return parts;
 }
 
