@@ -1,4 +1,4 @@
-import type { RunControls, RunPart } from "../core/run-part.js";
+import type { RunControls, RunEnd, RunPart } from "../core/run-part.js";
 import type { IterationEndEvent } from "../core/events.js";
 import { describeEnding } from "../records/wording.js";
 import { parseRecord } from "../records/parse.js";
@@ -71,43 +71,56 @@ export function onEndPart(options: OnEndOptions): OnEndPart {
     },
     async end(end) {
       if (!spec || !controls) return;
-      const { iterations, durationMs } = controls.progress();
-      const record = options.recordsDir === undefined ? null : recordPath(options.recordsDir, controls.id);
-      const outcome: EndOutcome = {
-        run: controls.id,
-        project,
-        target,
-        state: end.reason,
-        exitCode: end.exitCode,
-        reason: describeEnding({ reason: end.reason, target: end.target, signal: end.signal, iterations, message: end.message }, maxIterations, last),
-        iterations,
-        durationMs,
-        startedAt,
-        endedAt: new Date().toISOString(),
-        record,
-        ...recordedReceipts(record),
-      };
+      const outcome = endOutcome(controls, end, { records: options.recordsDir, project, target, startedAt, maxIterations, last });
       part.starting?.();
-      const terminal = stderrKind() === "terminal";
-      const result = await runHook({
-        ...spec,
-        cwd: project,
-        outcome,
-        ...(terminal
-          ? {
-              echo: (chunk: Buffer) => {
-                writeStderr(chunk);
-                noteScriptStderr();
-              },
-            }
-          : {}),
-      });
+      const result = await runHook({ ...spec, cwd: project, outcome, ...terminalEcho() });
       controls.emit(hookEvent(result, "loopx"));
       const problem = hookProblem(result, spec.timeoutMs);
       if (problem) controls.warn(problem);
     },
   };
   return part;
+}
+
+/** What the part has seen of the run by its end: where it ran, from when, and its last iteration. */
+interface RunSeen {
+  records: string | undefined;
+  project: string;
+  target: string;
+  startedAt: string;
+  maxIterations: number | null;
+  last: IterationEndEvent | undefined;
+}
+
+/** The outcome the hook is given (stdin, LOOPX_END_*) of the run that is ending. */
+function endOutcome(controls: RunControls, end: RunEnd, seen: RunSeen): EndOutcome {
+  const { iterations, durationMs } = controls.progress();
+  const record = seen.records === undefined ? null : recordPath(seen.records, controls.id);
+  return {
+    run: controls.id,
+    project: seen.project,
+    target: seen.target,
+    state: end.reason,
+    exitCode: end.exitCode,
+    reason: describeEnding({ reason: end.reason, target: end.target, signal: end.signal, iterations, message: end.message }, seen.maxIterations, seen.last),
+    iterations,
+    durationMs,
+    startedAt: seen.startedAt,
+    endedAt: new Date().toISOString(),
+    record,
+    ...recordedReceipts(record),
+  };
+}
+
+/** On a terminal, the hook's output is echoed to loopx's stderr as it comes; elsewhere only kept. */
+function terminalEcho(): { echo?: (chunk: Buffer) => void } {
+  if (stderrKind() !== "terminal") return {};
+  return {
+    echo: (chunk: Buffer) => {
+      writeStderr(chunk);
+      noteScriptStderr();
+    },
+  };
 }
 
 /** A resumed run's first start, from its record. */

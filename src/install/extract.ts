@@ -1,7 +1,7 @@
-import { closeSync, createReadStream, lstatSync, openSync, readSync, readdirSync } from "node:fs";
+import { closeSync, createReadStream, lstatSync, openSync, readSync, readdirSync, type ReadStream } from "node:fs";
 import { join, posix } from "node:path";
 import type { Readable } from "node:stream";
-import { createGunzip } from "node:zlib";
+import { createGunzip, type Gunzip } from "node:zlib";
 import * as tar from "tar";
 import { LoopxError } from "../core/errors.js";
 import { MAX_ARCHIVE_BYTES, MAX_ARCHIVE_ENTRIES, TOO_LARGE_EXPANDED, TOO_MANY_ENTRIES } from "./limits.js";
@@ -84,6 +84,18 @@ function startsWithGzipMagic(file: string): boolean {
   }
 }
 
+/** The archive's bytes as read from `file`, gunzipped here when `gzipped`; `stop` stops reading them. */
+function openArchive(file: string, gzipped: boolean): { input: ReadStream; gunzip: Gunzip | undefined; source: Readable; stop: () => void } {
+  const input = createReadStream(file);
+  const gunzip = gzipped ? createGunzip() : undefined;
+  const source: Readable = gunzip ? input.pipe(gunzip) : input;
+  const stop = (): void => {
+    input.destroy();
+    gunzip?.destroy();
+  };
+  return { input, gunzip, source, stop };
+}
+
 /** Ends a pump early with a refusal (a limit or an entry check). */
 type Refuse = (reason: string) => void;
 
@@ -107,14 +119,11 @@ function pumpArchive(file: string, countTrailing: boolean, makeSink: (refuse: Re
     let sawEnd = false;
     let sinkClosed = false;
     let sourceEnded = false;
-    const input = createReadStream(file);
-    const gunzip = gzipped ? createGunzip() : undefined;
-    const source: Readable = gunzip ? input.pipe(gunzip) : input;
+    const { input, gunzip, source, stop } = openArchive(file, gzipped);
     const finish = (error: Error | undefined, refusal?: string): void => {
       if (settled) return;
       settled = true;
-      input.destroy();
-      gunzip?.destroy();
+      stop();
       if (error) reject(error);
       else resolve(refusal);
     };
@@ -122,26 +131,16 @@ function pumpArchive(file: string, countTrailing: boolean, makeSink: (refuse: Re
       if (sinkClosed && (sourceEnded || !countTrailing)) finish(undefined);
     };
     const sink = makeSink((reason) => finish(undefined, reason));
-    sink.on("error", (error: Error) => finish(error));
-    sink.on("close", () => {
-      sinkClosed = true;
-      maybeDone();
-    });
-    sink.on("eof", () => {
-      if (sawEnd) return;
-      sawEnd = true;
-      process.nextTick(() => {
-        try {
-          sink.end();
-        } catch (error) {
-          finish(error as Error);
-        }
-      });
-      if (countTrailing) source.resume();
-      else {
-        input.destroy();
-        gunzip?.destroy();
-      }
+    watchSink(sink, finish, {
+      atEnd: () => {
+        sawEnd = true;
+        if (countTrailing) source.resume();
+        else stop();
+      },
+      closed: () => {
+        sinkClosed = true;
+        maybeDone();
+      },
     });
     input.on("error", (error) => finish(error));
     gunzip?.on("error", (error) => finish(new BadArchive(`zlib: ${archiveError(error)}`)));
@@ -154,16 +153,8 @@ function pumpArchive(file: string, countTrailing: boolean, makeSink: (refuse: Re
       expanded += chunk.length;
       if (expanded > MAX_ARCHIVE_BYTES) return finish(undefined, TOO_LARGE_EXPANDED);
       if (sawEnd) return; // after the end-of-archive blocks: counted, never parsed
-      let flowing: boolean;
-      try {
-        flowing = sink.write(chunk);
-      } catch (error) {
-        return finish(error as Error);
-      }
-      if (!flowing) {
-        source.pause();
-        sink.once("drain", () => source.resume());
-      }
+      const failed = writeWithBackpressure(sink, source, chunk);
+      if (failed) return finish(failed.error);
     });
     source.on("end", () => {
       sourceEnded = true;
@@ -175,6 +166,43 @@ function pumpArchive(file: string, countTrailing: boolean, makeSink: (refuse: Re
       maybeDone();
     });
   });
+}
+
+/**
+ * Watches `sink`: its errors go to `finish`, its close to `closed`. At the tar end-of-archive blocks
+ * (once) it is ended on the next tick and `atEnd` is told.
+ */
+function watchSink(sink: tar.Parser, finish: (error: Error) => void, on: { atEnd: () => void; closed: () => void }): void {
+  let sawEnd = false;
+  sink.on("error", (error: Error) => finish(error));
+  sink.on("close", on.closed);
+  sink.on("eof", () => {
+    if (sawEnd) return;
+    sawEnd = true;
+    process.nextTick(() => {
+      try {
+        sink.end();
+      } catch (error) {
+        finish(error as Error);
+      }
+    });
+    on.atEnd();
+  });
+}
+
+/** Writes `chunk` to `sink`, pausing `source` until the sink drains; what the sink threw, if it did. */
+function writeWithBackpressure(sink: tar.Parser, source: Readable, chunk: Buffer): { error: Error } | undefined {
+  let flowing: boolean;
+  try {
+    flowing = sink.write(chunk);
+  } catch (error) {
+    return { error: error as Error };
+  }
+  if (!flowing) {
+    source.pause();
+    sink.once("drain", () => source.resume());
+  }
+  return undefined;
 }
 
 /**

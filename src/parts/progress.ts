@@ -51,6 +51,36 @@ export function progressShown(env: Record<string, string | undefined>): boolean 
   return env.LOOPX_PROGRESS === "1" || (stderrKind() === "terminal" && env.LOOPX_PROGRESS !== "0");
 }
 
+/** Writes the part's lines to stderr; `named` once a line has named the run. */
+interface LineWriter {
+  /**
+   * One line; `run` names the run's id at the line's start ("run <id> · <text>") or end ("<text>
+   * · run <id>"). The id is loopx's own text: its bold prefix is styled inside the line's colour.
+   */
+  write(text: string, colour: readonly [string, string], run?: { id: string; at: "start" | "end" }): void;
+  readonly named: boolean;
+}
+
+function lineWriter(styled: boolean, knownIds: () => Set<string>): LineWriter {
+  const paint = (text: string, [on, off]: readonly [string, string]) => (styled ? `${on}${text}${off}` : text);
+  // What a line says may quote what a script wrote (a goto value): shown, never obeyed.
+  let id: { text: string; unique: number } | undefined;
+  return {
+    get named() {
+      return id !== undefined;
+    },
+    write(text, colour, run) {
+      let line = shownText(text);
+      if (run) {
+        id ??= shownRunId(run.id, knownIds);
+        const named = styled ? `run ${BOLD[0]}${id.text.slice(0, id.unique)}${BOLD[1]}${colour[0]}${id.text.slice(id.unique)}` : `run ${id.text}`;
+        line = run.at === "start" ? `${named} · ${line}` : `${line} · ${named}`;
+      }
+      stderrLine(paint(`loopx: ${line}`, colour));
+    },
+  };
+}
+
 /**
  * The part, or undefined when neither progress nor the summary line is asked for here. With
  * `receipts` (the run's live totals), each line shows the running total once there is one.
@@ -64,22 +94,7 @@ export function progressPart(
   const iterations = progressShown(env);
   if (!iterations && !options.summary) return undefined;
   const styled = terminal && !env.NO_COLOR && env.TERM !== "dumb";
-  const paint = (text: string, [on, off]: readonly [string, string]) => (styled ? `${on}${text}${off}` : text);
-  // What a line says may quote what a script wrote (a goto value): shown, never obeyed.
-  let id: { text: string; unique: number } | undefined;
-  /**
-   * One line; `run` names the run's id at the line's start ("run <id> · <text>") or end ("<text>
-   * · run <id>"). The id is loopx's own text: its bold prefix is styled inside the line's colour.
-   */
-  const write = (text: string, colour: readonly [string, string], run?: { id: string; at: "start" | "end" }) => {
-    let line = shownText(text);
-    if (run) {
-      id ??= shownRunId(run.id, options.knownIds ?? (() => new Set()));
-      const named = styled ? `run ${BOLD[0]}${id.text.slice(0, id.unique)}${BOLD[1]}${colour[0]}${id.text.slice(id.unique)}` : `run ${id.text}`;
-      line = run.at === "start" ? `${named} · ${line}` : `${line} · ${named}`;
-    }
-    stderrLine(paint(`loopx: ${line}`, colour));
-  };
+  const lines = lineWriter(styled, options.knownIds ?? (() => new Set()));
   let start: RunStartEvent | RunResumeEvent | undefined;
   let startedAt = 0;
   let last: IterationEndEvent | undefined;
@@ -97,28 +112,28 @@ export function progressPart(
         case "run.resume":
           start = event;
           startedAt = Date.now();
-          if (iterations) write(`resuming at ${event.target} (iteration ${event.iterations + 1})`, DIM, { id: event.run, at: "start" });
+          if (iterations) lines.write(`resuming at ${event.target} (iteration ${event.iterations + 1})`, DIM, { id: event.run, at: "start" });
           break;
         case "run.pause":
         case "run.continue":
         case "run.stop":
           if (iterations) {
             const line = describeSteering(event);
-            if (line !== undefined) write(line, YELLOW);
+            if (line !== undefined) lines.write(line, YELLOW);
           }
           break;
         case "iteration.start": {
           if (!iterations) break;
           const line = `${describeIterationStart(event, start?.maxIterations ?? null, Date.now() - startedAt)}${runningTotal(options.receipts?.totals)}`;
           // The first line of the run names it.
-          write(line, DIM, id === undefined ? { id: event.run, at: "start" } : undefined);
+          lines.write(line, DIM, lines.named ? undefined : { id: event.run, at: "start" });
           break;
         }
         case "iteration.end":
           last = event;
           break;
         case "run.end":
-          write(`${describeRunEnd(event, start?.maxIterations ?? null, last)}${runningTotal(options.receipts?.totals)}`, COLOURS[event.reason] ?? YELLOW, { id: event.run, at: "end" });
+          lines.write(`${describeRunEnd(event, start?.maxIterations ?? null, last)}${runningTotal(options.receipts?.totals)}`, COLOURS[event.reason] ?? YELLOW, { id: event.run, at: "end" });
           if (ending instanceof LoopxError) ending.reported = true;
           break;
       }
