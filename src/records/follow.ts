@@ -116,26 +116,9 @@ export function readLines(
         lineStart = newline + 1;
         skipToLine = false;
       }
-      // Decoded once per chunk; byte offsets follow from the lengths (equal for ASCII).
       const lastNewline = data.lastIndexOf(10);
       if (lastNewline >= lineStart) {
-        const text = data.toString("utf8", lineStart, lastNewline);
-        const ascii = text.length === lastNewline - lineStart;
-        let at = pendingAt + lineStart;
-        for (const line of text.split("\n")) {
-          const bytes = ascii ? line.length : Buffer.byteLength(line);
-          if (line !== "" && !(skip !== undefined && line.startsWith(skip))) {
-            let event: RecordEvent | number | undefined;
-            try {
-              event = recordEvent(JSON.parse(line));
-            } catch {
-              event = undefined; // the line in flight when a loop was killed
-            }
-            if (typeof event === "object") onEvent(event, at, bytes + 1);
-            else if (typeof event === "number") onNewer?.(event);
-          }
-          at += bytes + 1;
-        }
+        emitLines(data, lineStart, lastNewline, pendingAt + lineStart, onEvent, skip, onNewer);
         lineStart = lastNewline + 1;
       }
       // Copied: `chunk` is reused by the next read.
@@ -145,5 +128,37 @@ export function readLines(
     return { end: position, rest: pending };
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * The lines of `data` from `lineStart` up to the newline at `lastNewline`, the first at byte
+ * offset `at`, each parsed and passed to `onEvent` (or `onNewer`) as readLines describes.
+ */
+function emitLines(
+  data: Buffer,
+  lineStart: number,
+  lastNewline: number,
+  at: number,
+  onEvent: (event: RecordEvent, offset: number, length: number) => void,
+  skip?: string,
+  onNewer?: (version: number) => void,
+): void {
+  // Decoded once per chunk; byte offsets follow from the lengths (equal for ASCII).
+  const text = data.toString("utf8", lineStart, lastNewline);
+  const ascii = text.length === lastNewline - lineStart;
+  for (const line of text.split("\n")) {
+    const bytes = ascii ? line.length : Buffer.byteLength(line);
+    if (line !== "" && !(skip !== undefined && line.startsWith(skip))) {
+      let event: RecordEvent | number | undefined;
+      try {
+        event = recordEvent(JSON.parse(line));
+      } catch {
+        event = undefined; // the line in flight when a loop was killed
+      }
+      if (typeof event === "object") onEvent(event, at, bytes + 1);
+      else if (typeof event === "number") onNewer?.(event);
+    }
+    at += bytes + 1;
   }
 }

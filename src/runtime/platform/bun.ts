@@ -5,7 +5,7 @@ import { StdoutCapture } from "../stdout-capture.js";
 import { boundedWait, capturedStdout, failedSpawn, NO_STDOUT, stopReadingOnceGroupGone, watchHeldStdout, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
 import { stdinFile } from "../stdin-file.js";
 import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
-import { openStdoutPipe } from "../stdout-pipe.js";
+import { openStdoutPipe, type StdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
 import type { JsLauncher, Platform } from "./types.js";
 
@@ -75,33 +75,13 @@ const COLLECT_EVERY = 8 * 1024 * 1024;
  */
 const LARGE_STDIN = 1024 * 1024;
 
-function spawnScript(spec: SpawnSpec): ScriptProcess {
-  let proc: BunSubprocess;
-  const pipe = openStdoutPipe();
-  const stderr = scriptStderr(readDescriptor);
-  let stdinFd: number | undefined;
-  try {
-    stdinFd = spec.stdin !== undefined && spec.stdin.length > LARGE_STDIN ? stdinFile(spec.stdin) : undefined;
-    proc = bun().spawn({
-      cmd: [spec.command, ...spec.args],
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true, // new session and process group (pgid = pid)
-      stdin: spec.stdin === undefined ? "ignore" : (stdinFd ?? Buffer.from(spec.stdin)),
-      stdout: pipe?.write ?? "pipe",
-      stderr: stderr.fd,
-    });
-  } catch (error) {
-    stderr.abandon();
-    return failedSpawn(error, pipe);
-  } finally {
-    if (pipe) closeSync(pipe.write); // the child holds its own copy
-    if (stderr.fd !== "inherit") closeSync(stderr.fd);
-    if (stdinFd !== undefined) closeSync(stdinFd);
-  }
-  // Read chunk by chunk (not `new Response(stdout)`) so that stopReading() can cancel the read
-  // and close loopx's end of the pipe: a pending read would keep the process alive.
-  const reader = (pipe ? bun().file(pipe.read).stream() : proc.stdout!).getReader();
+/**
+ * The script's stdout into a capture. Read chunk by chunk (not `new Response(stdout)`) so that
+ * stopReading() can cancel the read and close loopx's end of the pipe: a pending read would keep
+ * the process alive. `ended`: whether readAll() saw the end of file.
+ */
+function stdoutReader(stream: ReadableStream<Uint8Array>, pipe: StdoutPipe | undefined) {
+  const reader = stream.getReader();
   const capture = new StdoutCapture();
   let ended = false;
   let cancelled = false;
@@ -127,11 +107,39 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
     cancelled = true;
     void reader.cancel().catch(() => undefined);
   };
+  return { capture, readAll, stopReading, ended: () => ended };
+}
+
+function spawnScript(spec: SpawnSpec): ScriptProcess {
+  let proc: BunSubprocess;
+  const pipe = openStdoutPipe();
+  const stderr = scriptStderr(readDescriptor);
+  let stdinFd: number | undefined;
+  try {
+    stdinFd = spec.stdin !== undefined && spec.stdin.length > LARGE_STDIN ? stdinFile(spec.stdin) : undefined;
+    proc = bun().spawn({
+      cmd: [spec.command, ...spec.args],
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true, // new session and process group (pgid = pid)
+      stdin: spec.stdin === undefined ? "ignore" : (stdinFd ?? Buffer.from(spec.stdin)),
+      stdout: pipe?.write ?? "pipe",
+      stderr: stderr.fd,
+    });
+  } catch (error) {
+    stderr.abandon();
+    return failedSpawn(error, pipe);
+  } finally {
+    if (pipe) closeSync(pipe.write); // the child holds its own copy
+    if (stderr.fd !== "inherit") closeSync(stderr.fd);
+    if (stdinFd !== undefined) closeSync(stdinFd);
+  }
+  const { capture, readAll, stopReading, ended } = stdoutReader(pipe ? bun().file(pipe.read).stream() : proc.stdout!, pipe);
   const done = (async (): Promise<ScriptExit> => {
     const reading = readAll();
     await proc.exited;
     stderr.settle(proc.pid);
-    if (!ended) {
+    if (!ended()) {
       const stopWatching = stopReadingOnceGroupGone(proc.pid, () => capture.reads, stopReading);
       const stopHeldWatch = watchHeldStdout(pipe?.read, spec.onStdoutHeld);
       await reading.finally(() => {

@@ -1,5 +1,5 @@
 /** Node: child_process for scripts, loopx's module hooks for JS/TS, V8 tuning for long loops. */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync } from "node:fs";
 import { Socket } from "node:net";
 import type { Readable } from "node:stream";
@@ -9,8 +9,8 @@ import { hooklessFlags } from "../hookless-script.js";
 import { stdinFile } from "../stdin-file.js";
 import { StdoutCapture } from "../stdout-capture.js";
 import { boundedWait, capturedStdout, failedSpawn, stopReadingOnceGroupGone, watchHeldStdout, type ScriptExit, type ScriptProcess, type SpawnSpec, type Watcher } from "../spawn.js";
-import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
-import { openStdoutPipe } from "../stdout-pipe.js";
+import { scriptStderr, type DescriptorReader, type ScriptStderr } from "../stderr-relay.js";
+import { openStdoutPipe, type StdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
 import type { Platform } from "./types.js";
 
@@ -49,30 +49,12 @@ function readInto(fd: number, capture: StdoutCapture): Socket {
   return new Socket({ fd, readable: true, writable: false, onread: { buffer: stdoutReads, callback } });
 }
 
-function spawnScript(spec: SpawnSpec): ScriptProcess {
-  let child;
-  let stdinFd: number | undefined;
-  const pipe = openStdoutPipe();
-  const stderr = scriptStderr(readDescriptor);
-  try {
-    stdinFd = spec.stdin === undefined ? undefined : stdinFile(spec.stdin);
-    child = spawn(spec.command, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true, // new session and process group: signals can reach the whole tree
-      stdio: [stdinFd ?? "ignore", pipe?.write ?? "pipe", stderr.fd],
-    });
-  } catch (error) {
-    stderr.abandon();
-    return failedSpawn(error, pipe);
-  } finally {
-    if (stdinFd !== undefined) closeSync(stdinFd); // the child holds its own copy
-    if (pipe) closeSync(pipe.write);
-    if (stderr.fd !== "inherit") closeSync(stderr.fd);
-  }
-  const capture = new StdoutCapture();
-  const stdout: Readable = pipe ? readInto(pipe.read, capture) : child.stdout!;
-  const done = new Promise<ScriptExit>((resolve) => {
+/**
+ * The script's end: its exit and its stdout's close, then its last stderr forwarded. Once it has
+ * exited, the read stops when its process group is gone and a stdout held open is reported.
+ */
+function awaitEnd(spec: SpawnSpec, child: ChildProcess, stdout: Readable, pipe: StdoutPipe | undefined, stderr: ScriptStderr, capture: StdoutCapture): Promise<ScriptExit> {
+  return new Promise<ScriptExit>((resolve) => {
     let spawnError: Error | undefined;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let sawEnd = false;
@@ -112,6 +94,32 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
       finish();
     });
   });
+}
+
+function spawnScript(spec: SpawnSpec): ScriptProcess {
+  let child;
+  let stdinFd: number | undefined;
+  const pipe = openStdoutPipe();
+  const stderr = scriptStderr(readDescriptor);
+  try {
+    stdinFd = spec.stdin === undefined ? undefined : stdinFile(spec.stdin);
+    child = spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true, // new session and process group: signals can reach the whole tree
+      stdio: [stdinFd ?? "ignore", pipe?.write ?? "pipe", stderr.fd],
+    });
+  } catch (error) {
+    stderr.abandon();
+    return failedSpawn(error, pipe);
+  } finally {
+    if (stdinFd !== undefined) closeSync(stdinFd); // the child holds its own copy
+    if (pipe) closeSync(pipe.write);
+    if (stderr.fd !== "inherit") closeSync(stderr.fd);
+  }
+  const capture = new StdoutCapture();
+  const stdout: Readable = pipe ? readInto(pipe.read, capture) : child.stdout!;
+  const done = awaitEnd(spec, child, stdout, pipe, stderr, capture);
   return { pid: child.pid, done, stopReading: () => stdout.destroy() };
 }
 
