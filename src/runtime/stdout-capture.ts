@@ -121,7 +121,7 @@ const continues = (byte: number): boolean => (byte & 0xc0) === 0x80;
 /**
  * A large stdout, decoded as Buffer#toString("utf8") does: all of it once, when asked (its bytes
  * are let go then), or only its ends. A UTF-8 decoder (Buffer#toString, every WHATWG one) starts
- * afresh at a byte that does not continue a character (not 10xxxxxx) and at one that follows
+ * afresh at a byte that does not continue a character (whose top bits are not 0b10) and at one that follows
  * three continuation bytes, and whether a character is whole shows within four bytes of its start.
  */
 class CapturedStdout implements StdoutText {
