@@ -201,7 +201,8 @@ function endedAtFrom(uptime: string): number {
 
 /**
  * The guardian's work; `args`: the JSON of the run, what loopx said, its stat line, the uptime it
- * died at, and "1" if loopx had started the run's end-of-run hook.
+ * died at, "1" if loopx had started the run's end-of-run hook, and the last iteration loopx told
+ * it of (a run without a record).
  */
 export async function guard(args: string[]): Promise<number> {
   const endedAt = endedAtFrom(args[3] ?? "");
@@ -237,7 +238,9 @@ export async function guard(args: string[]): Promise<number> {
   const left = findStrays(run.run);
   if (left.length > 0) problems.push(`could not end ${left.length} process(es) of the run: ${left.map((stray) => stray.pid).join(", ")}`);
   const start = startEvent(events);
-  const iterations = events.reduce((max, event) => (event.type === "iteration.start" || event.type === "iteration.end" ? Math.max(max, event.n) : max), 0);
+  // The record's highest iteration; with no record, the last one loopx told the guardian of.
+  const told = Number(args[5]);
+  const iterations = events.reduce((max, event) => (event.type === "iteration.start" || event.type === "iteration.end" ? Math.max(max, event.n) : max), Number.isSafeInteger(told) && told > 0 ? told : 0);
   const end: RunEndEvent = {
     v: EVENT_VERSION,
     type: "run.end",
