@@ -25,7 +25,7 @@ export interface Budget {
  * tokens, billed at a tenth of input): counted, they would spend a budget on the same context
  * over and over, so a budget would mean "turns × context" rather than the work done.
  */
-export function budgetTokens(totals: Totals): number {
+function budgetTokens(totals: Totals): number {
   const { input, cacheWrite, output, reasoning } = totals.tokens;
   return input + cacheWrite + output + reasoning;
 }

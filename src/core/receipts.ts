@@ -137,7 +137,7 @@ export function describeCost(totals: Totals): string {
 }
 
 /** "12.3k tokens", "1 token". */
-export function tokenWord(tokens: number): string {
+function tokenWord(tokens: number): string {
   return `${formatTokens(tokens)} token${tokens === 1 ? "" : "s"}`;
 }
 

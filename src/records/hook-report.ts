@@ -10,7 +10,7 @@ import { formatElapsed } from "./wording.js";
  */
 
 /** Lines of the hook's output `runs show` and the dashboard show (the record keeps its first 4 KiB). */
-export const HOOK_OUTPUT_LINES = 5;
+const HOOK_OUTPUT_LINES = 5;
 /** Characters of one such line, at most. */
 const HOOK_LINE_CHARS = 200;
 
@@ -34,7 +34,7 @@ export function hookOutputLines(output: unknown): { lines: string[]; more: boole
 }
 
 /** "on-end hook (run by loopx) · exit 0 · 312ms", or "... · exited with code 7 · 1.2s". */
-export function describeHookHead(event: RunHookEvent): string {
+function describeHookHead(event: RunHookEvent): string {
   const by = event.by === "guardian" ? "run by the guardian after loopx died" : "run by loopx";
   const failure = hookFailure(event);
   const duration = typeof event.durationMs === "number" ? ` · ${formatElapsed(event.durationMs)}` : "";
