@@ -24,7 +24,7 @@ type Write = (text: string) => void;
 const newer = newerRecordError;
 
 /** Default `--limit` of `loopx runs`. */
-export const DEFAULT_LIST_LIMIT = 20;
+const DEFAULT_LIST_LIMIT = 20;
 
 export interface ListOptions {
   json: boolean;
