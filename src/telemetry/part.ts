@@ -4,8 +4,8 @@ import type { NextScript, RunControls, RunPart } from "../core/run-part.js";
 import { CREDENTIAL_VARIABLES, scriptResourceAttributes, telemetryCapture } from "./settings.js";
 import type { RunTrace } from "./run-trace.js";
 import type { SdkSetup } from "./sdk.js";
+import type { Env } from "../core/env.js";
 
-type Env = Record<string, string | undefined>;
 
 /**
  * A run's OpenTelemetry export (loopx's own addition; only in runs with telemetry on — see
