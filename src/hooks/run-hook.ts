@@ -42,10 +42,7 @@ export type HookResult = Omit<RunHookEvent, "v" | "time" | "run" | "type" | "hoo
 export function runHook(request: HookRequest): Promise<HookResult> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const kept: Buffer[] = [];
-    let keptBytes = 0;
-    let outputBytes = 0;
-    let stderrTail = Buffer.alloc(0);
+    const output = keptOutput(request.echo);
     let timedOut = false;
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
@@ -53,9 +50,7 @@ export function runHook(request: HookRequest): Promise<HookResult> {
       if (settled) return;
       settled = true;
       for (const timer of timers) clearTimeout(timer);
-      const output = new TextDecoder().decode(Buffer.concat(kept)).replace(/\uFFFD$/, "");
-      const lastStderrLine = lastLine(stderrTail);
-      resolve({ exitCode, signal, timedOut, durationMs: Date.now() - started, output, outputBytes, ...(error !== undefined ? { error } : {}), ...(lastStderrLine ? { lastStderrLine } : {}) });
+      resolve({ exitCode, signal, timedOut, durationMs: Date.now() - started, ...output.result(), ...(error !== undefined ? { error } : {}) });
     };
     let child;
     try {
@@ -69,20 +64,8 @@ export function runHook(request: HookRequest): Promise<HookResult> {
       finish(null, null, `cannot start: ${error instanceof Error ? error.message : String(error)}`);
       return;
     }
-    const take = (chunk: Buffer) => {
-      outputBytes += chunk.length;
-      if (keptBytes < KEPT_OUTPUT_BYTES) {
-        const part = chunk.subarray(0, KEPT_OUTPUT_BYTES - keptBytes);
-        kept.push(part);
-        keptBytes += part.length;
-      }
-      request.echo?.(chunk);
-    };
-    child.stdout.on("data", take);
-    child.stderr.on("data", (chunk: Buffer) => {
-      take(chunk);
-      stderrTail = Buffer.concat([stderrTail, chunk]).subarray(-STDERR_TAIL_BYTES);
-    });
+    child.stdout.on("data", (chunk: Buffer) => output.take(chunk, false));
+    child.stderr.on("data", (chunk: Buffer) => output.take(chunk, true));
     child.stdin.on("error", () => undefined); // a hook that does not read its stdin
     child.stdin.end(`${JSON.stringify(request.outcome)}\n`);
     child.on("error", (error) => finish(null, null, `cannot start: ${error.message}`));
@@ -102,6 +85,31 @@ export function runHook(request: HookRequest): Promise<HookResult> {
     });
     child.on("close", () => exit && finish(exit[0], exit[1]));
   });
+}
+
+/** What is kept of the hook's output: its first KEPT_OUTPUT_BYTES (stdout and stderr as they come), its size, the end of its stderr. */
+function keptOutput(echo: ((chunk: Buffer) => void) | undefined) {
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let outputBytes = 0;
+  let stderrTail = Buffer.alloc(0);
+  return {
+    take(chunk: Buffer, stderr: boolean): void {
+      outputBytes += chunk.length;
+      if (keptBytes < KEPT_OUTPUT_BYTES) {
+        const part = chunk.subarray(0, KEPT_OUTPUT_BYTES - keptBytes);
+        kept.push(part);
+        keptBytes += part.length;
+      }
+      if (stderr) stderrTail = Buffer.concat([stderrTail, chunk]).subarray(-STDERR_TAIL_BYTES);
+      echo?.(chunk);
+    },
+    result(): { output: string; outputBytes: number; lastStderrLine?: string } {
+      const output = new TextDecoder().decode(Buffer.concat(kept)).replace(/\uFFFD$/, "");
+      const lastStderrLine = lastLine(stderrTail);
+      return { output, outputBytes, ...(lastStderrLine ? { lastStderrLine } : {}) };
+    },
+  };
 }
 
 /** The last non-blank line of `tail` (text the hook wrote: shown escaped), cut to QUOTED_LINE_CHARS. */
