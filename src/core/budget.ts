@@ -1,4 +1,4 @@
-import { addUsd, formatTokens, formatUsd, type RunTotals, type Totals } from "./receipts.js";
+import { addUsd, formatUsd, type RunTotals, type Totals } from "./receipts.js";
 import type { Receipt } from "./receipt-types.js";
 
 /**
@@ -48,7 +48,7 @@ export function budgetReached(budget: Budget, totals: RunTotals): string | undef
   if (budget.maxTokens !== undefined) {
     const tokens = budgetTokens(totals);
     if (tokens >= budget.maxTokens) {
-      const reads = totals.tokens.cacheRead > 0 ? `; cache reads not counted: ${formatTokens(totals.tokens.cacheRead)}` : "";
+      const reads = totals.tokens.cacheRead > 0 ? `; cache reads not counted: ${totals.tokens.cacheRead}` : "";
       return `budget reached: --max-tokens ${budget.maxTokens}, the run used ${tokens} tokens (input, cache write, output, reasoning${reads})`;
     }
   }
