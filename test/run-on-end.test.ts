@@ -181,7 +181,8 @@ describe.each(CHANNELS)("--on-end ($name)", (channel) => {
     expect(hanging.stderr).toBe("loopx: warning: the --on-end command was ended at its time limit (1s; LOOPX_ON_END_TIMEOUT)\n");
     expect(processAlive(Number(read(join(hooks, "hook.pid"))))).toBe(false);
     expect(failing.code).toBe(1);
-    expect(failing.stderr).toBe("loopx: warning: the --on-end command exited with code 3\nloopx: script w:fail exited with code 3\n");
+    // The warning ends with the hook's last stderr line.
+    expect(failing.stderr).toBe("loopx: warning: the --on-end command exited with code 3: oops\nloopx: script w:fail exited with code 3\n");
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(/^from the hook\r\n(?: +\r)?loopx: warning: the --on-end command exited with code 2\r\n$/);
     const records = join(env.XDG_STATE_HOME!, "loopx", "runs");
