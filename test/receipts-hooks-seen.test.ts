@@ -45,6 +45,8 @@ describe("receipts and runs show (node)", () => {
     const costOnly = (await loopx(["runs", "show"], cwd, env)).stdout;
     expect(costOnly).toContain("\nused $0.50 · 1 receipt\n");
     expect(costOnly).not.toMatch(/\b0 tokens\b/);
+    // Its row's TOKENS cell is blank, not "0".
+    expect(costOnly).toMatch(/\n1 +c:index +\S+ +\S+ +0 +stop +\$0\.50\n$/);
   });
 });
 

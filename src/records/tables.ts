@@ -47,7 +47,7 @@ export function formatRunList(summaries: RunSummary[], options: { project?: bool
   const branches = summaries.some((run) => run.worktree);
   const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", ...(costs ? ["COST", "TOKENS"] : []), "TARGET", ...(branches ? ["BRANCH"] : []), ...(options.project === false ? [] : ["PROJECT"])]];
   for (const run of summaries) {
-    const used = costs ? [run.totals ? describeCost(run.totals) || "-" : "", run.totals ? formatTokens(tokenSum(run.totals)) : ""] : [];
+    const used = costs ? [run.totals ? describeCost(run.totals) || "-" : "", tokensCell(run.totals)] : [];
     rows.push([
       run.id,
       run.state,
@@ -246,7 +246,7 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
       durationBar(ms, max),
       open ? (summary.state === "running" ? "running" : "-") : row.exit!,
       open ? "" : row.next!,
-      ...(costs ? [row.totals ? describeCost(row.totals) : "", row.totals ? formatTokens(tokenSum(row.totals)) : ""] : []),
+      ...(costs ? [row.totals ? describeCost(row.totals) : "", tokensCell(row.totals)] : []),
       open ? "" : row.result!,
     ]);
   }
@@ -292,4 +292,9 @@ function linesAround(detail: RunDetail, iterations: DetailRow[]): { above: Map<n
 /** Iteration `earlier.n` started again (a resume re-runs the iteration the run ended in): the new try, marked. */
 function retriedRow(earlier: DetailRow, target: string, startMs: number): DetailRow {
   return { n: earlier.n, target: target.endsWith(" (retry)") ? target : `${target} (retry)`, startMs, ms: undefined, exit: undefined, next: undefined, result: undefined, stderr: undefined, totals: earlier.totals };
+}
+
+/** A TOKENS cell: blank for receipts that reported a cost only (no "0"). */
+function tokensCell(totals: Totals | undefined): string {
+  return totals && (tokenSum(totals) > 0 || !describeCost(totals)) ? formatTokens(tokenSum(totals)) : "";
 }
