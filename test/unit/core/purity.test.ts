@@ -1,5 +1,5 @@
 /**
- * src/core/ is pure logic (issue 19): no file system, no processes, no OS, no process object, no
+ * src/core/ is pure logic: no file system, no processes, no OS, no process object, no
  * Node-only globals. Whatever it needs from outside comes through an interface (the loop's host,
  * the session's options). What core may import is a dependency-cruiser rule (.dependency-cruiser.cjs,
  * `npm run lint`); shown here to catch planted violations. The host's globals, which no import
