@@ -1,5 +1,5 @@
 /**
- * Totals and budgets (issue 29), black-box under node, bun and the standalone binary: --max-cost
+ * Totals and budgets, black-box under node, bun and the standalone binary: --max-cost
  * stops the run after the iteration that crossed it (exit 3, one line naming the budget and the
  * total), `runs resume --max-cost <more>` goes on from the totals; estimates count only with
  * --count-estimates; --max-tokens; budgets with records off; what a SIGKILLed loopx's script had

@@ -1,5 +1,5 @@
 /**
- * Receipts from scripts (loopx's own addition, issue 29): `$LOOPX_BIN receipt` (flags or --json)
+ * Receipts from scripts (loopx's own addition): `$LOOPX_BIN receipt` (flags or --json)
  * and `receipt()` from "loopx" append one `receipt` event to the run's record, exactly as given;
  * a malformed receipt is refused with one line naming the field and nothing is recorded; outside a
  * run, or with records off and no live reader, a receipt is nothing (exit 0, no file). Under node,

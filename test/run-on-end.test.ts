@@ -1,5 +1,5 @@
 /**
- * Issue 30, "know when it ends": `--on-end <command>` (and LOOPX_ON_END from the global env file)
+ * "know when it ends": `--on-end <command>` (and LOOPX_ON_END from the global env file)
  * runs once for every way a run ends — stop, -n, a failure, a time limit, a budget (--max-cost; the
  * run's receipt totals in the JSON), Ctrl-C (SIGINT), a hangup,
  * `loopx runs stop`, and kill -9 of loopx (then the run's guardian runs it) — with the outcome as
