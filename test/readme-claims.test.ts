@@ -15,7 +15,7 @@ const statesIn = (text: string) => new Set([...text.matchAll(/[a-z][a-z-]+/g)].m
 
 describe("README claims", () => {
   it("the run states in the README, in 'loopx runs -h' and in --state are one list", async () => {
-    const { RUN_STATES } = (await import(join(ROOT, "dist", "records", "runs.js"))) as { RUN_STATES: readonly string[] };
+    const { RUN_STATES } = (await import(join(ROOT, "dist", "core", "run-states.js"))) as { RUN_STATES: readonly string[] };
     const help = (await loopx(CHANNELS[0]!, ["runs", "-h"], makeProject(), isolatedEnv())).stdout;
     const helpStates = /States: ([\s\S]*?)\n\n/.exec(help)?.[1];
     const readmeStates = /state \((`running`[\s\S]*?)\),\n/.exec(README)?.[1];
