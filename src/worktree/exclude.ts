@@ -18,7 +18,7 @@ import { git, gitOk, type Env } from "./git.js";
  */
 
 /** A path relative to the worktree's top as a gitignore pattern matching exactly it (file, link or directory). */
-export function exactPattern(path: string): string {
+function exactPattern(path: string): string {
   return `/${path.replace(/[\\*?[\]!# ]/g, (char) => `\\${char}`)}`;
 }
 

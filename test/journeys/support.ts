@@ -10,7 +10,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { BINARY, NODE, ROOT, tempDir } from "../helpers.js";
-import { FakeAgents } from "../fixtures/agents/support.js";
+import type { FakeAgents } from "../fixtures/agents/support.js";
 
 const NPM_CLI = join(dirname(NODE), "..", "lib", "node_modules", "npm", "bin", "npm-cli.js");
 
@@ -42,7 +42,7 @@ export function binaryInstalled(): string {
 }
 
 /** A directory of the tools a shell user has (git, bash, coreutils), and neither node nor bun. */
-export function toolsDir(): string {
+function toolsDir(): string {
   const dir = tempDir("loopx-journey-tools-");
   const tools = ["bash", "sh", "cat", "cp", "mv", "basename", "dirname", "sleep", "mkdir", "rm", "env", "pwd", "ls", "git", "grep", "sed", "echo", "test", "tr", "date", "head", "tail", "wc", "uname", "id"];
   for (const tool of tools) {
