@@ -10,12 +10,15 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { BUN, NODE, runCommand, snapshotTree, tempDir, type RunResult } from "../helpers.js";
 import { FakeAgents, claudeStream, lastWorkflowLine, packedWorkflows } from "../fixtures/agents/support.js";
 import { binaryInstalled, fakeClaude, freshProject, git, npmInstalled, userEnv } from "./support.js";
 
 const COMPLETE = "<promise>COMPLETE</promise>";
+
+// Whole journeys (installs, loops, agent calls) on a loaded 2-core machine.
+vi.setConfig({ testTimeout: 240_000 });
 
 interface Channel {
   name: string;

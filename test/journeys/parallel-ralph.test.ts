@@ -10,12 +10,15 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { runCommand } from "../helpers.js";
 import { FakeAgents, claudeStream } from "../fixtures/agents/support.js";
 import { binaryInstalled, fakeClaude, freshProject, git, userEnv } from "./support.js";
 
 const SPECS = ["auth", "search", "export"];
+
+// Whole journeys (installs, loops, agent calls) on a loaded 2-core machine.
+vi.setConfig({ testTimeout: 240_000 });
 
 /** What the fake agent does in its worktree: its own file for its spec, then what ralph's prompt asks (commit all changes). */
 const AGENT_WORK = [
