@@ -38,7 +38,9 @@ export async function fillWorktree(top: string, path: string, rel: string, named
     warnings.push(`submodules are not checked out in the worktree (${empty.join(", ")}): git -C ${path} submodule update --init gets them`);
   }
   const status = await git(top, ["status", "--porcelain", "-z", "--untracked-files=no", "--no-renames"], env);
-  const uncommitted = status.code === 0 ? status.stdout.split("\0").filter((entry) => entry.length > 3).map((entry) => entry.slice(3)) : [];
+  const changed = status.code === 0 ? status.stdout.split("\0").filter((entry) => entry.length > 3).map((entry) => entry.slice(3)) : [];
+  // What --worktree-copy named is carried over, changes and all.
+  const uncommitted = changed.filter((file) => !named.some((inside) => file === inside || file.startsWith(`${inside}/`)));
   return { copied, uncommitted, warnings };
 }
 
