@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeDashboardAssets } from "./dashboard-assets.mjs";
+import { packWorkflows } from "./pack-workflows.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bun = join(root, "node_modules", ".bin", "bun");
@@ -32,11 +33,14 @@ try {
   run(["build", "src/script.ts", "--target=bun", "--format=esm", "--minify", "--define", "__LOOPX_BUN_BUNDLE__=true", "--outfile", join(work, "helpers.js")]);
   run(["build", "src/runtime/loader/bun-preload.ts", "--target=bun", "--format=esm", "--minify", "--outfile", join(work, "preload.js")]);
   run(["build", "src/runtime/loader/standalone-env-preload.ts", "--target=bun", "--format=esm", "--minify", "--outfile", join(work, "env-preload.js")]);
+  // The shipped workflows (`loopx install --builtin`), the same archive as the npm package's.
+  await packWorkflows(join(work, "workflows.tar.gz"));
   const defines = {
     __LOOPX_VERSION__: version,
     __LOOPX_HELPERS_JS__: readFileSync(join(work, "helpers.js"), "utf8"),
     __LOOPX_PRELOAD_JS__: readFileSync(join(work, "preload.js"), "utf8"),
     __LOOPX_ENV_PRELOAD_JS__: readFileSync(join(work, "env-preload.js"), "utf8"),
+    __LOOPX_WORKFLOWS_TGZ__: readFileSync(join(work, "workflows.tar.gz")).toString("base64"),
   };
   const defineArgs = Object.entries(defines).flatMap(([name, value]) => ["--define", `${name}=${JSON.stringify(value)}`]);
 

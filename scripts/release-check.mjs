@@ -2,7 +2,8 @@
 // `npm run build:binaries`. The release workflow runs it before anything is published.
 //
 //   - `npm pack` into a temp dir: the tarball holds exactly package.json, README.md, LICENSE and the
-//     built JavaScript, declarations and NODE_PATH shim (no sources, tests, source maps, binaries);
+//     built JavaScript, declarations, NODE_PATH shim and the shipped workflows (dist/workflows.tar.gz;
+//     no sources, tests, source maps, binaries);
 //   - `bin`, `main`, `types` and every `exports` target resolve to files inside the tarball, and the
 //     packed `loopx version` prints package.json's version;
 //   - LICENSE is the licence package.json names;
@@ -36,7 +37,8 @@ const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
  * dist/ (outside dist/bin/) is shipped when it matches, and every file shipped must match.
  */
 const SHIPPED_TOP_LEVEL = ["package.json", "README.md", "LICENSE"];
-const shipsFromDist = (path) => !path.startsWith("dist/bin/") && (/\.(js|d\.ts)$/.test(path) || path.startsWith("dist/node-path/"));
+const shipsFromDist = (path) =>
+  !path.startsWith("dist/bin/") && (/\.(js|d\.ts)$/.test(path) || path.startsWith("dist/node-path/") || path === "dist/workflows.tar.gz");
 
 /** The first words of each licence text package.json's `license` may name. */
 const LICENCE_TEXTS = {
@@ -97,7 +99,7 @@ function checkPackage(work) {
   const missing = expected.filter((f) => !shipped.includes(f));
   check(
     extra.length === 0 && missing.length === 0,
-    `tarball ships exactly ${expected.length} files (package.json, README.md, LICENSE, dist JS + .d.ts + NODE_PATH shim)`,
+    `tarball ships exactly ${expected.length} files (package.json, README.md, LICENSE, dist JS + .d.ts + NODE_PATH shim + workflows.tar.gz)`,
     [extra.length ? `unexpected ${extra.join(", ")}` : "", missing.length ? `missing ${missing.join(", ")}` : ""].filter(Boolean).join("; "),
   );
   const banned = shipped.filter((f) => /^(src|test|scripts|examples)\//.test(f) || /\.map$/.test(f) || /^dist\/bin\//.test(f) || /\.tgz$/.test(f));

@@ -81,7 +81,7 @@ describe("loopx run --worktree (node)", () => {
     expect(readFileSync(`${env.HOLD}.seen`, "utf8")).toBe("spec one\nlink\n");
     expect(treeState(root, env)).toEqual(before);
     expect(events(env, recordIds(env)[0]!)[0]!.worktree.copied).toEqual([".loopx", "specs"]);
-    expectOneLineError(await loopx(channel, ["run", "--worktree-copy", "specs", "look"], root, env), "worktreeCopy (--worktree-copy) needs worktree (--worktree)");
+    expectOneLineError(await loopx(channel, ["run", "--worktree-copy", "specs", "look"], root, env), "--worktree-copy needs --worktree");
   });
 
   it("two plain runs of one workflow in one tree: the second warns in one line naming the first and records it; never with --worktree, nor for another workflow", async () => {

@@ -220,7 +220,9 @@ export const RUN_OPTIONS = [
     name: "worktreeCopy",
     cli: { names: "--worktree-copy", kind: "path", form: "repeated", description: "Copy this untracked path into the worktree too (repeatable; loopx's own addition)" },
     api: true,
-    check: (value) => value as string[] | undefined,
+    requires: "worktree",
+    // Checked with worktree (worktree/option.ts); an empty list asks for nothing.
+    check: (value) => (Array.isArray(value) && value.length > 0 ? (value as string[]) : undefined),
   }),
   declare({
     name: "summary",

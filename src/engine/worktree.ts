@@ -11,6 +11,7 @@ import type { RunPlan } from "./plan.js";
 export function worktreeStart(plan: RunPlan, id: string): { create?: () => Promise<RunWorktree>; adopted?: RunWorktree } {
   const notify = (line: string) => stderrLine(`loopx: ${line}`);
   const asked = plan.options.worktree;
-  if (asked) return { create: () => RunWorktree.create(asked, { id, projectRoot: plan.projectRoot, env: plan.baseEnv, warn: warnToStderr, notify }) };
+  const workflow = typeof plan.target === "string" ? plan.target.split(":")[0] : undefined;
+  if (asked) return { create: () => RunWorktree.create(asked, { id, projectRoot: plan.projectRoot, workflow, env: plan.baseEnv, warn: warnToStderr, notify }) };
   return plan.resume?.worktree ? { adopted: RunWorktree.adopt(plan.resume.worktree, plan.projectRoot, plan.baseEnv, notify) } : {};
 }

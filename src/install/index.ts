@@ -9,18 +9,19 @@ import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { warnToStderr } from "../os/stderr.js";
 import { VERSION } from "../version.js";
-import { classifySource, selectWorkflows } from "./classify.js";
+import { classifySource, selectWorkflows, type Classification, type SourceWorkflow } from "./classify.js";
 import { Cleanup } from "./cleanup.js";
 import { commitAll, stageAll } from "./commit.js";
-import { downloadToFile } from "./download.js";
-import { extractTarball, stripWrapper } from "./extract.js";
-import { cloneRepository } from "./git.js";
+import { describeSource, fetchSource, type SourceForm } from "./fetch.js";
 import { preflight } from "./preflight.js";
-import { detectSource, displayUrl } from "./source.js";
 
 export interface InstallRequest {
+  /** A spec §10.1 source; with `form: "local"`, a path; with `form: "builtin"`, unused. */
   source: string;
-  workflow?: string;
+  /** "spec" (the default): `source` as spec §10.1 reads it; the others are loopx's own (fetch.ts). */
+  form?: SourceForm;
+  /** -w: only these workflows of a multi-workflow source (none: all of them). */
+  workflows?: string[];
   yes: boolean;
   projectRoot: string;
 }
@@ -53,9 +54,17 @@ function loopxDirExists(loopxDir: string): boolean {
   return true;
 }
 
+/** Every workflow named (spec §10.8's -w, once per name), in the order named, each once; none named: all. */
+function selectAll(classification: Classification, names: string[], shown: string): SourceWorkflow[] {
+  if (names.length === 0) return selectWorkflows(classification, undefined, shown);
+  const selected = names.flatMap((name) => selectWorkflows(classification, name, shown));
+  return selected.filter((workflow, index) => selected.findIndex((other) => other.name === workflow.name) === index);
+}
+
 export async function install(request: InstallRequest, io: InstallIO = defaultIO): Promise<void> {
-  const source = detectSource(request.source);
-  const shown = displayUrl(request.source);
+  const form = request.form ?? "spec";
+  const { shown, check } = describeSource(form, request.source, request.projectRoot);
+  check(); // a bad source is refused before anything else
   const loopxDir = join(request.projectRoot, ".loopx");
   loopxDirExists(loopxDir); // fail before any network access if .loopx is unusable
 
@@ -63,20 +72,8 @@ export async function install(request: InstallRequest, io: InstallIO = defaultIO
   try {
     const work = mkdtempSync(join(tmpdir(), "loopx-install-"));
     cleanup.addPath(work);
-    let root: string;
-    if (source.kind === "git") {
-      root = join(work, "repo");
-      await cloneRepository(source.url, root, cleanup);
-    } else {
-      const archive = join(work, "download.tar.gz");
-      await downloadToFile(source.url, archive);
-      const extracted = join(work, "extracted");
-      mkdirSync(extracted);
-      await extractTarball(archive, extracted, shown);
-      root = stripWrapper(extracted);
-    }
-
-    const selected = selectWorkflows(classifySource(root, source.name, shown), request.workflow, shown);
+    const { root, name } = await fetchSource(form, request.source, request.projectRoot, work, cleanup);
+    const selected = selectAll(classifySource(root, name, shown), request.workflows ?? [], shown);
     const checked = preflight(selected, { sourceRoot: root, loopxDir, yes: request.yes, version: VERSION });
     for (const warning of checked.warnings) io.warn(warning);
     if (checked.failures.length > 0) {

@@ -86,7 +86,7 @@ export function detectSource(source: string): InstallSource {
       // 3. `.git` URL in git's scp-like form.
       return { kind: "git", url: source, name: stripSuffix(lastSegment(source.slice(source.indexOf(":") + 1)), ".git") };
     }
-    throw new LoopxError(`unsupported source ${shown}: ${SUPPORTED} (local paths are not supported; single-file installs are not supported)`);
+    throw new LoopxError(`unsupported source ${shown}: ${SUPPORTED} (a local directory or archive: loopx install --local <path>; single-file installs are not supported)`);
   }
 
   // 2. Known git hosts: only /<owner>/<repo>[.git][/] is git; other paths fall through.

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, realpathSync, rmSync, rmdirSync } from "node:fs"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import type { WorktreeInfo } from "../core/worktree-events.js";
-import { copyTree } from "./copy.js";
+import { fillWorktree } from "./fill.js";
 import { git, gitOk, gitReason } from "./git.js";
 import type { Env } from "../core/env.js";
 import { checkWorktreeName, repositoryWorktrees, worktreeBranch } from "./place.js";
@@ -28,8 +28,10 @@ export interface CreatedWorktree {
   info: WorktreeInfo;
   /** The run's project root: the main tree's project root, at the same place in the worktree. */
   projectRoot: string;
-  /** Tracked files of the main tree with uncommitted changes (not carried over). */
-  uncommitted: number;
+  /** Tracked files of the main tree with uncommitted changes (not carried over), relative to the repository's top. */
+  uncommitted: string[];
+  /** Lines for the run's stderr (fill.ts). */
+  warnings: string[];
 }
 
 /** The repository around `projectRoot`: its top, its git directory and HEAD's commit. */
@@ -93,14 +95,8 @@ export async function createWorktree(request: WorktreeRequest): Promise<CreatedW
     // the way (worktree/git.ts), which `worktree add -b` cannot (a failed try leaves the branch).
     await gitOk(top, ["branch", "--no-track", branch, head], env, `--worktree: cannot create branch ${branch}`);
     await gitOk(top, ["worktree", "add", "-q", path, branch], env, `--worktree: git worktree add ${path} failed`);
-    const copied = await copyUntracked(top, path, rel, env);
-    for (const source of copies) copied.push(copyNamed(top, path, source));
-    const uncommitted = await git(top, ["status", "--porcelain", "--untracked-files=no"], env);
-    return {
-      info: { name, branch, path, base: head, repo: top, copied },
-      projectRoot: rel === "" ? path : join(path, rel),
-      uncommitted: uncommitted.code === 0 ? uncommitted.stdout.split("\n").filter(Boolean).length : 0,
-    };
+    const { copied, uncommitted, warnings } = await fillWorktree(top, path, rel, copies, env);
+    return { info: { name, branch, path, base: head, repo: top, copied }, projectRoot: rel === "" ? path : join(path, rel), uncommitted, warnings };
   } catch (error) {
     await undo.run();
     throw error;
@@ -116,37 +112,6 @@ function copySource(projectRoot: string, top: string, given: string): string {
     throw new LoopxError(`--worktree-copy ${given}: only paths inside the repository (${top}) can be copied, and not all of it`);
   }
   return inside;
-}
-
-function copyNamed(top: string, path: string, inside: string): string {
-  const target = join(path, inside);
-  try {
-    rmSync(target, { recursive: true, force: true });
-    mkdirSync(dirname(target), { recursive: true });
-    copyTree(join(top, inside), target);
-  } catch (error) {
-    throw new LoopxError(`--worktree-copy: cannot copy ${inside} into ${path}: ${fsReason(error)}`);
-  }
-  return inside;
-}
-
-/** The project's `.loopx/` entries git does not track (untracked or ignored), copied in. */
-async function copyUntracked(top: string, path: string, rel: string, env: Env): Promise<string[]> {
-  const loopx = rel === "" ? ".loopx" : join(rel, ".loopx");
-  const listed = await gitOk(top, ["ls-files", "-z", "--others", "--directory", "--", loopx], env, "--worktree: cannot list the untracked files of .loopx/");
-  const copied: string[] = [];
-  for (const entry of listed.split("\0")) {
-    if (entry === "") continue;
-    const inside = entry.replace(/\/$/, "");
-    try {
-      mkdirSync(dirname(join(path, inside)), { recursive: true });
-      copyTree(join(top, inside), join(path, inside));
-    } catch (error) {
-      throw new LoopxError(`--worktree: cannot copy ${inside} into ${path}: ${fsReason(error)}`);
-    }
-    copied.push(inside);
-  }
-  return copied;
 }
 
 /** Removes `dir` and its parents up to `made` (the first one this run created), while empty. */

@@ -29,9 +29,10 @@ function gitEnv(env: Env): Env {
  * What git says when another git process is half-way through changing the repository: a worktree
  * whose administrative directory is being made (its commondir/gitdir not written yet: `git
  * worktree list` fails with "failed to read .git/worktrees/<name>/commondir", seen with three
- * `--worktree` runs started together), or a lock file held. Such a call is tried again.
+ * `--worktree` runs started together), or a lock file held (the repository's config, being set by
+ * another run's exclude.ts). Such a call is tried again.
  */
-const CONCURRENT_GIT = /failed to read .*\/worktrees\/[^/\s]+\/(commondir|gitdir)|Unable to create '[^']+\.lock': File exists/;
+const CONCURRENT_GIT = /failed to read .*\/worktrees\/[^/\s]+\/(commondir|gitdir)|Unable to create '[^']+\.lock': File exists|could not lock config file .*: File exists/;
 
 /** Tries at 50, 100, 200, 400 and 800 ms after the first: 1.55 s in all, then gives the failure. */
 const RETRIES = 5;

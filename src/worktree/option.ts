@@ -11,10 +11,8 @@ export function validateWorktreeOption(worktree: unknown, copy: unknown): Worktr
   if (copy !== undefined && (!Array.isArray(copy) || copy.some((path) => typeof path !== "string" || path === "" || path.includes("\0")))) {
     throw new LoopxError(`worktreeCopy must be an array of paths, got ${Array.isArray(copy) ? "an array holding a non-path" : describeValue(copy)}`);
   }
-  if (worktree === undefined || worktree === false) {
-    if (copy !== undefined && copy.length > 0) throw new LoopxError("worktreeCopy (--worktree-copy) needs worktree (--worktree)");
-    return undefined;
-  }
+  // worktreeCopy without worktree: the table's `requires` says so (engine/options.ts), in the CLI's words on the CLI.
+  if (worktree === undefined || worktree === false) return undefined;
   if (worktree !== true && typeof worktree !== "string") throw new LoopxError(`worktree must be true or a name, got ${describeValue(worktree)}`);
   return { ...(typeof worktree === "string" ? { name: checkWorktreeName(worktree) } : {}), copy: (copy as string[] | undefined) ?? [] };
 }

@@ -1,6 +1,7 @@
 import type { RunPart } from "../core/run-part.js";
 import type { WorktreeInfo } from "../core/worktree-events.js";
-import { createWorktree } from "./create.js";
+import { join, relative } from "node:path";
+import { createWorktree, type CreatedWorktree } from "./create.js";
 import { finishWorktree } from "./finish.js";
 import type { Env } from "../core/env.js";
 
@@ -15,6 +16,32 @@ export interface WorktreeOption {
   copy: string[];
 }
 
+/** The run a worktree is made for. */
+interface RunAsked {
+  id: string;
+  projectRoot: string;
+  /** The workflow it runs (its starting target's), when known. */
+  workflow?: string;
+  env: Env;
+  warn(message: string): void;
+  notify(line: string): void;
+}
+
+/**
+ * The main tree's uncommitted changes are not in the worktree; those to `.loopx/` files are named,
+ * since they change what runs: the worktree runs the workflow as last committed.
+ */
+function uncommittedLine(made: CreatedWorktree, workflow: string | undefined): string {
+  const count = made.uncommitted.length;
+  const line = `uncommitted changes in ${made.info.repo} (${count} file${count === 1 ? "" : "s"}) are not in the worktree: it starts from the last commit, ${made.info.base.slice(0, 12)}`;
+  const loopx = join(relative(made.info.path, made.projectRoot), ".loopx");
+  const workflows = made.uncommitted.filter((path) => path.startsWith(`${loopx}/`));
+  if (workflows.length === 0) return line;
+  const ran = workflow !== undefined && workflows.some((path) => path.startsWith(`${loopx}/${workflow}/`));
+  const shown = workflows.slice(0, 5).join(", ") + (workflows.length > 5 ? ` and ${workflows.length - 5} more` : "");
+  return `${line}; among them ${shown}: ${ran ? `the workflow being run, ${workflow}, runs` : "the workflows in the worktree run"} as last committed, without these changes`;
+}
+
 export class RunWorktree {
   private finishing: Promise<void> | undefined;
 
@@ -27,12 +54,10 @@ export class RunWorktree {
   ) {}
 
   /** Makes the worktree of a new run (see create.ts); one line on `notify` if the main tree has uncommitted changes. */
-  static async create(option: WorktreeOption, run: { id: string; projectRoot: string; env: Env; warn(message: string): void; notify(line: string): void }): Promise<RunWorktree> {
+  static async create(option: WorktreeOption, run: RunAsked): Promise<RunWorktree> {
     const made = await createWorktree({ projectRoot: run.projectRoot, name: option.name ?? run.id, copy: option.copy, env: run.env });
-    if (made.uncommitted > 0) {
-      const files = `${made.uncommitted} file${made.uncommitted === 1 ? "" : "s"}`;
-      run.warn(`uncommitted changes in ${made.info.repo} (${files}) are not in the worktree: it starts from the last commit, ${made.info.base.slice(0, 12)}`);
-    }
+    if (made.uncommitted.length > 0) run.warn(uncommittedLine(made, run.workflow));
+    for (const warning of made.warnings) run.warn(warning);
     return new RunWorktree(made.info, made.projectRoot, run.env, run.notify);
   }
 

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { RunPart } from "../core/run-part.js";
 import type { RecordEvent, RunStartEvent } from "../core/events.js";
 import { parseRecord, recordEvent } from "../records/parse.js";
@@ -40,6 +42,14 @@ function liveRunSharing(dir: string, self: string, projectRoot: string, workflow
   return undefined;
 }
 
+/** Whether `dir` is in a git working tree (a `.git` in it or above): only there can --worktree help. */
+function inGitRepository(dir: string): boolean {
+  for (let at = dir; ; at = dirname(at)) {
+    if (existsSync(join(at, ".git"))) return true;
+    if (dirname(at) === at) return false;
+  }
+}
+
 export function sharedTreePart(dir: string): RunPart {
   let start: RunStartEvent | undefined;
   return {
@@ -51,7 +61,8 @@ export function sharedTreePart(dir: string): RunPart {
       const workflow = workflowOf(start.target);
       const other = liveRunSharing(dir, controls.id, start.projectRoot, workflow);
       if (!other) return;
-      controls.warn(`run ${other.id} (pid ${other.pid}) of workflow ${workflow} is working in this tree too: both share its files and git index; run each with --worktree`);
+      const advice = inGitRepository(start.projectRoot) ? "both share its files and git index; run each with --worktree" : "both share its files";
+      controls.warn(`run ${other.id} (pid ${other.pid}) of workflow ${workflow} is working in this tree too: ${advice}`);
       controls.emit({ type: "tree.shared", other: other.id, workflow, pid: other.pid });
     },
   };

@@ -19,21 +19,36 @@ Sources:
 
 A source whose top level holds script files is one workflow, named after the repository or
 archive; otherwise each top-level directory holding script files is a workflow of its own.
+
+loopx's own forms (flags the spec does not define; a source above keeps its meaning):
+  loopx install --builtin [<name>...]   the workflows shipped with loopx: ralph, converge
+                                        (all of them when no name is given)
+  loopx install --local <path>          a directory or .tar.gz/.tgz archive on disk
 `,
   });
   static helpShortCircuits = true;
 
   workflow = valueOption("-w,--workflow", "workflow", "Install only this workflow from a multi-workflow source");
   yes = Option.Boolean("-y", false, { description: "Replace an existing workflow / ignore a loopx version mismatch" });
+  builtin = Option.Boolean("--builtin", false, { description: "Install the workflows shipped with loopx, or those named (loopx's own addition)" });
+  local = Option.Boolean("--local", false, { description: "The source is a local directory or .tar.gz/.tgz archive (loopx's own addition)" });
   sources = Option.Rest({ name: "source" });
 
   async execute(): Promise<number> {
+    if (this.builtin && this.local) throw new UsageError("--builtin and --local cannot be combined: --builtin installs the shipped workflows, --local a path");
+    const { install } = await import("../../install/index.js");
+    const request = { yes: this.yes, projectRoot: process.cwd() };
+    if (this.builtin) {
+      const workflows = [...this.sources, ...(this.workflow === undefined ? [] : [this.workflow])];
+      await install({ ...request, source: "", form: "builtin", workflows });
+      return 0;
+    }
     if (this.sources.length === 0) throw new UsageError("loopx install needs a source: loopx install [options] <source>");
     if (this.sources.length > 1) {
       throw new UsageError(`loopx install takes exactly one source, got ${this.sources.length}: ${this.sources.map((s) => JSON.stringify(s)).join(" ")}`);
     }
-    const { install } = await import("../../install/index.js");
-    await install({ source: this.sources[0]!, workflow: this.workflow, yes: this.yes, projectRoot: process.cwd() });
+    const workflows = this.workflow === undefined ? [] : [this.workflow];
+    await install({ ...request, source: this.sources[0]!, form: this.local ? "local" : "spec", workflows });
     return 0;
   }
 }

@@ -158,6 +158,8 @@ describe("the catalog of loopx's own commands", () => {
     expect(byPath.get("install")!.options.map((option) => [option.names, option.value?.kind])).toEqual([
       [["-w", "--workflow"], "workflow"],
       [["-y"], undefined],
+      [["--builtin"], undefined],
+      [["--local"], undefined],
     ]);
     expect(byPath.get("output")!.options.map((option) => [option.names[0], option.value?.kind])).toEqual([
       ["--result", "text"],

@@ -26,6 +26,9 @@ describe("run options", () => {
     expect(validateRunOptions({ worktree: true }).worktree).toEqual({ copy: [] });
     expect(() => validateRunOptions({ worktree: 1 })).toThrow(/^worktree must be true or a name, got 1$/);
     expect(() => validateRunOptions({ worktree: true, worktreeCopy: "specs" })).toThrow(/^worktreeCopy must be an array of paths/);
+    // The API's words for the API (the CLI says `--worktree-copy needs --worktree` itself); an empty list asks for nothing.
+    expect(() => validateRunOptions({ worktreeCopy: ["specs"] })).toThrow(/^worktreeCopy needs worktree \(--worktree-copy needs --worktree\)$/);
+    expect(validateRunOptions({ worktreeCopy: [] }).worktree).toBeUndefined();
   });
 
   it.each<[string, object, RegExp]>([
