@@ -50,6 +50,31 @@ export interface RunStartEvent extends EventBase {
   options?: RecordedOptions;
   /** `--worktree` (loopx's own addition): the git worktree the run works in; projectRoot is inside it. */
   worktree?: WorktreeInfo;
+  /** `--sandbox` (loopx's own addition): the fence every script of the run ran in. */
+  sandbox?: SandboxInfo;
+}
+
+/** The fence of a `--sandbox` run (src/sandbox/): what set it up, and a digest of its effective policy. */
+export interface SandboxInfo {
+  kind: "bwrap";
+  /** The fence's own version (bubblewrap's), when it says. */
+  version?: string;
+  /** sha256 of the effective policy, 16 hex digits (`loopx sandbox show` prints the policy and its digest). */
+  policyDigest: string;
+}
+
+/**
+ * Something the fence refused a script (loopx's own addition): a connection to a host and port
+ * the policy does not allow, reported by the fence's proxy as it refused it.
+ */
+export interface SandboxDeniedEvent extends EventBase {
+  type: "sandbox.denied";
+  kind: "connect";
+  /** host:port. */
+  target: string;
+  /** The iteration and the script running then, if one was. */
+  n?: number;
+  script?: string;
 }
 
 
@@ -69,6 +94,9 @@ export interface RecordedOptions {
   maxCost?: number;
   countEstimates?: boolean;
   maxTokens?: number;
+  /** `--sandbox` ("on", or "off" given again on a resume) and its `--sandbox-allow` rules (src/sandbox). */
+  sandbox?: "on" | "off";
+  sandboxAllow?: string[];
 }
 
 /**
@@ -91,6 +119,8 @@ export interface RunResumeEvent extends EventBase {
   argv?: string[];
   version: string;
   runtime: "node" | "bun" | "binary";
+  /** `--sandbox`: the fence of this sitting. */
+  sandbox?: SandboxInfo;
 }
 
 /** `loopx runs pause`: the running script finishes; the next one waits for `run.continue`. */
@@ -151,7 +181,7 @@ interface TreeSharedEvent extends EventBase {
 }
 
 /** The events a part may add to its run (see RunControls.emit): the fields the session fills in left out. */
-export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | RunHookEvent | TreeSharedEvent, keyof EventBase>;
+export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | RunHookEvent | TreeSharedEvent | SandboxDeniedEvent, keyof EventBase>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface IterationStartEvent extends EventBase {
@@ -228,7 +258,7 @@ export interface WarningEvent extends EventBase {
   message: string;
 }
 
-export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | TreeSharedEvent | RunEndEvent;
+export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | TreeSharedEvent | SandboxDeniedEvent | RunEndEvent;
 
 /**
  * A line a script added to its run's record (`loopx note`, `note()`; see
