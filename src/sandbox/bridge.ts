@@ -25,11 +25,10 @@ export interface BridgePlan {
   proxyPort?: number;
 }
 
+/** Both ways, each end's end passed on once what came before it is written (an error ends both at once). */
 const pipeBoth = (a: Socket, b: Socket): void => {
   a.on("error", () => b.destroy());
   b.on("error", () => a.destroy());
-  a.on("close", () => b.destroy());
-  b.on("close", () => a.destroy());
   a.pipe(b);
   b.pipe(a);
 };

@@ -48,10 +48,10 @@ function ownReads(dir: string): string[] {
   return reads.filter((path) => existsSync(path));
 }
 
-/** Absolute paths on a command line (file: URLs too): the directories the command needs to read. */
-function commandReads(spec: SpawnSpec): string[] {
+/** Absolute paths on a command line (file: URLs too) and in NODE_PATH: the directories the command needs to read. */
+function commandReads(words: string[], env: Env): string[] {
   const paths: string[] = [];
-  for (const word of [spec.command, ...spec.args, ...(spec.env.NODE_PATH ?? "").split(":")]) {
+  for (const word of [...words, ...(env.NODE_PATH ?? "").split(":")]) {
     const path = word.startsWith("file://") ? fileURLToPath(word) : word;
     if (isAbsolute(path) && existsSync(path)) paths.push(dirname(path));
   }
@@ -118,22 +118,18 @@ export class Sandbox implements RunPart {
   readonly wrap = (spec: SpawnSpec): SpawnSpec => {
     const env = spec.env;
     const writable = [env.LOOPX_TMPDIR, env.LOOPX_RUN_RECORD].filter((path): path is string => path !== undefined && path !== "");
-    const layout = this.layout(env, writable, commandReads(spec), spec.cwd);
     const inner = [spec.command, ...spec.args];
     const forwards = this.bridge.plan.forwards;
-    if (forwards.length === 0) return { ...spec, command: this.bwrap, args: [...bwrapArgs(layout), "--", ...inner] };
+    if (forwards.length === 0) return { ...spec, command: this.bwrap, args: [...bwrapArgs(this.layout(env, writable, commandReads(inner, env), spec.cwd)), "--", ...inner] };
     // The relay runs first, by the runtime that runs JS scripts; the script gets its own environment back.
     const launcher = jsLauncher();
     const extra = launcher.extraEnv(env);
     const restore = Object.fromEntries(Object.keys(extra).filter((name) => env[name] !== undefined).map((name) => [name, env[name]]));
     const unset = Object.keys(extra).filter((name) => env[name] === undefined);
-    const relaySpec = JSON.stringify({ forwards, env: restore, unset });
-    return {
-      ...spec,
-      command: this.bwrap,
-      args: [...bwrapArgs(layout), "--", launcher.command, ...launcher.args(this.relay), relaySpec, ...inner],
-      env: { ...env, ...extra, ...this.bridge.proxyEnv() },
-    };
+    const relay = [launcher.command, ...launcher.args(this.relay), JSON.stringify({ forwards, env: restore, unset })];
+    const relayEnv = { ...env, ...extra, ...this.bridge.proxyEnv() };
+    const layout = this.layout(env, writable, commandReads([...relay, ...inner], relayEnv), spec.cwd);
+    return { ...spec, command: this.bwrap, args: [...bwrapArgs(layout), "--", ...relay, ...inner], env: relayEnv };
   };
 
   private denied(target: string): void {

@@ -15,7 +15,6 @@ const listen = ({ port, socket }) => new Promise((resolve, reject) => {
     const outer = connect(socket);
     for (const [a, b] of [[inner, outer], [outer, inner]]) {
       a.on("error", () => b.destroy());
-      a.on("close", () => b.destroy());
       a.pipe(b);
     }
   });
