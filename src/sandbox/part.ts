@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -85,7 +85,8 @@ export class Sandbox implements RunPart {
     const unsafe = unsafeEntry(policy, projectRoot, request.env);
     if (unsafe) throw refuse(unsafe);
     const info: SandboxInfo = { kind: "bwrap", ...optionalVersion(bwrapVersion(bwrap)), policyDigest: policyDigest(policy, projectRoot) };
-    const dir = mkdtempSync(join(tmpdir(), "loopx-sandbox-"));
+    sweepStaleDirs();
+    const dir = mkdtempSync(join(tmpdir(), `loopx-sandbox-${process.pid}-`));
     let bridge: NetworkBridge | undefined;
     try {
       const sandbox = new Sandbox(info, bwrap, projectRoot, policy, dir, (bridge = await NetworkBridge.start(dir, policy.network, (target) => sandbox.denied(target))));
@@ -155,6 +156,27 @@ export class Sandbox implements RunPart {
   release(): void {
     this.bridge.close();
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The fence directories of runs whose loopx died (kill -9: its guardian knows only LOOPX_TMPDIR), removed by the next fenced run. */
+function sweepStaleDirs(): void {
+  try {
+    for (const name of readdirSync(tmpdir())) {
+      const pid = Number(/^loopx-sandbox-(\d+)-/.exec(name)?.[1]);
+      if (pid > 0 && !processExists(pid)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    }
+  } catch {
+    // nothing to sweep, or not ours to remove
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
