@@ -9,6 +9,9 @@
 import type { RunEndReason } from "./run-states.js";
 import type { Receipt, RunTotals } from "./receipt-types.js";
 import type { WorktreeInfo } from "./worktree-events.js";
+import type { SandboxDeniedEvent, SandboxInfo } from "./sandbox-events.js";
+
+export type { SandboxInfo } from "./sandbox-events.js";
 
 /** Bumped only when a field changes meaning; readers report records of a newer version. */
 export const EVENT_VERSION = 1;
@@ -54,28 +57,6 @@ export interface RunStartEvent extends EventBase {
   sandbox?: SandboxInfo;
 }
 
-/** The fence of a `--sandbox` run (src/sandbox/): what set it up, and a digest of its effective policy. */
-export interface SandboxInfo {
-  kind: "bwrap";
-  /** The fence's own version (bubblewrap's), when it says. */
-  version?: string;
-  /** sha256 of the effective policy, 16 hex digits (`loopx sandbox show` prints the policy and its digest). */
-  policyDigest: string;
-}
-
-/**
- * Something the fence refused a script (loopx's own addition): a connection to a host and port
- * the policy does not allow, reported by the fence's proxy as it refused it.
- */
-export interface SandboxDeniedEvent extends EventBase {
-  type: "sandbox.denied";
-  kind: "connect";
-  /** host:port. */
-  target: string;
-  /** The iteration and the script running then, if one was. */
-  n?: number;
-  script?: string;
-}
 
 
 /** The run's options as given at its start, kept so that `loopx runs resume` runs it the same way. */

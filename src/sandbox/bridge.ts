@@ -14,12 +14,12 @@ import { join } from "node:path";
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 /** Where the relay inside listens, and the socket it carries each connection through. */
-export interface Forward {
+interface Forward {
   port: number;
   socket: string;
 }
 
-export interface BridgePlan {
+interface BridgePlan {
   forwards: Forward[];
   /** The proxy's port inside, when the policy allows hosts beyond the loopback. */
   proxyPort?: number;

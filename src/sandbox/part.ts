@@ -14,7 +14,6 @@ import { effectivePolicy, policyDigest, policySources, SANDBOX_EXIT_CODE, unsafe
 import { probeFence } from "./probe.js";
 import { RELAY_SOURCE } from "./relay.js";
 
-export { SANDBOX_EXIT_CODE } from "./policy.js";
 export { describePolicy } from "./show.js";
 
 /**

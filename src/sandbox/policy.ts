@@ -12,10 +12,10 @@ import { LoopxError } from "../core/errors.js";
  * a layer says can take a default denial back except by naming the path to read or write.
  */
 
-export const POLICY_FILE = "sandbox.json";
+const POLICY_FILE = "sandbox.json";
 
 /** One layer as its file says it, paths as written. */
-export interface PolicyLayer {
+interface PolicyLayer {
   write?: string[];
   read?: string[];
   network?: string[];
@@ -46,7 +46,7 @@ function home(env: Record<string, string | undefined>): string {
 }
 
 /** `~` and `~/x` are the user's home; relative paths resolve against the project root. */
-export function expandPath(path: string, projectRoot: string, env: Record<string, string | undefined>): string {
+function expandPath(path: string, projectRoot: string, env: Record<string, string | undefined>): string {
   if (path === "~") return home(env);
   if (path.startsWith("~/")) return join(home(env), path.slice(2));
   return isAbsolute(path) ? resolve(path) : resolve(projectRoot, path);
@@ -55,7 +55,7 @@ export function expandPath(path: string, projectRoot: string, env: Record<string
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/;
 
 /** "host:port" checked: a host name or address, a port 1–65535; the one-line reason otherwise. */
-export function checkNetworkEntry(entry: string): string | undefined {
+function checkNetworkEntry(entry: string): string | undefined {
   const match = HOST_PORT.exec(entry);
   if (!match) return `"${entry}" is not host:port (e.g. api.anthropic.com:443, 127.0.0.1:8080)`;
   const port = Number(match[2]);
@@ -72,7 +72,7 @@ function stringList(value: unknown, where: string, field: string): string[] | un
 }
 
 /** A policy file read and checked (undefined when there is none); a bad one is one line naming it. */
-export function readPolicyFile(file: string): PolicyLayer | undefined {
+function readPolicyFile(file: string): PolicyLayer | undefined {
   if (!existsSync(file)) return undefined;
   let parsed: unknown;
   try {
@@ -99,7 +99,7 @@ export function readPolicyFile(file: string): PolicyLayer | undefined {
 }
 
 /** `--sandbox-allow` rules as a layer: host:port is a connection, anything else a path to write. */
-export function commandLineLayer(rules: readonly string[]): PolicyLayer {
+function commandLineLayer(rules: readonly string[]): PolicyLayer {
   const layer: Required<PolicyLayer> = { write: [], read: [], network: [] };
   for (const rule of rules) {
     if (HOST_PORT.test(rule)) layer.network.push(rule);
