@@ -236,6 +236,7 @@ export function codexReceipts(spec: { cli: string; args: string[] }, events: Jso
  * tool call then fails: `bwrap: execvp codex-linux-sandbox: No such file or directory`. Such a
  * CODEX_HOME (a CI job's, a test's) gets TMPDIR set to the run's own scratch directory
  * (LOOPX_TMPDIR, removed when the run ends), which it is not under; any other keeps TMPDIR as is.
+ * Only for a codex that sandboxes its tools (not under --dangerously-bypass-approvals-and-sandbox).
  */
 export function codexEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv | undefined {
   const scratch = env.LOOPX_TMPDIR;

@@ -128,7 +128,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolveExit) => {
     let child;
     try {
-      const env = spec.type === "codex" ? codexEnv() : undefined;
+      const env = spec.type === "codex" && !spec.args.includes("--dangerously-bypass-approvals-and-sandbox") ? codexEnv() : undefined;
       child = spawn(spec.cli, spec.args, { cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"], detached: true, ...(env ? { env } : {}) });
     } catch (error) {
       resolveExit({ code: 127, signal: null, error: error as Error });
