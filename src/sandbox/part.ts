@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { LoopxError } from "../core/errors.js";
 import type { SandboxInfo } from "../core/events.js";
 import type { RunControls, RunPart } from "../core/run-part.js";
-import { distPath, jsLauncher, runtimeName } from "../runtime/platform/index.js";
+import { distPath, runtimeName } from "../runtime/platform/index.js";
 import type { SpawnSpec } from "../runtime/spawn.js";
 import { NetworkBridge } from "./bridge.js";
 import { bwrapArgs, bwrapVersion, findBwrap, type FenceLayout } from "./bwrap.js";
@@ -121,12 +121,11 @@ export class Sandbox implements RunPart {
     const inner = [spec.command, ...spec.args];
     const forwards = this.bridge.plan.forwards;
     if (forwards.length === 0) return { ...spec, command: this.bwrap, args: [...bwrapArgs(this.layout(env, writable, commandReads(inner, env), spec.cwd)), "--", ...inner] };
-    // The relay runs first, by the runtime that runs JS scripts; the script gets its own environment back.
-    const launcher = jsLauncher();
-    const extra = launcher.extraEnv(env);
+    // The relay runs first, by loopx's own runtime (plain JS: no loader hooks to start); the script gets its own environment back.
+    const extra: Env = runtimeName === "binary" ? { BUN_BE_BUN: "1" } : {};
     const restore = Object.fromEntries(Object.keys(extra).filter((name) => env[name] !== undefined).map((name) => [name, env[name]]));
     const unset = Object.keys(extra).filter((name) => env[name] === undefined);
-    const relay = [launcher.command, ...launcher.args(this.relay), JSON.stringify({ forwards, env: restore, unset })];
+    const relay = [process.execPath, this.relay, JSON.stringify({ forwards, env: restore, unset })];
     const relayEnv = { ...env, ...extra, ...this.bridge.proxyEnv() };
     const layout = this.layout(env, writable, commandReads([...relay, ...inner], relayEnv), spec.cwd);
     return { ...spec, command: this.bwrap, args: [...bwrapArgs(layout), "--", ...relay, ...inner], env: relayEnv };
