@@ -57,6 +57,12 @@ function commandReads(words: string[], env: Env): string[] {
   return paths;
 }
 
+/** The directories on PATH, readable where the fence hides them (a tool in /tmp or ~/bin); never one that holds $HOME. */
+function pathReads(env: Env): string[] {
+  const home = env.HOME || "/";
+  return (env.PATH ?? "").split(":").filter((dir) => isAbsolute(dir) && dir !== "/" && !(home === dir || home.startsWith(`${dir.replace(/\/+$/, "")}/`)) && existsSync(dir));
+}
+
 export class Sandbox implements RunPart {
   private controls: RunControls | undefined;
   private running: { n: number; script: string } | undefined;
@@ -111,7 +117,7 @@ export class Sandbox implements RunPart {
   }
 
   private layout(env: Env, writable: string[], readable: string[], cwd: string): FenceLayout {
-    return { projectRoot: this.projectRoot, policy: this.policy, env, writable, readable: [...ownReads(this.dir), ...readable], cwd };
+    return { projectRoot: this.projectRoot, policy: this.policy, env, writable, readable: [...ownReads(this.dir), ...pathReads(env), ...readable], cwd };
   }
 
   /** One script's command line, fenced (the supervisor's `wrap`). */
