@@ -1,7 +1,7 @@
 import type { LoopEvent, SandboxInfo } from "../core/events.js";
 import type { RunControls, RunPart } from "../core/run-part.js";
 import type { ScriptSupervisor } from "../runtime/supervisor.js";
-import { Sandbox } from "../sandbox/part.js";
+import type { Sandbox } from "../sandbox/part.js";
 import type { RunPlan } from "./plan.js";
 
 /**
@@ -32,6 +32,8 @@ export class EngineSandbox implements RunPart {
     this.preparing ??= (async () => {
       const target = String(this.plan.resume?.target ?? this.plan.target ?? "");
       try {
+        // Loaded only for a fenced run: without --sandbox nothing of the fence is loaded.
+        const { Sandbox } = await import("../sandbox/part.js");
         this.sandbox = await Sandbox.prepare({ projectRoot, workflow: target.split(":")[0] || undefined, rules: this.plan.options.sandboxAllow ?? [], env: this.plan.baseEnv });
         supervisor.wrap = this.sandbox.wrap;
       } catch (error) {
