@@ -16,7 +16,7 @@ export function describePolicy(request: { projectRoot: string; workflow: string;
   const digest = policyDigest(policy, projectRoot);
   const always = {
     write: [projectRoot, "$LOOPX_TMPDIR", "the run's record (loopx note, loopx receipt)", "/tmp (private to each script, emptied when it ends)"],
-    read: ["the whole file system except $HOME, /tmp and /run", ...(home ? DEFAULT_READS.map((entry) => join(home, entry)) : [])],
+    read: ["the whole file system except $HOME, /tmp and /run", "the directories on PATH (never one holding $HOME)", ...(home ? DEFAULT_READS.map((entry) => join(home, entry)) : [])],
     denied: home ? [`everything else in ${home}`, ...DENIED_READS.map((entry) => join(home, entry))] : [],
   };
   if (request.json) return JSON.stringify({ kind: "bwrap", projectRoot, policyDigest: digest, always, policy, layers: sources }, null, 2);
