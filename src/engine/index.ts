@@ -247,7 +247,7 @@ class EngineRun implements RunHandle {
     }
     if (this.aborted) return this.fail(this.cancellation!.error);
     if (!this.loop) return this.fail(this.setupError);
-    await this.fence?.prepare(this.worktree?.projectRoot ?? this.plan!.projectRoot, this.supervisor);
+    if (this.fence) await this.fence.prepare(this.worktree?.projectRoot ?? this.plan!.projectRoot, this.supervisor);
     if (this.plan?.hostSignals && !this.releaseHostSignals) this.releaseHostSignals = cancelOnHostSignals((cancel) => this.cancel(cancel));
     this.driving = true;
     let outcome: RunOutcome | undefined;
