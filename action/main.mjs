@@ -4,7 +4,7 @@
 // release's SHA256SUMS, kept in the runner's tool cache), runs `loopx run`, passes the runner's
 // cancellation signals on, writes the run's receipt as the job summary and the outputs, and exits
 // as `loopx run` did — so the job fails exactly when the run would.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { appendFileSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { resolveLoopx } from "./binary.mjs";
@@ -107,6 +107,21 @@ async function writeSummary(loopx, id, cwd, env) {
   appendFileSync(env.GITHUB_STEP_SUMMARY, markdown ?? "### loopx\n\nThe run did not start: its error is in the job's log.\n");
 }
 
+/**
+ * The inputs sandbox and sandbox-allow as `loopx run` arguments. A Linux runner without bubblewrap
+ * gets Debian's (GitHub's Ubuntu runners have passwordless sudo); without it loopx refuses to run.
+ */
+function sandboxArgs(env) {
+  const on = /^(true|on|1|yes)$/i.test(input("sandbox", env));
+  if (!on) return [];
+  if (process.platform === "linux" && spawnSync("sh", ["-c", "command -v bwrap"]).status !== 0) {
+    const sudo = process.getuid?.() === 0 ? "" : "sudo ";
+    spawnSync("sh", ["-c", `${sudo}apt-get update -qq && ${sudo}apt-get install -y -qq bubblewrap`], { stdio: ["ignore", "ignore", "inherit"] });
+  }
+  const allow = input("sandbox-allow", env).split(/\s+/).filter(Boolean);
+  return ["--sandbox", ...allow.flatMap((rule) => ["--sandbox-allow", rule])];
+}
+
 /** The whole action: resolve loopx, install when asked, run, report. Resolves with the exit code. */
 export async function main(env = process.env) {
   const target = input("target", env);
@@ -134,7 +149,7 @@ export async function main(env = process.env) {
   const log = join(env.RUNNER_TEMP ?? cwd, `loopx-run-${process.pid}-${Date.now()}.jsonl`);
   const userLog = extra.findIndex((arg) => arg === "--log" || arg.startsWith("--log="));
   const logPath = userLog === -1 ? log : resolve(cwd, extra[userLog].startsWith("--log=") ? extra[userLog].slice(6) : extra[userLog + 1] ?? "");
-  const args = ["run", ...(userLog === -1 ? ["--log", log] : []), ...extra, target];
+  const args = ["run", ...(userLog === -1 ? ["--log", log] : []), ...sandboxArgs(env), ...extra, target];
   const { code } = await runLoopx(loopx, args, cwd, childEnv);
   const id = runIdFromLog(logPath);
   const summaryText = id ? await capture(loopx, ["runs", "show", id, "--outcome"], cwd, childEnv) : undefined;

@@ -1,7 +1,7 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,scripts,ping,rss,huge-stdout,records,receipts,control,telemetry,runs-show,strays,guardian,worktree,dashboard,node-versions]
+ * [--only loop,startup,scripts,ping,rss,huge-stdout,records,receipts,control,telemetry,runs-show,strays,guardian,worktree,dashboard,sandbox,node-versions]
  * [--binary <path>] [--before <checkout>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
@@ -88,6 +88,7 @@ import { measureStartup, printStartup } from "./bench/measures/startup.js";
 import { benchStrays, formatStrays } from "./bench/measures/strays.js";
 import { benchGuardian, formatGuardian } from "./bench/measures/guardian.js";
 import { benchWorktree, formatWorktree } from "./bench/measures/worktree.js";
+import { benchSandbox, formatSandbox } from "./bench/measures/sandbox.js";
 import { fmt, loadAverage } from "./bench/report.js";
 import { BUDGET_MS, BUN, JSON_OUT, KEEP, QUICK, ROUNDS, RSS_ITERATIONS, WORK, createProject, flagValue } from "./bench/setup.js";
 
@@ -231,6 +232,14 @@ const MEASURES: Measure[] = [
     async run() {
       const worktree = await benchWorktree({ quick: QUICK });
       return { print: () => console.log(`\n${formatWorktree(worktree)}`), json: { worktree } };
+    },
+  },
+  {
+    id: "sandbox",
+    title: "--sandbox: per iteration and per run (set-up and probe)",
+    async run() {
+      const sandbox = await benchSandbox({ quick: QUICK });
+      return { print: () => console.log(`\n${formatSandbox(sandbox)}`), json: { sandbox } };
     },
   },
   {

@@ -84,6 +84,17 @@ export interface RunOptions {
   worktree?: boolean | string;
   /** With `worktree`: untracked paths (relative to `cwd`) copied into the worktree, as `--worktree-copy`. */
   worktreeCopy?: string[];
+  /**
+   * loopx's own extension, as `loopx run --sandbox`: every script of the run, and all it starts,
+   * runs inside a fence (Linux, bubblewrap) that lets it write only the project, LOOPX_TMPDIR and
+   * the policy's paths, hides $HOME but for toolchains and the policy's paths, and connects only to
+   * the policy's `host:port` entries. Proven by a probe before the first script; a fence that
+   * cannot be set up or does not hold fails the run (exit code 4) and nothing runs. "off" / false:
+   * no fence (a resume's way to drop it). See README "Sandbox".
+   */
+  sandbox?: boolean | "on" | "off";
+  /** With `sandbox`: more `host:port` entries to connect to and paths to write, as `--sandbox-allow`. */
+  sandboxAllow?: string[];
 }
 
 // Every API option of the run options table (engine/options.ts) is a documented field of RunOptions:

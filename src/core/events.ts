@@ -9,6 +9,9 @@
 import type { RunEndReason } from "./run-states.js";
 import type { Receipt, RunTotals } from "./receipt-types.js";
 import type { WorktreeInfo } from "./worktree-events.js";
+import type { SandboxDeniedEvent, SandboxInfo } from "./sandbox-events.js";
+
+export type { SandboxInfo } from "./sandbox-events.js";
 
 /** Bumped only when a field changes meaning; readers report records of a newer version. */
 export const EVENT_VERSION = 1;
@@ -50,7 +53,10 @@ export interface RunStartEvent extends EventBase {
   options?: RecordedOptions;
   /** `--worktree` (loopx's own addition): the git worktree the run works in; projectRoot is inside it. */
   worktree?: WorktreeInfo;
+  /** `--sandbox` (loopx's own addition): the fence every script of the run ran in. */
+  sandbox?: SandboxInfo;
 }
+
 
 
 /** The run's options as given at its start, kept so that `loopx runs resume` runs it the same way. */
@@ -69,6 +75,9 @@ export interface RecordedOptions {
   maxCost?: number;
   countEstimates?: boolean;
   maxTokens?: number;
+  /** `--sandbox` ("on", or "off" given again on a resume) and its `--sandbox-allow` rules (src/sandbox). */
+  sandbox?: "on" | "off";
+  sandboxAllow?: string[];
 }
 
 /**
@@ -96,6 +105,8 @@ export interface RunResumeEvent extends EventBase {
   argv?: string[];
   version: string;
   runtime: "node" | "bun" | "binary";
+  /** `--sandbox`: the fence of this sitting. */
+  sandbox?: SandboxInfo;
 }
 
 /** `loopx runs pause`: the running script finishes; the next one waits for `run.continue`. */
@@ -156,7 +167,7 @@ interface TreeSharedEvent extends EventBase {
 }
 
 /** The events a part may add to its run (see RunControls.emit): the fields the session fills in left out. */
-export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | RunHookEvent | TreeSharedEvent, keyof EventBase>;
+export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | RunHookEvent | TreeSharedEvent | SandboxDeniedEvent, keyof EventBase>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface IterationStartEvent extends EventBase {
@@ -233,7 +244,7 @@ export interface WarningEvent extends EventBase {
   message: string;
 }
 
-export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | TreeSharedEvent | RunEndEvent;
+export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | TreeSharedEvent | SandboxDeniedEvent | RunEndEvent;
 
 /**
  * A line a script added to its run's record (`loopx note`, `note()`; see

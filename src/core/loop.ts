@@ -87,7 +87,8 @@ function checkVersion(host: LoopHost, workflow: DiscoveredWorkflow, entered: Set
 function failure(error: unknown, target: string | undefined): RunEnd {
   return {
     reason: "failed",
-    exitCode: 1,
+    // A failure of loopx's own with a code of its own (a --sandbox that cannot be proven: 4) keeps it.
+    exitCode: error instanceof LoopxError ? error.exitCode : 1,
     ...(target !== undefined ? { target } : {}),
     message: error instanceof Error ? error.message : String(error),
     error,

@@ -5,6 +5,7 @@ import {
   type LoopEvent,
   type RecordedOptions,
   type RunStartEvent,
+  type SandboxInfo,
 } from "./events.js";
 import { deferredResult, type Output } from "./output.js";
 import { utf8Bytes } from "./stdout-text.js";
@@ -29,6 +30,8 @@ export interface RunFacts {
   options?: RecordedOptions;
   /** The run's own git worktree (--worktree), for `run.start`. */
   worktree?: WorktreeInfo;
+  /** The run's fence (--sandbox), for `run.start` / `run.resume`: set once it is proven, before the session begins. */
+  sandbox?: SandboxInfo;
   /**
    * The run goes on (a resume): `run.resume` instead of `run.start`, iterations counted on from
    * `iterations`, and `elapsedMs` of earlier sittings added to `run.end`'s duration.
@@ -65,6 +68,7 @@ export function startEvent(run: string, facts: RunFacts, start: RunStart): LoopE
       ...(facts.argv ? { argv: facts.argv } : {}),
       version: facts.version,
       runtime: facts.runtime,
+      ...(facts.sandbox ? { sandbox: facts.sandbox } : {}),
     };
   }
   return {
@@ -78,6 +82,7 @@ export function startEvent(run: string, facts: RunFacts, start: RunStart): LoopE
     maxIterations: start.maxIterations ?? null,
     ...(facts.options && Object.keys(facts.options).length > 0 ? { options: facts.options } : {}),
     ...(facts.worktree ? { worktree: facts.worktree } : {}),
+    ...(facts.sandbox ? { sandbox: facts.sandbox } : {}),
   };
 }
 

@@ -25,6 +25,8 @@ export const VALUE_KINDS = {
   command: "<command>", // a shell command (`sh -c`), e.g. `loopx run --on-end`
   "worktree-name": "<name>", // a name for a run's worktree (`loopx run --worktree=<name>`)
   path: "<path>", // a file or directory
+  "sandbox-mode": "<on|off>", // `loopx run --sandbox[=on|off]`
+  "sandbox-rule": "<host:port|path>", // what `--sandbox-allow` adds to the policy
 } as const;
 export type ValueKind = keyof typeof VALUE_KINDS;
 

@@ -16,41 +16,35 @@ import { worktreeStart } from "./worktree.js";
 import type { RunWorktree } from "../worktree/part.js";
 import { cancelOnHostSignals } from "./host-signals.js";
 import { cancelOnSignals } from "./signals.js";
+import { EngineSandbox } from "./sandbox.js";
 
 /**
- * The engine: the one place a run is started, for the CLI (`loopx run`) and the API (`run()`,
- * `runPromise()`) alike. It checks the options, builds the supervisor, the session, the run's parts
- * and the host, and turns every ending — stop, `-n`, a failure, a signal, an abort, `return()`, a
- * time limit, a part's cancellation — into one outcome value.
+ * The engine: the one place a run is started, for the CLI (`loopx run`) and the API (`run()`, `runPromise()`) alike. It checks the options,
+ * builds the supervisor, the session, the run's parts and the host, and turns every ending — stop, `-n`, a failure, a signal, an abort,
+ * `return()`, a time limit, a part's cancellation — into one outcome value.
  */
 
 export type { RunRequest } from "./plan.js";
 
 /**
- * How a run ended. `exitCode` is the CLI's (null for the API-only endings, aborted and returned);
- * `error`, when there is one, is what the API rejects with (a LoopxError for failures, the
- * TimeoutError of a time limit, the abort reason). A run that failed validation never began (no
- * events, no parts) and ends as "failed" with the validation error.
+ * How a run ended. `exitCode` is the CLI's (null for the API-only endings, aborted and returned); `error`, when there is one, is what
+ * the API rejects with (a LoopxError for failures, the TimeoutError of a time limit, the abort reason). A run that failed validation
+ * never began (no events, no parts) and ends as "failed" with the validation error.
  */
 export type RunOutcome = Omit<RunEnd, "graceEndsAt">;
 
 /**
- * A started run, driven by its consumer: each `next()` runs scripts until the next output (spec
- * §9.1 — nothing runs ahead of the consumer). Errors come from `next()` (never from `startRun`);
- * `outcome` resolves once the run has ended, every part included, and never rejects.
+ * A started run, driven by its consumer: each `next()` runs scripts until the next output (spec §9.1 — nothing runs ahead of the
+ * consumer). Errors come from `next()` (never from `startRun`); `outcome` resolves once the run has ended, every part included.
  */
 export interface RunHandle extends AsyncIterableIterator<Output, void, undefined> {
   next(): Promise<IteratorResult<Output, void>>;
   /**
-   * The consumer leaves: a script running now is terminated (SIGTERM, grace, SIGKILL) and the run
-   * ends as "returned"; at a yield the loop's own ending stands (a consumer leaving after the stop
-   * output ends a "stopped" run).
+   * The consumer leaves: a script running now is terminated (SIGTERM, grace, SIGKILL) and the run ends as "returned"; at a yield
+   * the loop's own ending stands (a consumer leaving after the stop output ends a "stopped" run).
    */
   return(): Promise<IteratorResult<Output, void>>;
-  /**
-   * Ends the run from outside the loop: the first cancellation decides the outcome; each call
-   * forwards its signal to the running script's group. Resolves when the group is gone.
-   */
+  /** Ends the run from outside the loop: the first cancellation decides the outcome; each call forwards its signal to the running script's group. Resolves when the group is gone. */
   cancel(cancel: RunCancel): Promise<void>;
   /** Drives the run to its end without looking at its outputs (the CLI's way) and gives its outcome. */
   complete(): Promise<RunOutcome>;
@@ -90,6 +84,8 @@ class EngineRun implements RunHandle {
   private releaseHostSignals: (() => void) | undefined;
   /** The target of the latest script started (for the CLI's Ctrl-C line). */
   private target: string | undefined;
+  /** --sandbox: proved on the first `next()`, before the session begins (its run.start names it). */
+  private fence: EngineSandbox | undefined;
 
   constructor(request: RunRequest) {
     this.outcome = new Promise((resolve) => (this.resolveOutcome = resolve));
@@ -101,6 +97,7 @@ class EngineRun implements RunHandle {
       const worktree = worktreeStart(this.plan, this.id);
       this.worktreeStep = worktree.create;
       this.worktree = worktree.adopted;
+      this.fence = EngineSandbox.of(this.plan);
       if (!this.worktreeStep) this.build();
     } catch (error) {
       this.setupError = error;
@@ -157,6 +154,8 @@ class EngineRun implements RunHandle {
   /** The session of a planned run, with its parts: the built-in and the options' ones, then the driver's. */
   private createSession(plan: RunPlan, worktree: RunWorktree | undefined): RunSession {
     const parts = runParts(plan, worktree);
+    const fence = this.fence;
+    if (fence) parts.unshift(fence);
     if (plan.compactHeap) {
       const keepHeapCompact = createHeapKeeper();
       parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });
@@ -165,6 +164,7 @@ class EngineRun implements RunHandle {
     parts.push(...plan.parts);
     const resume = plan.resume;
     return new RunSession({
+      get sandbox() { return fence?.info; },
       id: this.id!,
       pid: process.pid,
       terminate: (signal) => this.supervisor.terminate(signal),
@@ -212,6 +212,7 @@ class EngineRun implements RunHandle {
           : seen;
       // A run that failed before it began (discovery in the worktree) never ended its parts.
       await this.worktree?.finish();
+      this.fence?.release();
       if (this.onAbort) this.abortSignal?.removeEventListener("abort", this.onAbort);
       this.releaseHostSignals?.();
       const { graceEndsAt: _, ...outcome } = end;
@@ -246,6 +247,7 @@ class EngineRun implements RunHandle {
     }
     if (this.aborted) return this.fail(this.cancellation!.error);
     if (!this.loop) return this.fail(this.setupError);
+    if (this.fence) await this.fence.prepare(this.worktree?.projectRoot ?? this.plan!.projectRoot, this.supervisor);
     if (this.plan?.hostSignals && !this.releaseHostSignals) this.releaseHostSignals = cancelOnHostSignals((cancel) => this.cancel(cancel));
     this.driving = true;
     let outcome: RunOutcome | undefined;

@@ -7,6 +7,7 @@ import type { RunPart } from "../core/run-part.js";
 import type { ValueKind } from "../core/value-kinds.js";
 import { timeLimits } from "../parts/time-limits.js";
 import { validateWorktreeOption } from "../worktree/option.js";
+import { checkSandboxMode, checkSandboxRules } from "../sandbox/option.js";
 
 /**
  * The options of a run, declared once. Each entry reaches, with no other edit:
@@ -224,6 +225,9 @@ export const RUN_OPTIONS = [
     // Checked with worktree (worktree/option.ts); an empty list asks for nothing.
     check: (value) => (Array.isArray(value) && value.length > 0 ? (value as string[]) : undefined),
   }),
+  // The fence (src/sandbox/): the engine proves it before the run's first event (engine/sandbox.ts).
+  declare({ name: "sandbox", cli: { names: "--sandbox", kind: "sandbox-mode", form: "optional", resume: true, description: "Run every script in a fence: writes to the project only, no secrets, allowed hosts only (Linux, bubblewrap; loopx's own addition)" }, api: true, recorded: true, check: checkSandboxMode }),
+  declare({ name: "sandboxAllow", cli: { names: "--sandbox-allow", kind: "sandbox-rule", form: "repeated", resume: true, description: "With --sandbox: also allow connecting to <host:port>, or writing <path> (repeatable; loopx's own addition)" }, api: true, recorded: true, check: checkSandboxRules }),
   declare({
     name: "summary",
     cli: { names: "--summary", description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" },

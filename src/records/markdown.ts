@@ -74,6 +74,7 @@ export function formatRunMarkdown(summary: RunSummary, detail: RunDetail): strin
     ["target", markdownText(summary.target)],
     ...(summary.exitCode !== undefined && summary.exitCode !== null ? [["exit code", String(summary.exitCode)] as [string, string]] : []),
     ["loopx", markdownText(`${summary.version} (${summary.runtime})`)],
+    ...(summary.sandbox ? [["sandbox", markdownText(`${summary.sandbox.kind}${summary.sandbox.version ? ` ${summary.sandbox.version}` : ""} · policy ${summary.sandbox.policyDigest}`)] as [string, string]] : []),
     ...totalsFacts(summary.totals),
   ];
   const out = [`### loopx run \`${summary.id}\``, "", row(["", ""]), row(["---", "---"]), ...facts.map(([name, value]) => row([`**${name}**`, value])), ""];

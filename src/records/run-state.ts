@@ -1,6 +1,7 @@
 import type { IterationEndEvent, RecordEvent, RunEndEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
 import type { RunState } from "../core/run-states.js";
 import type { RunTotals } from "../core/receipts.js";
+import type { SandboxInfo } from "../core/sandbox-events.js";
 import { describeEnding } from "./wording.js";
 
 /**
@@ -44,6 +45,8 @@ export interface RunSummary {
   recorded?: false;
   /** --worktree: the run's branch and the worktree it works in (`project` is the tree it was started from). */
   worktree?: { branch: string; path: string };
+  /** --sandbox: the fence of its latest sitting (src/sandbox/). */
+  sandbox?: SandboxInfo;
 }
 
 /**
@@ -120,6 +123,7 @@ export function summarizeRun(
     runtime: start.runtime,
     version: start.version,
     ...(start.worktree ? { worktree: { branch: start.worktree.branch, path: start.worktree.path } } : {}),
+    ...(sitting.sandbox ? { sandbox: sitting.sandbox } : {}),
   };
   if (end) {
     summary.state = end.reason;

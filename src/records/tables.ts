@@ -221,6 +221,7 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
       `${summary.iterations} iteration${summary.iterations === 1 ? "" : "s"} · ${formatRunDuration(summary)}`,
     `started ${formatLocalTime(summary.start)} · ${summary.target} · ${summary.project} · pid ${summary.pid} · loopx ${summary.version} (${summary.runtime})`,
     ...(summary.worktree ? [`worktree ${summary.worktree.branch} · ${summary.worktree.path}`] : []),
+    ...(summary.sandbox ? [`sandbox ${summary.sandbox.kind}${summary.sandbox.version ? ` ${summary.sandbox.version}` : ""} · policy ${summary.sandbox.policyDigest}`] : []),
     ...(summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? [summary.message] : []),
     ...(detail.totals.receipts > 0 ? totalsLines(detail.totals) : []),
   ];

@@ -27,6 +27,8 @@ export class ScriptSupervisor {
   private active: ScriptProcess | undefined;
   private termination: Promise<void> | undefined;
   private killAt: number | undefined;
+  /** Rewrites each script's command line before it starts (a `--sandbox` run's fence); none: as given. */
+  wrap: ((spec: SpawnSpec) => SpawnSpec) | undefined;
 
   /**
    * When the running termination's grace period ends (ms since 1970; the group is SIGKILLed then),
@@ -76,7 +78,7 @@ export class ScriptSupervisor {
     // Who holds a script's stdout is worth a word only while nobody is ending the script.
     const onHeld = spec.onStdoutHeld;
     if (onHeld) spec = { ...spec, onStdoutHeld: (holders) => this.termination === undefined && onHeld(holders) };
-    const proc = spawnScript(spec);
+    const proc = spawnScript(this.wrap ? this.wrap(spec) : spec);
     this.active = proc;
     try {
       return await proc.done;

@@ -37,7 +37,10 @@ export class TelemetryPart implements RunPart {
     this.runId = controls.id;
     const endpoint = this.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || this.env.OTEL_EXPORTER_OTLP_ENDPOINT || "http://localhost:4318";
     const [sdk, { RunTrace }] = await Promise.all([import("./sdk.js"), import("./run-trace.js")]);
-    this.setup = await sdk.setUpSdk(this.env, this.version, (message) => {
+    // A fenced run (--sandbox) says so on its resource: loopx.sandbox, loopx.sandbox.policy_digest.
+    const fence = this.started?.sandbox;
+    const attributes = fence && [this.env.OTEL_RESOURCE_ATTRIBUTES, `loopx.sandbox=${fence.kind}`, `loopx.sandbox.policy_digest=${fence.policyDigest}`].filter(Boolean).join(",");
+    this.setup = await sdk.setUpSdk(attributes ? { ...this.env, OTEL_RESOURCE_ATTRIBUTES: attributes } : this.env, this.version, (message) => {
       if (this.warned) return;
       this.warned = true;
       controls.warn(`telemetry: exporting to ${endpoint} failed (the run goes on; no further warning): ${message.split("\n")[0]}`);

@@ -225,3 +225,25 @@ export function codexReceipts(spec: { cli: string; args: string[] }, events: Jso
   }
   return receipts;
 }
+
+/**
+ * The environment codex runs in. Codex's own sandbox (`--sandbox read-only`, converge's judge)
+ * runs each tool call through bubblewrap: its bundled bwrap when none is on PATH, else the system's
+ * (so that an AppArmor profile for /usr/bin/bwrap applies). A system bwrap older than 0.9 (Debian
+ * 12's 0.8.0) has no `--argv0`, so codex then starts its helper by the name `codex-linux-sandbox`,
+ * found through an alias it links in $CODEX_HOME/tmp/arg0 and puts first on PATH; it refuses to
+ * link that alias when CODEX_HOME is under the temporary directory (TMPDIR, else /tmp), and every
+ * tool call then fails: `bwrap: execvp codex-linux-sandbox: No such file or directory`. Such a
+ * CODEX_HOME (a CI job's, a test's) gets TMPDIR set to the run's own scratch directory
+ * (LOOPX_TMPDIR, removed when the run ends), which it is not under; any other keeps TMPDIR as is.
+ * Only for a codex that sandboxes its tools (not under --dangerously-bypass-approvals-and-sandbox).
+ */
+export function codexEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv | undefined {
+  const scratch = env.LOOPX_TMPDIR;
+  if (!scratch) return undefined;
+  const home = env.CODEX_HOME || join(env.HOME || homedir(), ".codex");
+  const tmp = (env.TMPDIR || "/tmp").replace(/\/+$/, "") || "/";
+  const under = (path: string, dir: string): boolean => path === dir || path.startsWith(dir === "/" ? "/" : `${dir}/`);
+  if (!under(home, tmp) || under(home, scratch)) return undefined;
+  return { ...env, TMPDIR: scratch };
+}

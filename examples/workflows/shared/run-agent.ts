@@ -3,7 +3,7 @@
 import { spawn } from "node:child_process";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { PRESETS, displayEvent, queryBalance, responseText, streamFailure, type AgentSpec } from "./agent.ts";
-import { codexProgress } from "./codex.ts"; // codex: progress is a completed item or turn, not any event
+import { codexEnv, codexProgress } from "./codex.ts"; // codex: progress is a completed item or turn, not any event
 import { parkForLimit, sharedLimitUntil, usageLimit, type LimitPolicy } from "./limits.ts";
 import { CallUsage } from "./report.ts";
 import { addCost, receiptsCost, type Cost, type Receipt } from "./usage.ts";
@@ -128,7 +128,8 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolveExit) => {
     let child;
     try {
-      child = spawn(spec.cli, spec.args, { cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"], detached: true });
+      const env = spec.type === "codex" && !spec.args.includes("--dangerously-bypass-approvals-and-sandbox") ? codexEnv() : undefined;
+      child = spawn(spec.cli, spec.args, { cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"], detached: true, ...(env ? { env } : {}) });
     } catch (error) {
       resolveExit({ code: 127, signal: null, error: error as Error });
       return;

@@ -16,6 +16,7 @@ export const COMMAND_GROUPS: CommandGroups = {
   note: async () => oneCommand("note", (await import("./note.js")).NoteCommand),
   receipt: async () => oneCommand("receipt", (await import("./receipt.js")).ReceiptCommand),
   otel: async () => (await import("./otel.js")).OTEL_COMMANDS,
+  sandbox: async () => (await import("./sandbox.js")).SANDBOX_COMMANDS,
   completion: async () => oneCommand("completion", (await import("./completion.js")).CompletionCommand),
 };
 

@@ -150,7 +150,9 @@ function missingTargetLine(command: object): string {
  * by SIGINT/SIGTERM (spec §7.3). The outcome's error is the one stderr line; its exit code is ours.
  */
 export async function runFromCli(request: { target: string; options: RunOptionValues; argv: string[] }): Promise<number> {
-  return runToEnd({ target: request.target, options: { ...request.options, record: true }, argv: request.argv });
+  // LOOPX_SANDBOX (environment) is the default of --sandbox for `loopx run` (src/sandbox).
+  const sandbox = request.options.sandbox ?? (process.env.LOOPX_SANDBOX || undefined);
+  return runToEnd({ target: request.target, options: { ...request.options, ...(sandbox !== undefined ? { sandbox } : {}), record: true }, argv: request.argv });
 }
 
 /**

@@ -10,7 +10,7 @@ import { runtimeName } from "./runtime.js";
 import { standalonePlatform } from "./standalone.js";
 import type { JsLauncher, Platform } from "./types.js";
 
-export { loopxBin, runtimeName } from "./runtime.js";
+export { distPath, loopxBin, runtimeName } from "./runtime.js";
 export type { JsLauncher } from "./types.js";
 
 const platform: Platform = runtimeName === "node" ? nodePlatform : runtimeName === "bun" ? bunPlatform : standalonePlatform;

@@ -102,6 +102,7 @@ function showFacts(view) {
   ];
   if (run.totals) rows.push(["Used", usedText(run.totals)]);
   if (run.worktree) rows.push(["Worktree", `${run.worktree.branch} · ${run.worktree.path}`]);
+  if (run.sandbox) rows.push(["Sandbox", `${run.sandbox.kind}${run.sandbox.version ? ` ${run.sandbox.version}` : ""} · policy ${run.sandbox.policyDigest}`]);
   if (run.resumed) rows.push(["Resumed", `${formatLocalTime(run.resumed.time)} at iteration ${run.resumed.n} · ${run.resumed.target}`]);
   if (run.message) rows.push(["Message", run.message]);
   // The --on-end hook's outcome; its output lines are the hook's text, shown as text nodes.

@@ -1,0 +1,33 @@
+import { Command, Option } from "clipanion";
+import type { CommandGroup } from "../command-spec.js";
+
+/** `loopx sandbox show <target>` (loopx's own addition): the effective policy a `--sandbox` run of <target> would get here. */
+export class SandboxShowCommand extends Command {
+  static override paths = [["sandbox", "show"]];
+  static override usage = Command.Usage({ description: "Print the effective sandbox policy of a --sandbox run of <workflow> here" });
+
+  json = Option.Boolean("--json", false, { description: "As one JSON object" });
+  allow = Option.Array("--sandbox-allow", { description: "Add a host:port or a path, as loopx run --sandbox-allow does" });
+  target = Option.String({ name: "target" });
+
+  async execute(): Promise<number> {
+    const { describePolicy } = await import("../../sandbox/part.js");
+    const workflow = this.target.split(":")[0]!;
+    process.stdout.write(`${describePolicy({ projectRoot: process.cwd(), workflow, rules: this.allow ?? [], env: process.env, json: this.json })}\n`);
+    return 0;
+  }
+}
+
+export const SANDBOX_COMMANDS: CommandGroup = {
+  name: "sandbox",
+  commands: [SandboxShowCommand],
+  details: `loopx's own addition. 'loopx run --sandbox' (or LOOPX_SANDBOX=1) runs every script of the run
+inside a fence (Linux, bubblewrap): writes only to the project root, LOOPX_TMPDIR and the
+policy's paths; $HOME hidden but for toolchains, git's settings and the policy's paths (never
+~/.ssh, ~/.aws, ~/.config/gh, ...); connections only to the policy's host:port entries. The
+policy: .loopx/<workflow>/sandbox.json, .loopx/sandbox.json and --sandbox-allow, added together:
+{"write": [paths], "read": [paths], "network": ["host:port"]}. A probe proves the fence before
+the first script; a fence that cannot be set up or does not hold ends the run with exit code 4
+and one line, and nothing runs.
+`,
+};
