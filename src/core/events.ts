@@ -12,6 +12,8 @@ import type { WorktreeInfo } from "./worktree-events.js";
 import type { SandboxDeniedEvent, SandboxInfo } from "./sandbox-events.js";
 
 export type { SandboxInfo } from "./sandbox-events.js";
+import type { RecordedOptions } from "./recorded-options.js";
+export type { RecordedOptions } from "./recorded-options.js";
 
 /** Bumped only when a field changes meaning; readers report records of a newer version. */
 export const EVENT_VERSION = 1;
@@ -58,27 +60,6 @@ export interface RunStartEvent extends EventBase {
 }
 
 
-
-/** The run's options as given at its start, kept so that `loopx runs resume` runs it the same way. */
-export interface RecordedOptions {
-  /** Absolute path of the `-e` / envFile file. */
-  envFile?: string;
-  /** `--timeout` in ms. */
-  timeout?: number;
-  /** `--max-time` in ms. */
-  maxTime?: number;
-  /** Absolute path of the `--log` file. */
-  log?: string;
-  /** `--on-end` / RunOptions.onEnd: the command run once when the run ends (src/hooks). */
-  onEnd?: string;
-  /** `--max-cost` in USD, `--count-estimates`, `--max-tokens` (core/budget.ts). */
-  maxCost?: number;
-  countEstimates?: boolean;
-  maxTokens?: number;
-  /** `--sandbox` ("on", or "off" given again on a resume) and its `--sandbox-allow` rules (src/sandbox). */
-  sandbox?: "on" | "off";
-  sandboxAllow?: string[];
-}
 
 /**
  * The run goes on after it ended or died (`loopx runs resume`, RunOptions.resume), in the same

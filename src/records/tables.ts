@@ -1,10 +1,10 @@
 import { shownText } from "../core/untrusted-text.js";
 import type { GapEvent, NoteEvent, RecordEvent, RunHookEvent, RunResumeEvent, WarningEvent } from "../core/events.js";
 import { describeHook } from "./hook-report.js";
-import { addReceipt, addRunTotals, addTotals, describeCost, emptyRunTotals, emptyTotals, formatTokens, receiptTotals, recordedReceipt, tokenSum, type RunTotals, type Totals } from "../core/receipts.js";
+import { addReceipt, addRunTotals, addTotals, describeCost, emptyRunTotals, emptyTotals, receiptTotals, recordedReceipt, type RunTotals, type Totals } from "../core/receipts.js";
 import { totalsLines } from "./receipts-report.js";
 import type { RunSummary } from "./run-state.js";
-import { describeGap, describeNext, describeResume, describeNote, describeWarning, exitOf, formatElapsed, formatLocalTime, formatRunDuration, resultExcerpt, stderrLines } from "./wording.js";
+import { describeGap, describeNext, tokensCell, describeResume, describeNote, describeWarning, exitOf, formatElapsed, formatLocalTime, formatRunDuration, resultExcerpt, stderrLines } from "./wording.js";
 
 /**
  * The tables of `loopx runs` (one row per run) and `loopx runs show` (one row per iteration, with
@@ -293,9 +293,4 @@ function linesAround(detail: RunDetail, iterations: DetailRow[]): { above: Map<n
 /** Iteration `earlier.n` started again (a resume re-runs the iteration the run ended in): the new try, marked. */
 function retriedRow(earlier: DetailRow, target: string, startMs: number): DetailRow {
   return { n: earlier.n, target: target.endsWith(" (retry)") ? target : `${target} (retry)`, startMs, ms: undefined, exit: undefined, next: undefined, result: undefined, stderr: undefined, totals: earlier.totals };
-}
-
-/** A TOKENS cell: blank for receipts that reported a cost only (no "0"). */
-function tokensCell(totals: Totals | undefined): string {
-  return totals && (tokenSum(totals) > 0 || !describeCost(totals)) ? formatTokens(tokenSum(totals)) : "";
 }

@@ -1,6 +1,7 @@
 import { shownText } from "../core/untrusted-text.js";
 import type { GapEvent, IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunEndEvent, RunResumeEvent, RunStartEvent, WarningEvent } from "../core/events.js";
 import { describeReceipt } from "./receipts-report.js";
+import { describeCost, formatTokens, tokenSum, type Totals } from "../core/receipts.js";
 
 /**
  * Run events in words (pure; loopx's own extension of the spec): what terminal progress prints,
@@ -191,4 +192,9 @@ export function unrecordedLine(summaries: ReadonlyArray<{ id: string; recorded?:
 /** "── resumed 15:02:03 at main:index · pid 4242 ──", above the first iteration of a sitting. */
 export function describeResume(event: RunResumeEvent): string {
   return shownText(`── resumed ${formatLocalTime(event.time)} at ${event.target} · pid ${event.pid} ──`);
+}
+
+/** A TOKENS cell: blank for receipts that reported a cost only (no "0"). */
+export function tokensCell(totals: Totals | undefined): string {
+  return totals && (tokenSum(totals) > 0 || !describeCost(totals)) ? formatTokens(tokenSum(totals)) : "";
 }
