@@ -1,6 +1,6 @@
 /**
  * Claims the README must keep (issue 35 item 11): its run states are the states `loopx runs -h`
- * lists and `--state` accepts (records/runs.ts RUN_STATES), and it links the published loopx
+ * lists and `--state` accepts (core/run-states.ts RUN_STATES), and it links the published loopx
  * specification instead of naming it without a link (the spec's text is not in the repository).
  * Help text is the same on every channel: checked under node.
  */

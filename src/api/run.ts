@@ -56,8 +56,8 @@ export interface RunOptions {
    * ended, as `loopx runs resume` does — same LOOPX_RUN_ID, iterations counted on, the script
    * that was running again with the stdin it got, in the run's own project (`cwd` is not used),
    * with its recorded env file and limits. `target` must be the run's starting target;
-   * `maxIterations` gives more iterations from here (default: what is left of the run's budget);
-   * `envFile`, `timeout` and `maxTime` given here replace the recorded ones. The run must have
+   * `maxIterations` gives more iterations from here (default: what is left of the run's -n);
+   * `envFile`, `timeout`, `maxTime` and the budgets given here replace the recorded ones. The run must have
    * been recorded (`record: true`, or a CLI run); the resumed run is recorded too. A run that
    * cannot be resumed makes the first `next()` throw, saying why.
    */

@@ -86,7 +86,7 @@ async function valuesOf(kind: string, cwd: string, env: Record<string, string | 
       return ["latest", ...listRecordIds(recordsDir(env))];
     }
     case "run-state":
-      return [...(await import("../records/runs.js")).RUN_STATES];
+      return [...(await import("../core/run-states.js")).RUN_STATES];
     case "variable": {
       const { listGlobalEnv } = await import("../runtime/env-files.js");
       try {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { spawn } from "node:child_process";
 import { lstatSync, unlinkSync } from "node:fs";
 import { connect } from "node:net";
@@ -5,13 +6,14 @@ import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import { parseRecord } from "../records/parse.js";
 import { summarizeRun } from "../records/run-state.js";
-import { loopxBin, runtimeName } from "../runtime/platform/runtime.js";
+import { selfCommand } from "../runtime/platform/runtime.js";
 import { readRecordText, recordsDir, runProcessAlive } from "../records/store.js";
 import { isWholeRunId, resolveRunId } from "../records/run-id.js";
 import { controlDirs, knownRunIds, socketName } from "./paths.js";
 import type { ControlReply, ControlRequest } from "./protocol.js";
 import { prepareResume } from "./resume.js";
 import { otherOwner } from "../os/own-user.js";
+import type { Env } from "../core/env.js";
 
 /**
  * Steering a run from another process (loopx's own addition): `loopx runs stop|pause|continue`,
@@ -19,7 +21,6 @@ import { otherOwner } from "../os/own-user.js";
  * the run; nobody else can reach its control channel (control/paths.ts).
  */
 
-type Env = Record<string, string | undefined>;
 
 /** What the dashboard (and anyone else) steers runs through; each call resolves with what happened, in words. */
 export interface ControlChannel {
@@ -142,8 +143,8 @@ const RESUME_START_MS = 10_000;
 export async function resumeDetached(env: Env, prefix: string): Promise<string> {
   const { point } = prepareResume(env, prefix);
   const id = point.runId;
-  const command = runtimeName === "binary" ? [process.execPath] : [process.execPath, loopxBin()];
-  const child = spawn(command[0]!, [...command.slice(1), "runs", "resume", id], {
+  const [exe, ...args] = selfCommand("runs", "resume", id);
+  const child = spawn(exe!, args, {
     cwd: point.start.projectRoot,
     env: env as NodeJS.ProcessEnv,
     detached: true,
@@ -156,7 +157,7 @@ export async function resumeDetached(env: Env, prefix: string): Promise<string> 
   child.on("error", () => (exited = null));
   const deadline = Date.now() + RESUME_START_MS;
   while (Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     const events = parseRecord(readRecordText(recordsDir(env), id)).events;
     if (events.some((event) => event.type === "run.resume" && event.pid === pid)) return `run ${id} resumed at ${point.target}, iteration ${point.n} (pid ${pid}, detached)`;
     if (exited !== undefined) throw new LoopxError(`the resume of run ${id} ended at once${exited === null ? "" : ` (exit ${exited})`}: see loopx runs show ${id}`);

@@ -8,6 +8,7 @@ import { readRecordHead, recordsDir } from "../records/store.js";
 import { exchange } from "./client.js";
 import { controlDirs, socketIds, socketName } from "./paths.js";
 import type { RunStatus } from "./protocol.js";
+import type { Env } from "../core/env.js";
 
 /**
  * What going runs say of themselves, for `loopx runs` (loopx's own addition): a record on a full
@@ -16,7 +17,6 @@ import type { RunStatus } from "./protocol.js";
  * per going run, none when no run is going.
  */
 
-type Env = Record<string, string | undefined>;
 
 /** A listing does not wait longer than this for a run to answer. */
 const STATUS_TIMEOUT_MS = 2000;

@@ -1,7 +1,7 @@
 import { describeEnding } from "../records/wording.js";
 import { lastIterationEnd, lastSitting, startEvent } from "../records/run-state.js";
 import type { IterationEndEvent, IterationStartEvent, RecordEvent, RecordedOptions, RunEndEvent, RunStartEvent } from "../core/events.js";
-import { formatTarget, gotoTargetOf, parseTarget } from "../core/target.js";
+import { formatTarget, gotoTargetOf, parseTarget, workflowOf } from "../core/target.js";
 
 /**
  * Where a run that ended or died goes on (loopx's own addition: `loopx runs resume`,
@@ -108,7 +108,7 @@ function resumeTarget(runId: string, events: RecordEvent[], start: RunStartEvent
     else {
       const parsed = parseTarget(goto);
       if (!parsed.ok) return { ok: false, message: `run ${runId} cannot be resumed: its last goto is invalid (${parsed.error})` };
-      target = formatTarget(gotoTargetOf(parsed.target, completed.target.split(":")[0]!));
+      target = formatTarget(gotoTargetOf(parsed.target, workflowOf(completed.target)));
     }
   } else {
     // It was running (or failed): it runs again, with what it got.

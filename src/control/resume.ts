@@ -16,7 +16,7 @@ import { budgetReached } from "../core/budget.js";
 
 /**
  * A resume, ready for the engine (loopx's own addition): the run's record read and judged
- * (core/resume.ts), the input its first script needs read back byte for byte, and the request
+ * (control/resume-point.ts), the input its first script needs read back byte for byte, and the request
  * rebuilt from what the run recorded at its start — the same project, target, env file and options,
  * the -n budget that is left — with the same run id. Every refusal is one LoopxError line.
  */

@@ -53,6 +53,17 @@ export class TimeoutError extends LoopxError {
   }
 }
 
+/**
+ * A budget was reached (`--max-cost` / `--max-tokens`, RunOptions.maxCost / maxTokens): loopx's own
+ * addition. No further script started; the run ended "budget". Exit code 3 (BUDGET_EXIT_CODE).
+ */
+export class BudgetError extends LoopxError {
+  constructor(message: string, exitCode: number) {
+    super(message, exitCode);
+    this.name = "BudgetError";
+  }
+}
+
 const FS_REASONS: Record<string, string> = {
   EACCES: "permission denied",
   EPERM: "operation not permitted",

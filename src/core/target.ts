@@ -60,6 +60,17 @@ export function gotoTargetOf(parsed: ParsedTarget, currentWorkflow: string): Tar
   return { workflow: parsed.workflow!, script: parsed.script! };
 }
 
+/** A resolved target string as recorded (`workflow:script`, checked when it was resolved) split in two. */
+export function splitTarget(resolved: string): Target {
+  const colon = resolved.indexOf(":");
+  return colon < 0 ? { workflow: resolved, script: "" } : { workflow: resolved.slice(0, colon), script: resolved.slice(colon + 1) };
+}
+
+/** The workflow of a resolved target string. */
+export function workflowOf(resolved: string): string {
+  return splitTarget(resolved).workflow;
+}
+
 export function formatTarget(target: Target): string {
   return `${target.workflow}:${target.script}`;
 }

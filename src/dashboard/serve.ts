@@ -4,6 +4,7 @@ import { recordsDir } from "../records/store.js";
 import { loadControlChannel } from "./controls.js";
 import { isLoopback } from "./security.js";
 import { startDashboard } from "./server.js";
+import type { Env } from "../core/env.js";
 
 /**
  * `loopx runs serve` (loopx's own extension): the dashboard in this process until SIGINT/SIGTERM.
@@ -19,7 +20,6 @@ export interface ServeOptions {
   open: boolean;
 }
 
-type Env = Record<string, string | undefined>;
 
 function parsePort(value: string): number {
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`--port must be a port number from 0 to 65535, got ${JSON.stringify(value)}`);

@@ -13,7 +13,7 @@ import { KILL_GRACE_MS } from "../runtime/supervisor.js";
 import { livePath, recordPath } from "../records/paths.js";
 import { releaseReserve } from "../records/reserve.js";
 import { cutTail, GAP_LINE_BYTES, lostGap } from "../records/room.js";
-import { hookAfterDeath } from "../hooks/guardian.js";
+import { hookAfterDeath } from "../hooks/dead-run.js";
 
 /**
  * What a run's guardian does once loopx is gone without ending the run (guardian/part.ts starts

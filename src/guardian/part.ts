@@ -6,7 +6,7 @@ import type { Watcher } from "../runtime/spawn.js";
 import { onProcessEnd } from "../os/exit-hooks.js";
 import type { TmpdirPart } from "../parts/tmpdir.js";
 import type { OnEndPart } from "../hooks/part.js";
-import type { DeadRun } from "../hooks/guardian.js";
+import type { DeadRun } from "../hooks/dead-run.js";
 
 /**
  * The run's guardian (loopx's own addition): a small process, started once per run, that closes

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { groupHasLiveProcess } from "./procfs.js";
 
 /** Sends `signal` to every process in group `pgid`; false if the group no longer exists. */
@@ -24,7 +25,7 @@ export async function waitForGroupExit(pgid: number, timeoutMs: number): Promise
   const deadline = Date.now() + timeoutMs;
   while (groupAlive(pgid)) {
     if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await sleep(25);
   }
   return true;
 }

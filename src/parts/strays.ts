@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { RunControls, RunEnd, RunPart } from "../core/run-part.js";
 import { processesWithVariable } from "../os/procfs.js";
 import { KILL_GRACE_MS } from "../runtime/supervisor.js";
@@ -32,7 +33,6 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Ends every process carrying `runId`: SIGTERM, then (processes it finds later included) SIGKILL

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import type { RunControls, RunPart } from "../core/run-part.js";
-import { LoopxError } from "../core/errors.js";
+import { BudgetError, LoopxError } from "../core/errors.js";
 import type { RecordEvent } from "../core/events.js";
 import type { Receipt } from "../core/receipt-types.js";
 import { budgetReached, BUDGET_EXIT_CODE, type Budget } from "../core/budget.js";
@@ -65,7 +65,7 @@ export class LiveReceipts implements RunPart {
     return (_next, controls) => {
       const reached = budgetReached(budget, this.totals);
       if (reached === undefined) return;
-      void controls.cancel({ reason: "budget", exitCode: BUDGET_EXIT_CODE, message: reached, error: new LoopxError(reached, BUDGET_EXIT_CODE) });
+      void controls.cancel({ reason: "budget", exitCode: BUDGET_EXIT_CODE, message: reached, error: new BudgetError(reached, BUDGET_EXIT_CODE) });
     };
   }
 

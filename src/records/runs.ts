@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { realpathSync, statSync } from "node:fs";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
@@ -14,19 +15,16 @@ import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from
 import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordTouchedAt, recordsDir, runProcessAlive } from "./store.js";
 import { recordPath } from "./paths.js";
 import { resolveRunId, uniquePrefixLengths } from "./run-id.js";
+import type { Env } from "../core/env.js";
 
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */
 
-type Env = Record<string, string | undefined>;
 type Write = (text: string) => void;
 
 const newer = newerRecordError;
 
-/** How a run can be: what `--state` accepts (declared in core/run-states.ts). */
-export { RUN_STATES };
-
 /** Default `--limit` of `loopx runs`. */
-export const DEFAULT_LIST_LIMIT = 20;
+const DEFAULT_LIST_LIMIT = 20;
 
 export interface ListOptions {
   json: boolean;
@@ -233,7 +231,6 @@ function latestRunOf(dir: string, cwd: string): string {
   throw new LoopxError(`no runs of ${cwd} in ${dir}`);
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * `loopx runs tail [<id>]`: prints the run's events so far, then follows the record as it grows

@@ -2,9 +2,9 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync, st
 import { join } from "node:path";
 import { processRunning } from "../os/procfs.js";
 import { loopxDir } from "../os/xdg.js";
-import type { RunStartEvent } from "../core/events.js";
+import type { RecordEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
 import { parseRecord } from "./parse.js";
-import { startEvent } from "./run-state.js";
+import { lastSitting, startEvent } from "./run-state.js";
 import { closingPath, recordIdOf, recordPath, runFiles } from "./paths.js";
 
 /**
@@ -114,6 +114,16 @@ export function readRecordEnds(dir: string, id: string): string {
  */
 export function runProcessAlive(start: Pick<RunStartEvent, "pid" | "time">): boolean {
   return processRunning(start.pid, Date.parse(start.time) + 2000);
+}
+
+/**
+ * The one "is this run live" rule: a record without a run.end whose last sitting (its run.start, or
+ * the last run.resume: which process runs it now) is a running process. That sitting, or undefined.
+ */
+export function liveSitting(events: RecordEvent[]): RunStartEvent | RunResumeEvent | undefined {
+  if (events.at(-1)?.type === "run.end") return undefined;
+  const sitting = lastSitting(events);
+  return sitting && runProcessAlive(sitting) ? sitting : undefined;
 }
 
 /**

@@ -7,8 +7,8 @@ import { jsLauncher } from "./platform/index.js";
 import type { ScriptSupervisor } from "./supervisor.js";
 import { STDOUT_HELD_MS } from "./spawn.js";
 import type { FoundProcess } from "../os/procfs.js";
+import type { Env } from "../core/env.js";
 
-type Env = Record<string, string | undefined>;
 
 /**
  * The command line and environment for one script execution (spec §6.3): bash for `.sh`, the

@@ -5,8 +5,8 @@ import { CREDENTIAL_VARIABLES, scriptResourceAttributes, telemetryCapture } from
 import type { RunTrace } from "./run-trace.js";
 import { otlpSettingsProblem } from "./settings-check.js";
 import type { SdkSetup } from "./sdk.js";
+import type { Env } from "../core/env.js";
 
-type Env = Record<string, string | undefined>;
 
 /**
  * A run's OpenTelemetry export (loopx's own addition; only in runs with telemetry on — see

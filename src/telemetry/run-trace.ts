@@ -3,6 +3,8 @@ import type { IterationEndEvent, LoopEvent, RunEndEvent, RunResumeEvent, RunStar
 import type { Receipt } from "../core/receipt-types.js";
 import { derivedIds, parentContext, ROOT_CONTEXT, SpanKind, SpanStatusCode, spanVariables, trace, type SdkSetup } from "./sdk.js";
 import type { TelemetryCapture } from "./settings.js";
+import type { Env } from "../core/env.js";
+import { splitTarget, workflowOf } from "../core/target.js";
 
 /**
  * One run's trace and metrics, fed by the run's events: a `loopx run` span (root, or the child of an
@@ -14,7 +16,6 @@ import type { TelemetryCapture } from "./settings.js";
  * ended as asked: stopped, -n, a stop request). A resumed run links to its first sitting's span.
  */
 
-type Env = Record<string, string | undefined>;
 
 /** Endings that are not errors: the loop did what it was told. */
 const FINE = new Set(["stopped", "stopped-on-request", "limit"]);
@@ -37,8 +38,7 @@ export class RunTrace {
 
   /** run.start / run.resume: the run's span. */
   begin(event: RunStartEvent | RunResumeEvent): void {
-    const [workflow] = event.target.split(":");
-    this.runAttributes = { "loopx.run.id": event.run, "loopx.workflow": workflow! };
+    this.runAttributes = { "loopx.run.id": event.run, "loopx.workflow": workflowOf(event.target) };
     this.setup.metrics?.runStarted(this.runAttributes);
     const tracer = this.setup.tracer;
     if (!tracer) return;
@@ -91,14 +91,14 @@ export class RunTrace {
 
   private startIteration(n: number, target: string, startTime: number): void {
     this.iterationN = n;
-    const [workflow, script] = target.split(":");
+    const { workflow, script } = splitTarget(target);
     const stdinBytes = this.stdin === undefined ? 0 : Buffer.byteLength(this.stdin);
     const attributes: Attributes = {
       "loopx.run.id": this.runAttributes["loopx.run.id"]!,
       "loopx.iteration": n,
       "loopx.target": target,
-      "loopx.workflow": workflow!,
-      "loopx.script": script!,
+      "loopx.workflow": workflow,
+      "loopx.script": script,
       "loopx.stdin.length": stdinBytes,
       ...(this.capture.stdin && this.stdin !== undefined ? { "loopx.stdin": this.stdin.slice(0, RESULT_ATTRIBUTE_BYTES) } : {}),
     };
@@ -107,9 +107,9 @@ export class RunTrace {
   }
 
   private endIteration(event: IterationEndEvent): void {
-    const [workflow, script] = event.target.split(":");
+    const { workflow, script } = splitTarget(event.target);
     const failure = event.error === undefined ? undefined : /timed out|time limit/i.test(event.error) ? "timed-out" : "failed";
-    this.setup.metrics?.iteration({ "loopx.workflow": workflow!, "loopx.script": script! }, event.durationMs / 1000, failure);
+    this.setup.metrics?.iteration({ "loopx.workflow": workflow, "loopx.script": script }, event.durationMs / 1000, failure);
     const span = this.iteration;
     if (!span || this.iterationN !== event.n) return;
     const output = event.output;

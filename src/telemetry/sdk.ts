@@ -15,6 +15,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { parseHeaders, parseResourceAttributes } from "./settings.js";
 import { RunMetrics } from "./metrics.js";
+import type { Env } from "../core/env.js";
 
 /**
  * The OpenTelemetry SDK, set up for one run (loaded only when telemetry is on: see part.ts). Its
@@ -26,7 +27,6 @@ import { RunMetrics } from "./metrics.js";
  * OTEL_METRIC_EXPORT_INTERVAL.
  */
 
-type Env = Record<string, string | undefined>;
 
 /**
  * The longest loopx waits for the last export when a run ends, and the longest any export (its

@@ -6,8 +6,8 @@
  * RunOptions. `OTEL_SDK_DISABLED=true` (the SDK's own switch) wins over both. Everything else is
  * configured by the standard `OTEL_*` variables (see sdk.ts).
  */
+import type { Env } from "../core/env.js";
 
-type Env = Record<string, string | undefined>;
 
 const yes = (value: string | undefined) => value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());
 

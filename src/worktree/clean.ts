@@ -2,10 +2,11 @@ import { existsSync, realpathSync } from "node:fs";
 import type { RecordEvent } from "../core/events.js";
 import type { WorktreeInfo } from "../core/worktree-events.js";
 import { parseRecord, recordEvent } from "../records/parse.js";
-import { lastSitting, projectOf } from "../records/run-state.js";
-import { listRecordIds, readRecordEnds, readRecordHead, recordsDir, runProcessAlive } from "../records/store.js";
+import { projectOf } from "../records/run-state.js";
+import { listRecordIds, readRecordEnds, readRecordHead, recordsDir, liveSitting } from "../records/store.js";
 import { describeWork, removeWorktree, worktreeState } from "./finish.js";
-import { git, type Env } from "./git.js";
+import { git } from "./git.js";
+import type { Env } from "../core/env.js";
 
 /**
  * `loopx runs clean` (loopx's own addition): the worktrees that ended runs kept (they had commits
@@ -55,8 +56,7 @@ function recordedWorktrees(dir: string, options: CleanOptions): Found[] {
     } catch {
       // Unreadable now: counted as live, never removed.
     }
-    const sitting = lastSitting(events);
-    const live = events.length === 0 || (events[events.length - 1]!.type !== "run.end" && sitting !== undefined && runProcessAlive(sitting));
+    const live = events.length === 0 || liveSitting(events) !== undefined;
     found.set(start.worktree.path, { id, info: start.worktree, live });
   }
   return [...found.values()];

@@ -3,7 +3,8 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
 import type { WorktreeInfo } from "../core/worktree-events.js";
 import { copyTree } from "./copy.js";
-import { git, gitOk, gitReason, type Env } from "./git.js";
+import { git, gitOk, gitReason } from "./git.js";
+import type { Env } from "../core/env.js";
 import { checkWorktreeName, repositoryWorktrees, worktreeBranch } from "./place.js";
 
 /**

@@ -1,7 +1,8 @@
 import { existsSync, rmdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { WorktreeInfo } from "../core/worktree-events.js";
-import { git, type Env } from "./git.js";
+import { git } from "./git.js";
+import type { Env } from "../core/env.js";
 
 /**
  * What a run's worktree holds at its end, and its removal. A worktree with no commit since its

@@ -1,5 +1,7 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { execFile } from "node:child_process";
 import { LoopxError } from "../core/errors.js";
+import type { Env } from "../core/env.js";
 
 /**
  * git, run as a child process (loopx has no git library): every call names its directory (`-C`),
@@ -7,7 +9,6 @@ import { LoopxError } from "../core/errors.js";
  * (a loopx started from a git hook inherits GIT_DIR / GIT_INDEX_FILE), and never prompts.
  */
 
-export type Env = Record<string, string | undefined>;
 
 export interface GitResult {
   code: number;
@@ -42,7 +43,7 @@ const RETRIES = 5;
 export async function git(dir: string, args: string[], env: Env): Promise<GitResult> {
   let result = await gitOnce(dir, args, env);
   for (let retry = 0; retry < RETRIES && result.code !== 0 && CONCURRENT_GIT.test(result.stderr); retry++) {
-    await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** retry));
+    await sleep(50 * 2 ** retry);
     result = await gitOnce(dir, args, env);
   }
   return result;

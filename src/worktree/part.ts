@@ -2,7 +2,7 @@ import type { RunPart } from "../core/run-part.js";
 import type { WorktreeInfo } from "../core/worktree-events.js";
 import { createWorktree } from "./create.js";
 import { finishWorktree } from "./finish.js";
-import type { Env } from "./git.js";
+import type { Env } from "../core/env.js";
 
 /**
  * A run's worktree, composed by the engine: made (or, for a resume, taken over) before discovery,

@@ -1,8 +1,8 @@
 import type { RunPart } from "../core/run-part.js";
 import type { RecordEvent, RunStartEvent } from "../core/events.js";
 import { parseRecord, recordEvent } from "../records/parse.js";
-import { lastSitting } from "../records/run-state.js";
-import { listRecordIds, readRecordEnds, readRecordHead, readRecordLastLine, runProcessAlive } from "../records/store.js";
+import { workflowOf } from "../core/target.js";
+import { listRecordIds, readRecordEnds, readRecordHead, readRecordLastLine, liveSitting } from "../records/store.js";
 
 /**
  * The warning of a run started without --worktree where another live run of the same workflow
@@ -12,9 +12,6 @@ import { listRecordIds, readRecordEnds, readRecordHead, readRecordLastLine, runP
  * (a record's first line first; only a match is read further).
  */
 
-function workflowOf(target: string): string {
-  return target.split(":")[0]!;
-}
 
 /** The first live run (not `self`) of `workflow` in `projectRoot`, from the records in `dir`. */
 function liveRunSharing(dir: string, self: string, projectRoot: string, workflow: string): { id: string; pid: number } | undefined {
@@ -37,8 +34,8 @@ function liveRunSharing(dir: string, self: string, projectRoot: string, workflow
     } catch {
       continue;
     }
-    const sitting = lastSitting(events);
-    if (events[events.length - 1]?.type !== "run.end" && sitting && runProcessAlive(sitting)) return { id, pid: sitting.pid };
+    const sitting = liveSitting(events);
+    if (sitting) return { id, pid: sitting.pid };
   }
   return undefined;
 }

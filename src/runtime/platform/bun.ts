@@ -8,8 +8,8 @@ import { scriptStderr, type DescriptorReader } from "../stderr-relay.js";
 import { openStdoutPipe, type StdoutPipe } from "../stdout-pipe.js";
 import { distPath } from "./runtime.js";
 import type { JsLauncher, Platform } from "./types.js";
+import type { Env } from "../../core/env.js";
 
-type Env = Record<string, string | undefined>;
 
 interface BunSubprocess {
   pid: number;

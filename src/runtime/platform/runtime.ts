@@ -38,9 +38,14 @@ export function loopxBin(): string {
 export const GUARDIAN_ARG = "--loopx-guardian";
 
 /**
- * How this loopx starts itself as a run's guardian (guardian/part.ts): its runtime and
- * entry, or the standalone binary alone (which then acts as loopx, not as Bun).
+ * How this loopx starts itself with `args`: its runtime and entry, or the standalone binary alone
+ * (which then acts as loopx, not as Bun). The guardian and the dashboard's detached resume use it.
  */
+export function selfCommand(...args: string[]): string[] {
+  return runtimeName === "binary" ? [process.execPath, ...args] : [process.execPath, distPath("bin.js"), ...args];
+}
+
+/** How this loopx starts itself as a run's guardian (guardian/part.ts). */
 export function guardianCommand(): string[] {
-  return runtimeName === "binary" ? [process.execPath, GUARDIAN_ARG] : [process.execPath, distPath("bin.js"), GUARDIAN_ARG];
+  return selfCommand(GUARDIAN_ARG);
 }

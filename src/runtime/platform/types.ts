@@ -1,6 +1,6 @@
 import type { ScriptProcess, SpawnSpec, Watcher } from "../spawn.js";
+import type { Env } from "../../core/env.js";
 
-type Env = Record<string, string | undefined>;
 
 /** How JS/TS scripts start in this runtime (spec §6.3, §3.3). */
 export interface JsLauncher {

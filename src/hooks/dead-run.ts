@@ -10,7 +10,7 @@ import { recordPath } from "../records/paths.js";
  * guardian runs it once it has ended the run's processes and before it appends `run.end`, with
  * the same JSON and variables loopx would have given. Not when loopx had started it already
  * (`hooked`): a hook runs once per ending. The command and its environment are the guardian's own
- * environment (LOOPX_ON_END, set by parts/guardian.ts); its output goes to the record only.
+ * environment (LOOPX_ON_END, set by guardian/part.ts); its output goes to the record only.
  */
 /** What the guardian knows of the run besides its record (see guardian/part.ts GuardedRun). */
 export interface DeadRun {
