@@ -5,7 +5,7 @@
  * variable, so a typo costs a run one warning (and the test one clear failure), never the run.
  */
 
-type Env = Record<string, string | undefined>;
+import type { Env } from "../core/env.js";
 
 /** The protocols loopx exports with; gRPC would need a second transport (and @grpc/grpc-js) in every channel. */
 const PROTOCOLS = ["http/protobuf", "http/json"];
