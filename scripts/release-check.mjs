@@ -142,7 +142,8 @@ function checkPackage(work) {
   if (!texts) check(false, `LICENSE matches package.json license ${JSON.stringify(pkg.license)}`, "this check knows no text for that licence");
   else check(licence !== undefined && texts.every((t) => licence.includes(t)), `LICENSE is the ${pkg.license} licence package.json names`, licence === undefined ? "no LICENSE in the tarball" : `its text is not the ${pkg.license} licence`);
   check(existsSync(join(pkgRoot, "README.md")), "README.md is in the tarball", "it is missing");
-  checkRepository(pkgRoot);
+  const packedUrl = repositoryUrl(packedJson);
+  check(packedUrl === repositoryUrl(pkg), "the packed package.json has the same repository.url", `it has ${JSON.stringify(packedUrl)}`);
 }
 
 /**
@@ -152,15 +153,12 @@ function checkPackage(work) {
  * GitHub repository, the packed package.json the same, and with --repository <owner/name> (the
  * release passes GITHUB_REPOSITORY) that very repository.
  */
-function checkRepository(pkgRoot) {
-  const urlOf = (json) => (typeof json.repository === "string" ? json.repository : json.repository?.url) ?? "";
-  const url = urlOf(pkg);
+const repositoryUrl = (json) => (typeof json.repository === "string" ? json.repository : json.repository?.url) ?? "";
+
+function checkRepository() {
+  const url = repositoryUrl(pkg);
   const named = /^(?:git\+)?https:\/\/github\.com\/([^/]+\/[^/]+?)(?:\.git)?$/.exec(url)?.[1];
   check(named !== undefined, `package.json repository.url names a GitHub repository (${named ?? "none"})`, url ? `${JSON.stringify(url)} is not git+https://github.com/<owner>/<name>.git` : "it has no repository.url");
-  if (pkgRoot) {
-    const packed = urlOf(JSON.parse(readFileSync(join(pkgRoot, "package.json"), "utf8")));
-    check(packed === url, "the packed package.json has the same repository.url", `it has ${JSON.stringify(packed)}`);
-  }
   const publishing = options.repository;
   if (!publishing) return skip("repository.url is the publishing repository", "no --repository (the release passes its own)");
   check(
@@ -223,6 +221,7 @@ function checkWorkflowsArchive() {
 
 const work = realpathSync(mkdtempSync(join(tmpdir(), "loopx-release-check-")));
 try {
+  checkRepository();
   checkPackage(work);
   checkBinaries(work);
   checkWorkflowsArchive();
