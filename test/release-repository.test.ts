@@ -6,7 +6,7 @@
  */
 import { copyFileSync, cpSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { NODE, ROOT, runCommand, tempDir } from "./helpers.js";
 
 

@@ -50,7 +50,6 @@ function headersProblem(name: string, value: string): string | undefined {
     } catch {
       return `${name}: the value of ${key} is not percent-encoded correctly (a space is %20)`;
     }
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a header value must not hold
     if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(decoded)) return `${name}: the value of ${key} holds a control character (a line break?)`;
   }
   return undefined;
