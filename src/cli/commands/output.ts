@@ -9,7 +9,7 @@ export class OutputCommand extends Command {
   static override usage = Command.Usage({
     description: "Print structured output (for bash scripts)",
     details:
-      "Prints structured output JSON for the loop to read; at least one flag is required.\n" +
+      "Prints structured output JSON for the loop to read; at least one flag is required.\n\n" +
       "--result-file <path> (loopx's own addition) takes the result from a file, or from stdin with -, as it is: for a result too big for an argument (Linux refuses one over 128 KiB: Argument list too long).\n",
   });
 
