@@ -1,10 +1,11 @@
-// The direction of src/ (issue 28), held by dependency-cruiser in `npm run lint`. Each layer imports
-// only the layers below it:
+// The direction of src/, held by dependency-cruiser in `npm run lint` (ARCHITECTURE.md draws it).
+// Each layer imports only the layers below it:
 //
 //   core (pure: the loop, the event schema, run states, durations)
 //     <- os (procfs, process groups, xdg, atomic/complete writes, builtins, lazy fs, the one stderr reopen)
 //       <- runtime (platform, spawn, supervisor, script runner, loaders)
-//         <- features (records, parts, control, guardian, install, receipts, hooks, telemetry, worktree)
+//       <- records (a floor under the features: the one writer, reader, follower, wording; core and os only)
+//         <- features (parts, control, guardian, install, receipts, hooks, telemetry, worktree)
 //           <- engine (validates a run into its plan, composes the features' parts)
 //             <- drivers (cli, api, dashboard, and the entry files bin.ts, index.ts, script.ts)
 //
@@ -12,19 +13,12 @@
 // features do not import each other, except for the few pairs in ALLOWED, each with its reason.
 
 /** The feature folders (src/<name>/). Add yours here. */
-const FEATURES = ["records", "parts", "control", "guardian", "install", "receipts", "hooks", "telemetry", "worktree"];
+const FEATURES = ["parts", "control", "guardian", "install", "receipts", "hooks", "telemetry", "worktree"];
 
 /** The only imports between features: [from, to, why]. Keep this list short. */
 const ALLOWED = [
-  ["control", "records", "steering and resume read the run's record (reader, store, kept input)"],
-  ["parts", "records", "progress words a run's end as `loopx runs` does (records/wording.ts)"],
-  ["guardian", "records", "the guardian appends run.end to the record of a run whose loopx died"],
   ["guardian", "parts", "the guardian ends a dead run's strays and scratch dir as those parts would"],
-  ["hooks", "records", "the hook's JSON names the run's record (records/paths.ts)"],
-  ["receipts", "records", "a receipt is appended to the run's record the way a note is (records/note.ts)"],
-  ["hooks", "records", "the end-of-run hook words the ending as `loopx runs` does and reads a resumed run's start from its record"],
   ["guardian", "hooks", "the guardian runs the end-of-run hook of a run whose loopx died"],
-  ["worktree", "records", "the same-workflow warning and runs clean find live runs and kept worktrees in the run records"],
 ];
 
 const DRIVERS = "^src/(cli|api|dashboard)/|^src/(bin|index|script)\\.ts$";
@@ -89,6 +83,20 @@ module.exports = {
       severity: "error",
       from: { path: "^src/runtime/" },
       to: { path: "^src/", pathNot: below("core", "os", "runtime") },
+    },
+    {
+      name: "records-imports-core-and-os",
+      comment: "src/records/ is a floor under the features: it sits on core and os only",
+      severity: "error",
+      from: { path: "^src/records/" },
+      to: { path: "^src/", pathNot: below("core", "os", "records") },
+    },
+    {
+      name: "records-full-disk-is-private",
+      comment: "the writer's full-disk steps (reserve.ts, room.ts) are records/'s own: others close a record through records/close.ts",
+      severity: "error",
+      from: { pathNot: "^src/records/" },
+      to: { path: "^src/records/(reserve|room)\\.ts$" },
     },
     {
       name: "features-import-below",

@@ -202,7 +202,7 @@ function checkBinaries(work) {
   }
 }
 
-/** The workflows archive issue 14 adds to `npm run build`: attached to the release when present. */
+/** The workflows archive of `npm run build`: attached to the release when present. */
 function checkWorkflowsArchive() {
   const archive = join(root, "dist", "workflows.tar.gz");
   if (!existsSync(archive)) {

@@ -1,5 +1,5 @@
 /**
- * Steering and resuming through the API (issue 21), under node and bun: a consumer program imports
+ * Steering and resuming through the API, under node and bun: a consumer program imports
  * the built package as `loopx`. A run of `runPromise()` is steerable by its id from another process
  * (pause holds the next script and keeps the program alive, continue, stop), and
  * `runPromise(target, { resume: id })` goes on with a run that died, as `loopx runs resume` does.

@@ -1,5 +1,5 @@
 /**
- * The library keeps the promise too (issue 20): while `run()` is going, SIGINT, SIGTERM and SIGHUP
+ * The library keeps the promise too: while `run()` is going, SIGINT, SIGTERM and SIGHUP
  * to the host end the run's scripts without changing what the host does with the signal (no
  * handler: it still dies by the signal; a handler: it still runs, and the loop rejects with an
  * AbortError); what no handler sees — `process.exit()`, an uncaught exception, a closed terminal —

@@ -1,5 +1,5 @@
 /**
- * Many runs in one program (issue 35 item 8): 20 concurrent `runPromise()` / `run()` add one set
+ * Many runs in one program: 20 concurrent `runPromise()` / `run()` add one set
  * of process listeners, not one per run — no MaxListenersExceededWarning in the host's stderr —
  * and leave none behind. The API is a library: under Node and Bun (the binary has no host program).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 24, "channels that differ": what works with the npm package works the same with
+ * "channels that differ": what works with the npm package works the same with
  * `bun dist/bin.js` and the standalone binary — a pinned project without Node, an unwritable
  * $HOME, a cache path under a regular file, a download from a port fetch blocks, and loopx's
  * NODE_PATH kept out of what a script starts.
@@ -66,7 +66,7 @@ describe.each(CHANNELS)("caches that cannot be written ($name)", (channel) => {
 });
 
 describe.each(CHANNELS)("NODE_PATH set by loopx ($name)", (channel) => {
-  // Under `bun dist/bin.js` a plain ESM script runs with no preload (speed, issue 25): its
+  // Under `bun dist/bin.js` a plain ESM script runs with no preload (speed): its
   // children see loopx's helper entry before the user's own NODE_PATH, as the README says.
   const leaks = channel.name === "bun";
   it(leaks ? "reaches the script (import 'loopx' works) and, under bun, its children too; the user's own NODE_PATH is kept" : "reaches the script (import 'loopx' works) but not what the script starts; the user's own NODE_PATH is kept", async () => {

@@ -1,5 +1,5 @@
 /**
- * `-h`/`--help` on every command and subcommand shows that command's help (issue 24 saw
+ * `-h`/`--help` on every command and subcommand shows that command's help (seen before:
  * `env set -h` → "missing argument", `env remove -h` → `invalid variable name "-h"`, `env list -h`
  * → "unexpected argument"), and top-level `--version` stays a usage error (spec §4.2: -h is the
  * only top-level option) whose message points to `loopx version`. Black-box: spawns the built CLI.

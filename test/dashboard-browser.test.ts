@@ -1,5 +1,5 @@
 /**
- * The dashboard in a real browser (issue 22): Debian's Chromium driven by playwright-core against
+ * The dashboard in a real browser: Debian's Chromium driven by playwright-core against
  * a real `loopx runs serve` (node). A loop started after the page opened appears and its count
  * rises; its page shows the current iteration, an elapsed time that ticks, the timeline and the
  * table, and is what docs/dashboard.png shows (LOOPX_UPDATE_SCREENSHOT=1 rewrites it). Record texts

@@ -1,5 +1,5 @@
 /**
- * Issue 30, "the dashboard on a phone": at 390×844 in Chromium the runs page and a run's page (1,
+ * "the dashboard on a phone": at 390×844 in Chromium the runs page and a run's page (1,
  * 100 and 100,000 iterations) never scroll sideways — the tables scroll inside their own box —
  * and the controls are on screen, large enough to tap, and not covered. The phone screenshot in
  * the README comes from here (LOOPX_UPDATE_SCREENSHOT=1).

@@ -1,5 +1,5 @@
 /**
- * `loopx runs serve` (issue 22) over HTTP, under node, bun and the standalone binary: it starts on
+ * `loopx runs serve` over HTTP, under node, bun and the standalone binary: it starts on
  * 127.0.0.1 and prints its URL once; the token is required on every request (the page, the JSON,
  * the event stream); a foreign Host is refused (DNS rebinding); a POST from another origin is
  * refused; no CORS; the CSP forbids inline scripts; another --host only with a warning; bad options

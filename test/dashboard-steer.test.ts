@@ -1,5 +1,5 @@
 /**
- * The dashboard's controls on real runs (issue 22 with issue 21's control channel): Debian's
+ * The dashboard's controls on real runs (with the control channel): Debian's
  * Chromium driven by playwright-core against a real `loopx runs serve`, real loops in temp
  * projects. "Stop after this iteration" lets the running script finish and starts no other (the
  * run ends `stopped-on-request`, `loopx runs --json` agrees); "Stop now" ends it as Ctrl-C does

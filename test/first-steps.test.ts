@@ -1,5 +1,5 @@
 /**
- * Issue 24, "getting started": `loopx init` scaffolds a workflow that runs on every channel, and
+ * "getting started": `loopx init` scaffolds a workflow that runs on every channel, and
  * the messages a new user meets first (a subdirectory, a folder of .py/.mjs files, `ralph:`, an
  * unreadable .loopx/) say what is actually wrong.
  */

@@ -1,5 +1,5 @@
 /**
- * `loopx install` of a slow download (issue 35 item 12): on a terminal, a progress line once the
+ * `loopx install` of a slow download: on a terminal, a progress line once the
  * download takes over a second (bytes, of how many, the rate), cleared when it ends; off a
  * terminal nothing. A real HTTP server on 127.0.0.1 that sends the archive over ~2 s; the terminal
  * is a real pseudo-terminal (`script`). On node, bun and the binary (their HTTP clients differ).

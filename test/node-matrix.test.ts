@@ -1,5 +1,5 @@
 /**
- * The Node matrix (issue 15): what runs scripts — the run loop, the script helpers (`import
+ * The Node matrix: what runs scripts — the run loop, the script helpers (`import
  * "loopx"` and `$LOOPX_BIN output`), signals, the programmatic API — under the machine's Node and
  * under Node 22, 24 and 26 from npm (helpers.nodeMatrix()). A focused subset, not the whole suite
  * per version. On every version loopx's own machinery writes nothing to a script's stderr (Node 26

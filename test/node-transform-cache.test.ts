@@ -1,5 +1,5 @@
 /**
- * loopx's transform cache for TypeScript/JSX under Node (issue 15, src/runtime/loader/transform.ts):
+ * loopx's transform cache for TypeScript/JSX under Node (src/runtime/loader/transform.ts):
  * an edited script runs its new code on the very next iteration; truncated or garbage entries are
  * rebuilt; loops sharing the cache in parallel never see a half-written entry; a warm cache loads
  * neither tsx nor esbuild into the script process; the cache stays bounded. Under the machine's

@@ -1,5 +1,5 @@
 /**
- * Issue 30, "recipes that work": the README's --on-end recipes (examples/on-end/) send what the
+ * "recipes that work": the README's --on-end recipes (examples/on-end/) send what the
  * real services expect — ntfy, a Slack incoming webhook, Telegram's Bot API sendMessage — to a
  * stand-in HTTP server on 127.0.0.1; notify-send and sendmail are fake executables on PATH that
  * record their arguments and stdin. Never the real internet.

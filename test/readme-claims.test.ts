@@ -1,5 +1,5 @@
 /**
- * Claims the README must keep (issue 35 item 11): its run states are the states `loopx runs -h`
+ * Claims the README must keep: its run states are the states `loopx runs -h`
  * lists and `--state` accepts (core/run-states.ts RUN_STATES), and it links the published loopx
  * specification instead of naming it without a link (the spec's text is not in the repository).
  * Help text is the same on every channel: checked under node.
@@ -15,7 +15,7 @@ const statesIn = (text: string) => new Set([...text.matchAll(/[a-z][a-z-]+/g)].m
 
 describe("README claims", () => {
   it("the run states in the README, in 'loopx runs -h' and in --state are one list", async () => {
-    const { RUN_STATES } = (await import(join(ROOT, "dist", "records", "runs.js"))) as { RUN_STATES: readonly string[] };
+    const { RUN_STATES } = (await import(join(ROOT, "dist", "core", "run-states.js"))) as { RUN_STATES: readonly string[] };
     const help = (await loopx(CHANNELS[0]!, ["runs", "-h"], makeProject(), isolatedEnv())).stdout;
     const helpStates = /States: ([\s\S]*?)\n\n/.exec(help)?.[1];
     const readmeStates = /state \((`running`[\s\S]*?)\),\n/.exec(README)?.[1];
@@ -37,7 +37,7 @@ describe("README claims", () => {
   });
 });
 
-describe("the README's Bun row (issue 35 item 9)", () => {
+describe("the README's Bun row", () => {
   it("`bunx --bun loopx` runs loopx under Bun; a plain `bunx loopx` runs it under Node when node is on PATH, as the README says", async () => {
     expect(README).toContain("| Bun (≥ 1.0) | nothing to install | `bunx --bun loopx run <workflow>` |");
     const cwd = makeProject({ ".loopx/main/index.sh": "#!/bin/bash\necho '{\"stop\":true}'\n" });

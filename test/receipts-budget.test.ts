@@ -1,5 +1,5 @@
 /**
- * Totals and budgets (issue 29), black-box under node, bun and the standalone binary: --max-cost
+ * Totals and budgets, black-box under node, bun and the standalone binary: --max-cost
  * stops the run after the iteration that crossed it (exit 3, one line naming the budget and the
  * total), `runs resume --max-cost <more>` goes on from the totals; estimates count only with
  * --count-estimates; --max-tokens; budgets with records off; what a SIGKILLed loopx's script had
@@ -29,7 +29,11 @@ describe.concurrent.each(CHANNELS)("budgets ($name)", (channel: Channel) => {
     const env = isolatedEnv();
     const first = await loopx(channel, ["run", "-n", "20", "--max-cost", "0.3", "b"], cwd, env);
     expect(first.code, first.stderr).toBe(3);
-    expect(only(first.stderr)).toEqual(["loopx: budget reached: --max-cost $0.30, the run used $0.30 billed (estimates not counted: $3.00)"]);
+    expect(only(first.stderr)).toEqual([
+      // Said once, on the first estimate: --max-cost does not count it.
+      "loopx: warning: --max-cost $0.30 counts billed cost only: the $1.00 this run reported so far as an estimate (a subscription's, say) does not count toward it unless you add --count-estimates",
+      "loopx: budget reached: --max-cost $0.30, the run used $0.30 billed (estimates not counted: $3.00)",
+    ]);
     const id = (await waitForEvent(env, (event) => event.type === "run.end"))!;
     expect(events(env, id).filter((event) => event.type === "iteration.start")).toHaveLength(3);
     expect(events(env, id).at(-1)).toMatchObject({ type: "run.end", reason: "budget", exitCode: 3, iterations: 3, receipts: { costUsd: { billed: 0.3, estimate: 3 }, receipts: 6 } });
@@ -43,7 +47,10 @@ describe.concurrent.each(CHANNELS)("budgets ($name)", (channel: Channel) => {
     expect(events(env, id).filter((event) => event.type === "run.resume")).toHaveLength(0);
     const more = await loopx(channel, ["runs", "resume", id, "--max-cost", "0.5"], cwd, env);
     expect(more.code, more.stderr).toBe(3);
-    expect(only(more.stderr)).toEqual(["loopx: budget reached: --max-cost $0.50, the run used $0.50 billed (estimates not counted: $5.00)"]);
+    expect(only(more.stderr)).toEqual([
+      "loopx: warning: --max-cost $0.50 counts billed cost only: the $4.00 this run reported so far as an estimate (a subscription's, say) does not count toward it unless you add --count-estimates",
+      "loopx: budget reached: --max-cost $0.50, the run used $0.50 billed (estimates not counted: $5.00)",
+    ]);
     expect(events(env, id).filter((event) => event.type === "iteration.start").map((event) => event.n)).toEqual([1, 2, 3, 4, 5]);
 
     const show = await loopx(channel, ["runs", "show", id, "--json"], cwd, env);
@@ -70,17 +77,20 @@ describe.concurrent.each(CHANNELS)("budgets ($name)", (channel: Channel) => {
     const env = isolatedEnv();
     const subscription = await loopx(channel, ["run", "-n", "3", "--max-cost", "0.5", "e"], cwd, env);
     expect(subscription.code, subscription.stderr).toBe(0);
-    expect(subscription.stderr).toBe("");
+    // Not stopped, and told so once (not once per receipt).
+    expect(subscription.stderr).toBe(
+      "loopx: warning: --max-cost $0.50 counts billed cost only: the $1.00 this run reported so far as an estimate (a subscription's, say) does not count toward it unless you add --count-estimates\n",
+    );
     const counted = await loopx(channel, ["run", "-n", "9", "--max-cost", "1.5", "--count-estimates", "e"], cwd, env);
     expect(counted.code).toBe(3);
     expect(only(counted.stderr)).toEqual(["loopx: budget reached: --max-cost $1.50 --count-estimates, the run used $2.00 billed + estimated"]);
     const tokens = await loopx(channel, ["run", "-n", "9", "--max-tokens", "250", "e"], cwd, env);
     expect(tokens.code).toBe(3);
-    expect(only(tokens.stderr)).toEqual(["loopx: budget reached: --max-tokens 250, the run used 300 tokens"]);
+    expect(only(tokens.stderr)).toEqual(["loopx: budget reached: --max-tokens 250, the run used 300 tokens (input, cache write, output, reasoning)"]);
     const off = isolatedEnv({ LOOPX_RECORD: "0" });
     const unrecorded = await loopx(channel, ["run", "-n", "9", "--max-tokens", "250", "e"], cwd, off);
     expect(unrecorded.code).toBe(3);
-    expect(only(unrecorded.stderr)).toEqual(["loopx: budget reached: --max-tokens 250, the run used 300 tokens"]);
+    expect(only(unrecorded.stderr)).toEqual(["loopx: budget reached: --max-tokens 250, the run used 300 tokens (input, cache write, output, reasoning)"]);
     expect(existsSync(join(off.XDG_STATE_HOME!, "loopx"))).toBe(false);
     const bad = await loopx(channel, ["run", "--count-estimates", "e"], cwd, env);
     expect(bad.code).toBe(1);

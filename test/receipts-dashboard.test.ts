@@ -1,5 +1,5 @@
 /**
- * Receipts on the dashboard (issue 29), in Debian's Chromium driven by playwright-core against a
+ * Receipts on the dashboard, in Debian's Chromium driven by playwright-core against a
  * real `loopx runs serve` (node): the runs page's Cost and Tokens columns for an ended run (its
  * run.end's totals) and for a running one (its record added up as it grows); a run's page shows
  * what it used, per-iteration cost bars (billed and estimated apart) and the cumulative lines.

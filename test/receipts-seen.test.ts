@@ -1,5 +1,5 @@
 /**
- * Receipts seen where the user looks (issue 29): the progress line's running total, `loopx runs`
+ * Receipts seen where the user looks: the progress line's running total, `loopx runs`
  * COST / TOKENS columns (only once a listed run has receipts), `runs show` totals per run and
  * model and per iteration, `runs tail` receipt lines, `runs --since` totals per project and model.
  * Model names come from scripts: shown escaped. Output does not differ between node, bun and the

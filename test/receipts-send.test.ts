@@ -1,5 +1,5 @@
 /**
- * Receipts from scripts (loopx's own addition, issue 29): `$LOOPX_BIN receipt` (flags or --json)
+ * Receipts from scripts (loopx's own addition): `$LOOPX_BIN receipt` (flags or --json)
  * and `receipt()` from "loopx" append one `receipt` event to the run's record, exactly as given;
  * a malformed receipt is refused with one line naming the field and nothing is recorded; outside a
  * run, or with records off and no live reader, a receipt is nothing (exit 0, no file). Under node,
@@ -32,12 +32,12 @@ const receiptsOf = (text: string) => text.trim().split("\n").filter(Boolean).map
 
 /** Bad receipts and the field their one line must name. */
 const BAD: Array<[string[], string]> = [
-  [["--cost", "-1", "--kind", "billed"], "cost.usd"],
-  [["--cost", "NaN", "--kind", "billed"], "--cost"],
-  [["--cost", "0.1", "--kind", "free"], "cost.kind"],
-  [["--cost", "0.1"], "cost.kind"],
+  [["--cost", "-1", "--kind", "billed"], "--cost must be a number from 0 to 1000000, got -1"],
+  [["--cost", "NaN", "--kind", "billed"], '--cost must be a number from 0 to 1000000, got "NaN"'],
+  [["--cost", "0.1", "--kind", "free"], "--kind"],
+  [["--cost", "0.1"], "--kind"],
   [["--input", "many"], "--input"],
-  [["--output", "1.5"], "tokens.output"],
+  [["--output", "1.5"], "--output"],
   [["--json", '{"tokens":{"input":"3"}}'], "tokens.input"],
   [["--json", '{"tokens":{"input":3,"cached":1}}'], "tokens.cached"],
   [["--json", '{"cost":{"usd":1e400,"kind":"billed"}}'], "cost.usd"],

@@ -1,5 +1,5 @@
 /**
- * Issue 24, "reading runs safely": records are bounded (LOOPX_RECORD_MAX_BYTES: the first and the
+ * "reading runs safely": records are bounded (LOOPX_RECORD_MAX_BYTES: the first and the
  * last iterations stay, a gap line counts what was dropped), a failed script's last stderr lines
  * are kept where loopx sees them without changing what the script sees, and everything a record
  * holds is printed with its control characters escaped (`runs show`, `runs tail`, `runs --json`,

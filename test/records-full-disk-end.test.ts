@@ -1,5 +1,5 @@
 /**
- * A disk that stays full (issue 35 item 4), $XDG_STATE_HOME on a 128 KiB tmpfs (root only; skipped
+ * A disk that stays full, $XDG_STATE_HOME on a 128 KiB tmpfs (root only; skipped
  * with the reason where mounting is impossible), on node, bun and the binary:
  * - full from the middle of the run to its end: the run's end is written into the room its record
  *   kept for it (`<id>.reserve`), after a `gap` counting the events lost, so `loopx runs` shows how

@@ -1,5 +1,5 @@
 /**
- * A full disk under the run records (issue 35 item 4): $XDG_STATE_HOME on a small tmpfs (root
+ * A full disk under the run records: $XDG_STATE_HOME on a small tmpfs (root
  * only; skipped with the reason where mounting is impossible) filled to the last byte. The run
  * goes on (one warning line); the record loses events while the disk is full, and once space is
  * back (a script removes the filler) a `gap` line marks what was lost and the record goes on — its

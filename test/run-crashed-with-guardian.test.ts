@@ -1,5 +1,5 @@
 /**
- * `kill -9` of loopx and its guardian together (issue 35 item 7), on node, bun and the binary: a
+ * `kill -9` of loopx and its guardian together, on node, bun and the binary: a
  * run killed seconds after its last event, while its script runs. `loopx runs` (and --json,
  * `runs show`) give its duration up to its last sign of life, marked as a lower bound (the old main:
  * up to its last event, ~0 s, as if exact); the next `loopx run` in its project says, on stderr,

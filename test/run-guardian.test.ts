@@ -1,5 +1,5 @@
 /**
- * The run's guardian (issue 20, loopx's own addition): when loopx dies without ending its run —
+ * The run's guardian (loopx's own addition): when loopx dies without ending its run —
  * SIGKILL, a fatal signal (SIGSEGV, SIGABRT) — a process started once per run ends what is left
  * of the run (the script's group and every process carrying LOOPX_RUN_ID: SIGTERM, 5 s grace,
  * SIGKILL), removes LOOPX_TMPDIR and closes the record with `run.end`. Real process trees: a

@@ -1,12 +1,11 @@
 /**
- * A script's stdout over loopx's cap (issue 35 item 5): the iteration fails with one line naming
+ * A script's stdout over loopx's cap: the iteration fails with one line naming
  * the script, the size and the cap (exit 1, the record written with the run's end) — never the
  * runtime's "Cannot create a string longer than ..." — and the pipe is read to its end (the
  * script is not blocked). The default cap is 400 MiB; LOOPX_MAX_STDOUT lowers it, so that the
  * test writes 3 MB, not 500. Memory for 300 MB is measured in `npm run bench` (huge-stdout).
  *
- * A stdout over 1 MiB is kept as bytes and decoded only when its text is needed (issue 35 item 5,
- * runtime/stdout-capture.ts): what the loop, the record and the API make of it stays what the
+ * A stdout over 1 MiB is kept as bytes and decoded only when its text is needed (runtime/stdout-capture.ts): what the loop, the record and the API make of it stays what the
  * whole text decoded at once gives — a raw result read from its ends, a structured one parsed whole
  * and its result passed on as the next script's stdin, byte for byte.
  */

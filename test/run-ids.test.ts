@@ -1,5 +1,5 @@
 /**
- * Issue 30, "the run's id where you are": three runs of the same target started together in
+ * "the run's id where you are": three runs of the same target started together in
  * three tmux panes each name a different id of at most 8 characters on their first progress line
  * (and in their summary), and each of those ids is what `loopx runs stop` takes to stop that run.
  */

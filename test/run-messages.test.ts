@@ -1,5 +1,5 @@
 /**
- * Issue 24, "messages": loopx's own lines always start on a fresh line (after a script whose
+ * "messages": loopx's own lines always start on a fresh line (after a script whose
  * stderr ends without a newline: on a terminal, in a pipe, in a file); a terminal shows one line
  * per failure (the summary carries the reason); `--summary` and LOOPX_PROGRESS=1 print the summary
  * off a terminal. Terminal cases run in a real tmux pane and check what the screen shows.

@@ -1,5 +1,5 @@
 /**
- * Issue 30, "know when it ends": `--on-end <command>` (and LOOPX_ON_END from the global env file)
+ * "know when it ends": `--on-end <command>` (and LOOPX_ON_END from the global env file)
  * runs once for every way a run ends — stop, -n, a failure, a time limit, a budget (--max-cost; the
  * run's receipt totals in the JSON), Ctrl-C (SIGINT), a hangup,
  * `loopx runs stop`, and kill -9 of loopx (then the run's guardian runs it) — with the outcome as
@@ -181,7 +181,8 @@ describe.each(CHANNELS)("--on-end ($name)", (channel) => {
     expect(hanging.stderr).toBe("loopx: warning: the --on-end command was ended at its time limit (1s; LOOPX_ON_END_TIMEOUT)\n");
     expect(processAlive(Number(read(join(hooks, "hook.pid"))))).toBe(false);
     expect(failing.code).toBe(1);
-    expect(failing.stderr).toBe("loopx: warning: the --on-end command exited with code 3\nloopx: script w:fail exited with code 3\n");
+    // The warning ends with the hook's last stderr line.
+    expect(failing.stderr).toBe("loopx: warning: the --on-end command exited with code 3: oops\nloopx: script w:fail exited with code 3\n");
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(/^from the hook\r\n(?: +\r)?loopx: warning: the --on-end command exited with code 2\r\n$/);
     const records = join(env.XDG_STATE_HOME!, "loopx", "runs");

@@ -76,7 +76,7 @@ linuxOnly.concurrent.each(RUNTIMES)("script output: sizes and bytes ($name)", (r
       const errorLine = "loopx: script w:index exited with code 3\n";
       expect(result.code).toBe(1);
       expect(result.stdout.length).toBe(0);
-      // The script's stderr ends without a newline: loopx's line starts on a fresh one (issue 24).
+      // The script's stderr ends without a newline: loopx's line starts on a fresh one.
       expect(result.stderrBytes).toBe(HUNDRED_MB + 1 + Buffer.byteLength(errorLine));
       expect(result.stderrHead.subarray(0, 16).toString()).toBe("e".repeat(16));
       expect(result.stderrTail.toString("latin1").endsWith(`eeee\n${errorLine}`)).toBe(true);

@@ -1,5 +1,5 @@
 /**
- * Silent traps of unattended loops (issue 35 items 1 and 3): a near-miss structured output — text
+ * Silent traps of unattended loops: a near-miss structured output — text
  * before the JSON line, `{"stop":"true"}`, `{"Stop":true}`, `{"goto":5}` — is still read as the
  * spec says (a raw result, the field ignored) but the run says so once per script (stderr and a
  * `warning` record event; LOOPX_WARN_OUTPUT=0 turns it off); a failed bash script saved with CRLF

@@ -1,5 +1,5 @@
 /**
- * Records are never pruned while their run is alive (issue 20): pruning keeps the newest 200
+ * Records are never pruned while their run is alive: pruning keeps the newest 200
  * records and, beyond them, every record without run.end whose loopx is still running or whose
  * guardian is closing it. 300 short runs while a long one is going leave the long run's record
  * intact, and `loopx runs tail` follows it to its end.

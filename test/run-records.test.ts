@@ -1,5 +1,5 @@
 /**
- * loopx's own additions around a run (issue 13), black-box under node, bun and the standalone
+ * loopx's own additions around a run, black-box under node, bun and the standalone
  * binary: terminal progress on a real pseudo-terminal (`script` from util-linux) and nothing on a
  * pipe; run records for every way a run ends (SIGKILL of loopx → killed, by the guardian); pruning at 200;
  * LOOPX_RECORD=0; --log; an unwritable state directory; `loopx runs`, `runs show`, `runs tail` on
@@ -239,7 +239,7 @@ describe("run records: pruning, ids, formats (node)", () => {
     };
     fake("0zzzzzzzzbig001", 300, true);
     fake("0zzzzzzzzbig002", 301, false);
-    // Another project's runs: --all (issue 24: `loopx runs` lists this project's by default).
+    // Another project's runs: --all (`loopx runs` lists this project's by default).
     const rows = (await loopx(node, ["runs", "--all", "--json"], ROOT, env)).stdout.trim().split("\n").map((line) => JSON.parse(line));
     expect(rows.map((row) => [row.id, row.state, row.iterations, row.project])).toEqual([
       ["0zzzzzzzzbig002", "crashed", 301, "/big"],
@@ -277,7 +277,7 @@ describe("run records: pruning, ids, formats (node)", () => {
     expect(await loopx(node, ["runs", "show", "zzz"], cwd, env)).toMatchObject({ code: 1, stdout: "", stderr: "loopx: run zzzzzzzzzzzzzzz was recorded by a newer loopx (record format v2; this loopx reads v1)\n" });
     expect(await loopx(node, ["runs", "show", "nope"], cwd, env)).toMatchObject({ code: 1, stdout: "", stderr: `loopx: no run "nope" in ${dir}\n` });
     expect(await loopx(node, ["runs", "show", "000000"], cwd, env)).toMatchObject({ code: 1, stdout: "", stderr: expect.stringMatching(/^loopx: run id "000000" is ambiguous: it starts 199 runs \(.*\)\n$/) });
-    // No id: this project's newest run (issue 24).
+    // No id: this project's newest run.
     expect(await loopx(node, ["runs", "show"], cwd, env)).toMatchObject({ code: 0, stderr: "", stdout: expect.stringMatching(/^run \w+ · stopped by s:index · /) });
     expect(await loopx(node, ["runs", "--bogus"], cwd, env)).toMatchObject({ code: 1, stdout: "", stderr: expect.stringMatching(/^loopx: unknown option "--bogus" for 'loopx runs'\n$/) });
     const help = await loopx(node, ["runs", "-h"], cwd, env);

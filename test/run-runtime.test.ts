@@ -257,7 +257,7 @@ describe.each(RUNTIMES)("run: script execution per runtime ($name)", (runtime) =
       const chain = await runLoopx(runtime, ["run", "-n", "3", "w:json"], { cwd, env: isolatedEnv() });
       expect(chain.code).toBe(0);
       expect(chain.stdout).toBe("");
-      // ts.ts logs a line before its output(): a plain result, so loopx's own warning (issue 35) says once that its goto is ignored.
+      // ts.ts logs a line before its output(): a plain result, so loopx's own warning says once that its goto is ignored.
       expect(chain.stderr).toBe(
         `loopx: warning: w:ts: its stdout is not one JSON object (text comes before its last line {"result":"TS-RESULT","goto":"index"}), so all of it is a plain result and that line's "result", "goto" is ignored: write only the JSON object to stdout (other output to stderr: echo ... >&2)\n`,
       );

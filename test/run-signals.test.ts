@@ -337,7 +337,7 @@ linuxOnly.concurrent.each(RUNTIMES)("run: signals to a three-level process tree 
   });
 
   describe("more signals during the grace period", () => {
-    it.concurrent("a burst of Ctrl-Cs: the second ends the grace at once (SIGKILL to the tree, issue 20), loopx exits 130, no orphans", async ({ expect }) => {
+    it.concurrent("a burst of Ctrl-Cs: the second ends the grace at once (SIGKILL to the tree), loopx exits 130, no orphans", async ({ expect }) => {
       const cwd = makeProject(BASH_TREE_IGNORING("INT"));
       const started = startTagged(runtime, ["run", "w"], cwd);
       await waitForFile(join(cwd, "ready"), 15_000);

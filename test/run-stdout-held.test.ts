@@ -1,5 +1,5 @@
 /**
- * A background process holds the loop (issue 35 item 2): `sleep 3 &` in a script keeps its stdout
+ * A background process holds the loop: `sleep 3 &` in a script keeps its stdout
  * open, and loopx reads stdout to its end (the spec), so it waits — now saying so once per script
  * per run, two seconds after the script's own process exited: one `loopx: warning:` line naming
  * the holder (pid, command) and how to avoid it, and a `warning` record event. A script whose

@@ -1,5 +1,5 @@
 /**
- * A script's stdout is a real pipe (issue 12, item 5): on Linux, opening /dev/stdout or /dev/fd/1
+ * A script's stdout is a real pipe (item 5): on Linux, opening /dev/stdout or /dev/fd/1
  * on the runtimes' own socketpair fails with ENXIO; loopx gives scripts a FIFO instead. Under node,
  * bun and the standalone binary: writes through /dev/stdout, /dev/fd/1, `tee` to a dup of stdout
  * and a TS script's writeFileSync("/dev/stdout") are captured as structured output; large output

@@ -1,5 +1,5 @@
 /**
- * Stopped, then continued (issue 35 item 6): `kill -STOP` of loopx does not stop its script (a
+ * Stopped, then continued: `kill -STOP` of loopx does not stop its script (a
  * session of its own). With --max-time, a script that exits 0 while loopx is stopped, before the
  * deadline, is not called killed when loopx continues after it: its result (goto) is read and
  * recorded, and the run ends there as timed out after it — so `runs resume` goes on at the goto

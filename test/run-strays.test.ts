@@ -1,5 +1,5 @@
 /**
- * Guard rails (issue 12, loopx's own additions): no stray process after an interrupted run, and
+ * Guard rails (loopx's own additions): no stray process after an interrupted run, and
  * the time limits. Real process trees that leave the script's process group — a `setsid` child
  * (still holding the script's stdout), a node child spawned `detached`, a double-fork daemon, and
  * (in some cases) a child that ignores SIGTERM and needs the SIGKILL — under node, bun and the

@@ -1,5 +1,5 @@
 /**
- * Every signal that ends loopx ends the run's processes (issue 20): SIGHUP (a closed terminal) and
+ * Every signal that ends loopx ends the run's processes: SIGHUP (a closed terminal) and
  * SIGQUIT (Ctrl-\) are handled like SIGTERM — forwarded to the script's group, grace, SIGKILL,
  * strays and LOOPX_TMPDIR gone, exit 129 / 131, the record says hangup / quit. On a real terminal
  * (tmux): closing it, Ctrl-Z and `fg`, and Ctrl-C twice. Under node, bun and the standalone binary.

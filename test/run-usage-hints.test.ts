@@ -1,5 +1,5 @@
 /**
- * `loopx run --timeout main` (issue 35 item 12): the target was taken as the option's value, so
+ * `loopx run --timeout main`: the target was taken as the option's value, so
  * the one line names the missing duration (or count), not a missing target. Same parser on every
  * channel; checked on all three as it is cheap.
  */

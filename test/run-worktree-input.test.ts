@@ -1,5 +1,5 @@
 /**
- * `loopx run --worktree` (issue 32): each bad input is one line, exit 1, and leaves git as it was
+ * `loopx run --worktree`: each bad input is one line, exit 1, and leaves git as it was
  * (every channel: the git calls and their errors go through each runtime's child_process); the
  * same-workflow warning, --worktree-copy and `loopx runs clean` (node: the code is the same on every
  * channel and spawns nothing that differs).

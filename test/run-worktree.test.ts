@@ -1,5 +1,5 @@
 /**
- * `loopx run --worktree` (issue 32), black-box with real git: parallel runs of one workflow each
+ * `loopx run --worktree`, black-box with real git: parallel runs of one workflow each
  * in a worktree of its own on loopx/<name>, the end rules, a killed run resumed in its worktree.
  * Bad inputs and `runs clean` are in run-worktree-input.test.ts.
  */

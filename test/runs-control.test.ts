@@ -1,5 +1,5 @@
 /**
- * Steering a running loop from another process (issue 21), black-box under node, bun and the
+ * Steering a running loop from another process, black-box under node, bun and the
  * standalone binary, with real processes: `loopx runs stop` lets the running script finish and
  * starts no further one (exit 0, "stopped on request" in the record and the progress summary);
  * `--now` ends the run as Ctrl-C does; `runs pause` / `runs continue` hold the next script (the

@@ -1,5 +1,5 @@
 /**
- * Issue 24, "finding runs": `loopx runs` lists this project's runs (`--all`, `--limit`, `--state`),
+ * "finding runs": `loopx runs` lists this project's runs (`--all`, `--limit`, `--state`),
  * ids with their shortest unique prefix (at least 6) in bold on a terminal, `latest` (or no id)
  * for `show`/`tail`, `runs show --last N`, and `runs tail` exits as the run did.
  */

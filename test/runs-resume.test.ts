@@ -1,5 +1,5 @@
 /**
- * Resuming a run that ended early or died (issue 21), black-box under node, bun and the standalone
+ * Resuming a run that ended early or died, black-box under node, bun and the standalone
  * binary, with real processes: after SIGKILL of loopx the script that was running runs again with
  * exactly the bytes it got on stdin, LOOPX_RUN_ID the same, LOOPX_ITERATION and the -n budget
  * going on, a new LOOPX_TMPDIR, one record with a `run.resume`; after a time limit, Ctrl-C or a

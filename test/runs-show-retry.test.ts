@@ -1,5 +1,5 @@
 /**
- * `kill -9` of loopx and its guardian together (issue 35 item 7, the part `runs show` owns): after
+ * `kill -9` of loopx and its guardian together (the part `runs show` owns): after
  * `runs resume`, the record holds two tries of iteration 1; `runs show` shows it once, marked as a
  * retry, under a line marking where the resume began (the old main showed two rows numbered 1
  * and nothing between them). Real SIGKILLs by pid; the record view is the same on every channel,

@@ -1,5 +1,5 @@
 /**
- * Issue 24, shell completion: `loopx completion bash` is sourced in a real bash, which then
+ * shell completion: `loopx completion bash` is sourced in a real bash, which then
  * completes commands, options (from the command classes), targets from .loopx/ and run ids —
  * through bash's own completion machinery (`complete -F`), and at a real prompt (tmux, TAB TAB).
  */

@@ -145,7 +145,7 @@ describe("standalone binary with neither node nor bun on PATH", () => {
     });
   });
 
-  it("delegates to a project-local loopx (a JS one runs under Node, as the README says: issue 35 item 10)", async () => {
+  it("delegates to a project-local loopx (a JS one runs under Node, as the README says)", async () => {
     const cwd = pinnedProject({ ".loopx/main/index.sh": '#!/bin/bash\necho \'{"stop":true}\'\n' });
     // With node on PATH: a JS loopx hands its scripts a LOOPX_BIN that needs node (without it the
     // binary runs itself instead: channels-differ.test.ts).

@@ -1,5 +1,5 @@
 /**
- * What the shipped workflows make of an agent that fails (issue 23): its own stderr on the
+ * What the shipped workflows make of an agent that fails: its own stderr on the
  * terminal with a known cause explained, a stream without JSON events explained, arguments added
  * to a preset (AGENT_EXTRA_ARGS), an agent that hangs (AGENT_IDLE_TIMEOUT), an API error shown as
  * an error, multi-line tool output kept on its lines, an interrupted iteration's cost, and what
@@ -63,7 +63,7 @@ describe("the agent's own error reaches the user", () => {
   });
 });
 
-describe("retries back off (issue 35 item 12)", () => {
+describe("retries back off", () => {
   it.concurrent("ralph: a failed agent call is retried after an exponential, jittered wait (RETRY_BACKOFF), said on stderr", async () => {
     const at = 'date +%s%3N > "$dir/$n.at"';
     const fake = new FakeAgents()

@@ -1,5 +1,5 @@
 /**
- * Usage limits in the shipped workflows (issue 23, deliverable 6), with fake agents printing what
+ * Usage limits in the shipped workflows (deliverable 6), with fake agents printing what
  * each CLI prints when it hits one: Claude's `rate_limit_event` rejected with `resetsAt`, a 429
  * without a reset time (API-key users: `api_retry` events), Codex's usage-limit error. The
  * iteration parks until the reset (the wait is no retry), says so on stderr, in the session log

@@ -1,5 +1,5 @@
 /**
- * Where the shipped workflows keep what is the user's (issue 23): plans, session logs and the
+ * Where the shipped workflows keep what is the user's: plans, session logs and the
  * user's settings outside `.loopx/<workflow>/`, so that `loopx install -y` updates a workflow and
  * keeps them, and session logs never end up in the agent's commits; converge's judge, which must
  * not write (a read-only preset, and a judge that changed files does not approve); and completion

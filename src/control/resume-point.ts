@@ -78,7 +78,8 @@ export function decideResume(runId: string, events: RecordEvent[], alive: (sitti
       ...input,
       maxIterations,
       elapsedMs: elapsed(events),
-      options: start.options ?? {},
+      // The last sitting's options (a budget raised at a resume holds for every later one); run.start's for a record of an older loopx.
+      options: ("options" in sitting ? sitting.options : undefined) ?? start.options ?? {},
       ended: end ? describeEnding(end, sitting.maxIterations, lastEnd) : `crashed (process ${sitting.pid} is gone without run.end)`,
     },
   };

@@ -88,6 +88,11 @@ export interface RunResumeEvent extends EventBase {
   maxIterations: number | null;
   /** The bytes the first script gets on stdin (what it got when the run ended), when any. */
   stdinBytes?: number;
+  /**
+   * The run's recorded options from this sitting on: run.start's with those given at the resume
+   * over them (a raised --max-cost), so that every later resume keeps them. Absent when none.
+   */
+  options?: RecordedOptions;
   argv?: string[];
   version: string;
   runtime: "node" | "bun" | "binary";

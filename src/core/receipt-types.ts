@@ -1,5 +1,5 @@
 /**
- * What a receipt holds (`loopx receipt`, `receipt()`; issue 29) and what receipts add up to: the
+ * What a receipt holds (`loopx receipt`, `receipt()`) and what receipts add up to: the
  * shapes the record's receipt events, the totals (core/receipts.ts) and their readers share.
  */
 

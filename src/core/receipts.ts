@@ -57,7 +57,7 @@ export function addRunTotals(into: RunTotals, more: RunTotals): void {
   for (const [model, totals] of Object.entries(more.models)) addTotals((into.models[model] ??= emptyTotals()), totals);
 }
 
-/** Every token of `totals`, added up (what --max-tokens counts). */
+/** Every token of `totals`, added up (what `tokens` shows; --max-tokens counts all but cache reads: core/budget.ts). */
 export function tokenSum(totals: Totals): number {
   let sum = 0;
   for (const field of TOKEN_FIELDS) sum += totals.tokens[field];
@@ -136,9 +136,14 @@ export function describeCost(totals: Totals): string {
   return parts.join(" · ");
 }
 
-/** "$0.0369 · 12.3k tokens", "$0.50 est. · 900 tokens", "12.3k tokens". */
+/** "12.3k tokens", "1 token". */
+function tokenWord(tokens: number): string {
+  return `${formatTokens(tokens)} token${tokens === 1 ? "" : "s"}`;
+}
+
+/** "$0.0369 · 12.3k tokens", "$0.50 est. · 900 tokens", "12.3k tokens", "$0.50" (no tokens reported). */
 export function describeTotals(totals: Totals): string {
   const cost = describeCost(totals);
   const tokens = tokenSum(totals);
-  return [cost, tokens > 0 || cost === "" ? `${formatTokens(tokens)} tokens` : ""].filter(Boolean).join(" · ");
+  return [cost, tokens > 0 || cost === "" ? tokenWord(tokens) : ""].filter(Boolean).join(" · ");
 }

@@ -25,7 +25,7 @@ export interface RunFacts {
   argv?: string[];
   runtime: RunStartEvent["runtime"];
   version: string;
-  /** The options a resume takes over, for `run.start`. */
+  /** The options a later resume takes over, for `run.start` and `run.resume`. */
   options?: RecordedOptions;
   /** The run's own git worktree (--worktree), for `run.start`. */
   worktree?: WorktreeInfo;
@@ -61,6 +61,7 @@ export function startEvent(run: string, facts: RunFacts, start: RunStart): LoopE
       iterations: resume.iterations,
       maxIterations: start.maxIterations ?? null,
       ...(resume.stdinBytes !== undefined ? { stdinBytes: resume.stdinBytes } : {}),
+      ...(facts.options && Object.keys(facts.options).length > 0 ? { options: facts.options } : {}),
       ...(facts.argv ? { argv: facts.argv } : {}),
       version: facts.version,
       runtime: facts.runtime,

@@ -2,7 +2,7 @@
  * A successful script's stdout as the loop reads it (spec §2.3). A huge raw output (300 MB of log)
  * is kept as the bytes it was read into and decoded to one string only when something needs all of
  * it — the API's `result`, a JSON object to parse — and then once: holding the bytes, a joined copy
- * and the string at the same time cost three times its size (issue 35 item 5). What the loop needs
+ * and the string at the same time cost three times its size. What the loop needs
  * of a raw output — is it an object, its last line, the record's excerpt and size — comes from its
  * ends. The runtime's bytes (runtime/stdout-capture.ts) decode as Buffer#toString does;
  * stdoutOfText wraps a text already decoded (a small stdout, tests, in-memory hosts).

@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import { GOING_STATES } from "../core/run-states.js";
-import type { IterationEndEvent, IterationStartEvent, RecordEvent, RunContinueEvent, RunEndEvent, RunPauseEvent, RunResumeEvent, RunStartEvent, RunStopEvent } from "../core/events.js";
+import type { IterationEndEvent, IterationStartEvent, RecordEvent, RunContinueEvent, RunEndEvent, RunHookEvent, RunPauseEvent, RunResumeEvent, RunStartEvent, RunStopEvent } from "../core/events.js";
 import { addReceipt, addRunTotals, emptyRunTotals, recordTotals, recordedReceipt, type RunTotals } from "../core/receipts.js";
 import type { RecordFollower } from "../records/follow.js";
 import { parseRecord } from "../records/parse.js";
 import { summarizeRun, type RunSummary } from "../records/run-state.js";
+import { hookFailure, hookOutputLines } from "../records/hook-report.js";
 import { recordTouchedAt } from "../records/store.js";
 import type { RunIndex } from "./run-index.js";
 
@@ -22,6 +23,8 @@ export interface DashboardRun extends Omit<RunSummary, "state"> {
   resumed?: { time: string; n: number; target: string };
   /** Set for a record written by a newer loopx; nothing else is read from it. */
   newerVersion?: number;
+  /** The end-of-run hook's outcome (`--on-end`), once it ran: how it ended in words, and the first lines of its output (untrusted text). */
+  hook?: { by: "loopx" | "guardian"; ended: string; durationMs: number; output: string[]; more: boolean };
 }
 
 export type Change = { kind: "run"; run: DashboardRun } | { kind: "removed"; id: string };
@@ -39,6 +42,8 @@ export interface Tracked {
   lastStart?: IterationStartEvent;
   lastEnd?: IterationEndEvent;
   end?: RunEndEvent;
+  /** The end-of-run hook's outcome of the current sitting. */
+  hook?: RunHookEvent;
   /**
    * Receipt totals kept as the record grows, for a run whose run.end does not hold them (going,
    * or closed by its guardian): started from the whole record once, when such a run is found.
@@ -75,12 +80,16 @@ export function remember(tracked: Tracked, event: RecordEvent): void {
       }
       tracked.sitting = event;
       tracked.end = undefined;
+      tracked.hook = undefined;
       tracked.steering = undefined;
       break;
     case "run.pause":
     case "run.continue":
     case "run.stop":
       tracked.steering = event;
+      break;
+    case "run.hook":
+      tracked.hook = event;
       break;
     case "run.end":
       tracked.end = event;
@@ -121,6 +130,10 @@ export function summarize(tracked: Tracked, alive: (sitting: Pick<RunStartEvent,
   // A run.end written by loopx holds the totals (summarizeRun took them); otherwise the kept ones.
   if (!run.totals && tracked.totals && tracked.totals.receipts > 0) run.totals = tracked.totals;
   if (tracked.sitting) run.resumed = { time: tracked.sitting.time, n: tracked.sitting.iterations + 1, target: tracked.sitting.target };
+  if (tracked.hook) {
+    const { lines, more } = hookOutputLines(tracked.hook.output);
+    run.hook = { by: tracked.hook.by, ended: hookFailure(tracked.hook) ?? "exit 0", durationMs: tracked.hook.durationMs, output: lines, more };
+  }
   const current = tracked.lastStart;
   if (isGoing(summary.state) && current && (!tracked.lastEnd || tracked.lastEnd.n < current.n)) {
     run.current = { n: current.n, target: current.target, start: current.time };

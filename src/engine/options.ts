@@ -200,7 +200,7 @@ export const RUN_OPTIONS = [
   }),
   declare({
     name: "maxTokens",
-    cli: { names: "--max-tokens", kind: "count", description: "Budget: no script starts once the run's tokens reach <count>; exit 3 (loopx's own addition)", resume: true },
+    cli: { names: "--max-tokens", kind: "count", description: "Budget: no script starts once the run's tokens (input, cache write, output, reasoning; not cache reads) reach <count>; exit 3 (loopx's own addition)", resume: true },
     api: true,
     recorded: true,
     check: (value) => {

@@ -1,3 +1,4 @@
+import { join, relative } from "node:path";
 import type { RunPart } from "../core/run-part.js";
 import { strays } from "../parts/strays.js";
 import { recordsDir } from "../records/store.js";
@@ -43,7 +44,11 @@ export function runParts(plan: RunPlan, worktree?: RunWorktree): RunPart[] {
   // it ends after them (parts end in reverse order), once nothing of the run is left but its record.
   const onEnd =
     plan.options.onEnd !== undefined || plan.onEndFromEnv
-      ? onEndPart({ ...(plan.options.onEnd !== undefined ? { command: plan.options.onEnd } : { fromEnv: true }), ...(records !== undefined ? { recordsDir: records } : {}) })
+      ? onEndPart({
+          ...(plan.options.onEnd !== undefined ? { command: plan.options.onEnd } : { fromEnv: true }),
+          ...(records !== undefined ? { recordsDir: records } : {}),
+          ...(worktree ? { startedIn: join(worktree.info.repo, relative(worktree.info.path, worktree.projectRoot)) } : {}),
+        })
       : undefined;
   if (onEnd) parts.push(onEnd);
   const tmpdir = new TmpdirPart();

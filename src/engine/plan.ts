@@ -129,10 +129,11 @@ export function abortSignalOf(value: unknown): AbortSignal | undefined {
 
 /** What the pure loop gets of the plan. */
 export function loopOptions(plan: RunPlan): LoopRequest {
-  const { maxIterations, env, envFile } = plan.options;
+  const { maxIterations, env, envFile, maxCost, maxTokens } = plan.options;
   return {
     target: plan.target,
-    maxIterations,
+    // A budget of 0 leaves room for no script: like -n 0, the run is only validated (nothing recorded, no hook).
+    maxIterations: maxCost === 0 || maxTokens === 0 ? 0 : maxIterations,
     env,
     envFile,
     projectRoot: plan.projectRoot,

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { constants as os } from "node:os";
 import { EVENT_VERSION, SIGNAL_REASONS, type RunEndEvent, type RunEndReason } from "../core/events.js";
 import { parseRecord } from "../records/parse.js";
@@ -10,9 +10,8 @@ import { groupAlive, signalGroup, waitForGroupExit } from "../os/process-group.j
 import { exitStatusFromStat, uptimeSeconds } from "../os/procfs.js";
 import { closingPath, readRecordEnds } from "../records/store.js";
 import { KILL_GRACE_MS } from "../runtime/supervisor.js";
-import { livePath, recordPath } from "../records/paths.js";
-import { releaseReserve } from "../records/reserve.js";
-import { cutTail, GAP_LINE_BYTES, lostGap } from "../records/room.js";
+import { livePath, } from "../records/paths.js";
+import { appendEnd, appendLine, releaseEndRoom } from "../records/close.js";
 import { hookAfterDeath } from "../hooks/dead-run.js";
 
 /**
@@ -106,91 +105,6 @@ async function endRunProcesses(runId: string, deadline: number): Promise<void> {
   }
 }
 
-/**
- * Appends `line` to `file` if it still exists (a pruned record is not created again): true once
- * written whole. A write a full disk cut short is taken back.
- */
-function append(file: string, line: string): boolean {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_WRONLY | constants.O_APPEND);
-  } catch {
-    return false;
-  }
-  try {
-    // The event loopx was writing when it died may be cut short: start on a line of our own.
-    const size = fstatSync(fd).size;
-    let text = line;
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      const read = openSync(file, constants.O_RDONLY);
-      try {
-        readSync(read, last, 0, 1, size - 1);
-      } finally {
-        closeSync(read);
-      }
-      if (last[0] !== 0x0a) text = `\n${line}`;
-    }
-    const data = Buffer.from(text);
-    const written = writeSync(fd, data);
-    if (written < data.length) ftruncateSync(fd, size);
-    return written === data.length;
-  } catch {
-    return false; // Nothing more can be done for this file.
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * Appends the run's end (and its hook's event) to its record; on a disk too full for it, into the
- * room the run kept for it (records/reserve.ts), saying that events may be missing before it. The
- * reserve is removed either way.
- */
-function closeRecord(dir: string, id: string, end: RunEndEvent, hook: string, lastN: number): void {
-  const path = recordPath(dir, id);
-  // A record a full disk kept every event out of says nothing, and a lone run.end would not make
-  // it one (readers start from run.start): it is removed, as loopx itself does (records/writer.ts).
-  if (isEmptyFile(path)) {
-    rmSync(path, { force: true });
-    releaseReserve(dir, id);
-    return;
-  }
-  if (!append(path, `${hook}${JSON.stringify(end)}\n`)) {
-    const message = `${end.message}; its record's disk was full: events may be missing from it`;
-    const text = `${hook}${JSON.stringify({ ...end, message })}\n`;
-    // The room the run kept for its end, else the record's own last lines.
-    if (!(releaseReserve(dir, id) && append(path, text))) appendAfterCut(path, text, end, lastN);
-  }
-  releaseReserve(dir, id);
-}
-
-/**
- * Appends `text` once the record has given up its own last lines to make room for it
- * (records/room.ts), after a `gap` that counts them. `lastN`: the last iteration whose end the
- * record holds (before the cut).
- */
-function appendAfterCut(path: string, text: string, end: RunEndEvent, lastN: number): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, constants.O_WRONLY | constants.O_APPEND);
-    const cut = cutTail(fd, path, Buffer.byteLength(text) + GAP_LINE_BYTES);
-    if (cut) append(path, `${JSON.stringify(lostGap({ after: cut.after ?? lastN, iterations: cut.iterations, bytes: cut.bytes }, end))}\n${text}`);
-  } catch {
-    // The record stays as it is.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
-function isEmptyFile(path: string): boolean {
-  try {
-    return statSync(path).size === 0;
-  } catch {
-    return false;
-  }
-}
-
 /** When loopx's pipe closed: `uptime` (seconds since boot, as the waiting shell read it then), else now. */
 function endedAtFrom(uptime: string): number {
   const then = Number(uptime);
@@ -201,7 +115,8 @@ function endedAtFrom(uptime: string): number {
 
 /**
  * The guardian's work; `args`: the JSON of the run, what loopx said, its stat line, the uptime it
- * died at, and "1" if loopx had started the run's end-of-run hook.
+ * died at, "1" if loopx had started the run's end-of-run hook, and the last iteration loopx told
+ * it of (a run without a record).
  */
 export async function guard(args: string[]): Promise<number> {
   const endedAt = endedAtFrom(args[3] ?? "");
@@ -215,7 +130,7 @@ export async function guard(args: string[]): Promise<number> {
   const events = recordEvents(run);
   // loopx died after closing the record itself: its ending did the work (but for the reserve, maybe).
   if (events[events.length - 1]?.type === "run.end") {
-    if (run.records !== undefined) releaseReserve(run.records, run.run);
+    if (run.records !== undefined) releaseEndRoom(run.records, run.run);
     return 0;
   }
   // While this guardian closes the run, its record is not pruned (see pruneRecords).
@@ -237,7 +152,9 @@ export async function guard(args: string[]): Promise<number> {
   const left = findStrays(run.run);
   if (left.length > 0) problems.push(`could not end ${left.length} process(es) of the run: ${left.map((stray) => stray.pid).join(", ")}`);
   const start = startEvent(events);
-  const iterations = events.reduce((max, event) => (event.type === "iteration.start" || event.type === "iteration.end" ? Math.max(max, event.n) : max), 0);
+  // The record's highest iteration; with no record, the last one loopx told the guardian of.
+  const told = Number(args[5]);
+  const iterations = events.reduce((max, event) => (event.type === "iteration.start" || event.type === "iteration.end" ? Math.max(max, event.n) : max), Number.isSafeInteger(told) && told > 0 ? told : 0);
   const end: RunEndEvent = {
     v: EVENT_VERSION,
     type: "run.end",
@@ -252,8 +169,8 @@ export async function guard(args: string[]): Promise<number> {
   };
   const hook = await hookAfterDeath(run, events, end, args[4] === "1");
   const hookLine = hook ? `${JSON.stringify(hook)}\n` : "";
-  if (run.records !== undefined) closeRecord(run.records, run.run, end, hookLine, lastIterationEnd(events)?.n ?? 0);
-  if (run.log !== undefined) append(run.log, `${hookLine}${JSON.stringify(end)}\n`);
+  if (run.records !== undefined) appendEnd(run.records, run.run, end, hookLine, lastIterationEnd(events)?.n ?? 0);
+  if (run.log !== undefined) appendLine(run.log, `${hookLine}${JSON.stringify(end)}\n`);
   // The run is closed: its lifeline (records/lifeline.ts) has nothing more to tell.
   if (run.records !== undefined) rmSync(livePath(run.records, run.run), { force: true });
   if (closing !== undefined) rmSync(closing, { force: true });

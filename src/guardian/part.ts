@@ -56,13 +56,15 @@ const GUARDIAN_EXIT_WAIT_MS = 1_000;
 
 const WAITING_SH = `ending=
 hooked=
+n=
 while IFS= read -r line; do
   [ "$line" = done ] && exit 0
   [ "$line" = hooked ] && hooked=1 && continue
+  case $line in "iteration "*) n=\${line#iteration }; continue;; esac
   ending=$line
 done
 ${SHELL_READ_DEAD_PARENT}
-exec "$@" "$ending" "$stat" "$up" "$hooked"`;
+exec "$@" "$ending" "$stat" "$up" "$hooked" "$n"`;
 
 /**
  * The guardian part. After the scratch directory (it needs its identity) and the end-of-run hook
@@ -89,7 +91,7 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
         ...(scratch ? { scratch: { path: scratch.path, dev: String(scratch.dev), ino: String(scratch.ino), birth: String(scratch.birth) } } : {}),
         ...(options.recordsDir !== undefined ? { records: options.recordsDir } : {}),
         ...(options.log !== undefined ? { log: options.log } : {}),
-        ...(hook && start ? { onEnd: start } : {}),
+        ...(hook && start ? { onEnd: { ...start, ...(hook.cwd !== undefined ? { cwd: hook.cwd } : {}) } } : {}),
       };
       // With a hook, the guardian's environment is the hook's (the run's, without its id).
       const env: Record<string, string | undefined> = hook ? { ...hook.env, LOOPX_ON_END: hook.command, LOOPX_ON_END_TIMEOUT: `${hook.timeoutMs}ms` } : { ...process.env };
@@ -110,6 +112,9 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
       if (event.type === "run.start" || event.type === "run.resume") {
         start = { project: event.projectRoot, target: event.target, startedAt: event.time, maxIterations: event.maxIterations };
       }
+      // With no record to read it from, the guardian is told each iteration's number (one short
+      // line on its pipe), so that a run it closes has the right count.
+      if (event.type === "iteration.start" && options.recordsDir === undefined) guardian?.send(`iteration ${event.n}`);
       if (event.type !== "run.end") return;
       removeExitHook?.();
       guardian?.send("done");

@@ -16,7 +16,8 @@ import { recordPath } from "../records/paths.js";
 export interface DeadRun {
   run: string;
   records?: string;
-  onEnd?: { project: string; target: string; startedAt: string; maxIterations: number | null };
+  /** `cwd`: where the hook runs when not in the project root (a --worktree run's: where it was started). */
+  onEnd?: { project: string; target: string; startedAt: string; maxIterations: number | null; cwd?: string };
 }
 
 export async function hookAfterDeath(run: DeadRun, events: RecordEvent[], end: RunEndEvent, hooked: boolean): Promise<RunHookEvent | undefined> {
@@ -42,7 +43,7 @@ export async function hookAfterDeath(run: DeadRun, events: RecordEvent[], end: R
   };
   const env = hookBaseEnv(process.env);
   delete env.LOOPX_ON_END_TIMEOUT;
-  const result = await runHook({ command, cwd: outcome.project, env, outcome, timeoutMs: onEndTimeout(process.env).ms });
+  const result = await runHook({ command, cwd: facts.cwd ?? outcome.project, env, outcome, timeoutMs: onEndTimeout(process.env).ms });
   const { type, ...rest } = hookEvent(result, "guardian");
   return { v: EVENT_VERSION, type, time: new Date().toISOString(), run: run.run, ...rest };
 }

@@ -19,11 +19,13 @@ import { recordPath } from "../records/paths.js";
  * is told "hooked" before the hook starts here, so that a hook is never run twice.
  */
 
-/** What the guardian needs to run the hook itself: the command and its environment. */
+/** What the guardian needs to run the hook itself: the command, its directory and its environment. */
 interface HookSpec {
   command: string;
   env: Record<string, string>;
   timeoutMs: number;
+  /** Where it runs when not in the project root: where the user started a --worktree run. */
+  cwd?: string;
 }
 
 export interface OnEndPart extends RunPart {
@@ -39,6 +41,12 @@ export interface OnEndOptions {
   /** The CLI's runs: LOOPX_ON_END of the run's environment (the env files included) when no command is given. */
   fromEnv?: boolean;
   recordsDir?: string;
+  /**
+   * A --worktree run's: the directory the user started it in (the project in the main tree), where
+   * the hook runs, so that a relative path in it (`sh on-end/ntfy.sh`) names the user's file and not
+   * one the worktree lacks (its untracked files are not there).
+   */
+  startedIn?: string;
 }
 
 export function onEndPart(options: OnEndOptions): OnEndPart {
@@ -67,13 +75,18 @@ export function onEndPart(options: OnEndOptions): OnEndPart {
       controls = given;
       const timeout = onEndTimeout(given.runEnv);
       if (timeout.problem) given.warn(timeout.problem);
-      spec = { command, timeoutMs: timeout.ms, env: hookBaseEnv(given.runEnv, { LOOPX_BIN: loopxBin(), LOOPX_PROJECT_ROOT: project }) };
+      spec = {
+        command,
+        timeoutMs: timeout.ms,
+        env: hookBaseEnv(given.runEnv, { LOOPX_BIN: loopxBin(), LOOPX_PROJECT_ROOT: project }),
+        ...(options.startedIn !== undefined ? { cwd: options.startedIn } : {}),
+      };
     },
     async end(end) {
       if (!spec || !controls) return;
       const outcome = endOutcome(controls, end, { records: options.recordsDir, project, target, startedAt, maxIterations, last });
       part.starting?.();
-      const result = await runHook({ ...spec, cwd: project, outcome, ...terminalEcho() });
+      const result = await runHook({ ...spec, cwd: spec.cwd ?? project, outcome, ...terminalEcho() });
       controls.emit(hookEvent(result, "loopx"));
       const problem = hookProblem(result, spec.timeoutMs);
       if (problem) controls.warn(problem);

@@ -88,7 +88,7 @@ function lineWriter(styled: boolean, knownIds: () => Set<string>): LineWriter {
  */
 export function progressPart(
   env: Record<string, string | undefined>,
-  options: { summary?: boolean; receipts?: { readonly totals: RunTotals }; knownIds?: () => Set<string> } = {},
+  options: { summary?: boolean; receipts?: { readonly totals: RunTotals; readonly notCounted?: string }; knownIds?: () => Set<string> } = {},
 ): RunPart | undefined {
   const terminal = stderrKind() === "terminal";
   const iterations = progressShown(env);
@@ -133,7 +133,7 @@ export function progressPart(
           last = event;
           break;
         case "run.end":
-          lines.write(`${describeRunEnd(event, start?.maxIterations ?? null, last)}${runningTotal(options.receipts?.totals)}`, COLOURS[event.reason] ?? YELLOW, { id: event.run, at: "end" });
+          lines.write(`${describeRunEnd(event, start?.maxIterations ?? null, last)}${runningTotal(options.receipts?.totals)}${options.receipts?.notCounted ?? ""}`, COLOURS[event.reason] ?? YELLOW, { id: event.run, at: "end" });
           if (ending instanceof LoopxError) ending.reported = true;
           break;
       }

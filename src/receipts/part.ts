@@ -4,7 +4,7 @@ import type { RunControls, RunPart } from "../core/run-part.js";
 import { BudgetError, LoopxError } from "../core/errors.js";
 import type { RecordEvent } from "../core/events.js";
 import type { Receipt } from "../core/receipt-types.js";
-import { budgetReached, BUDGET_EXIT_CODE, type Budget } from "../core/budget.js";
+import { budgetReached, BUDGET_EXIT_CODE, costNotCounted, notCountedNote, notCountedWarning, type Budget } from "../core/budget.js";
 import { RECEIPTS_PATH_VAR, receiptsFileName } from "./send.js";
 import { addReceipt, addRunTotals, emptyRunTotals, recordedReceipt, type RunTotals } from "../core/receipts.js";
 
@@ -24,6 +24,9 @@ export class LiveReceipts implements RunPart {
   private readonly buffer = Buffer.allocUnsafe(16384);
   private run = "";
   private listener: ((receipt: Receipt, n: number | undefined) => void) | undefined;
+  private warn: ((message: string) => void) | undefined;
+  /** The run was told its budget does not count its receipts' cost (said once). */
+  private toldNotCounted = false;
   readonly totals: RunTotals;
 
   /** `scratch`: the run's LOOPX_TMPDIR once it exists; `initial`: a resumed run's totals so far. */
@@ -38,6 +41,7 @@ export class LiveReceipts implements RunPart {
 
   begin(controls: RunControls): Record<string, string> | undefined {
     this.run = controls.id;
+    this.warn = (message) => controls.warn(message);
     const dir = this.scratch();
     if (dir === undefined) return undefined;
     const path = join(dir, receiptsFileName(controls.id));
@@ -48,6 +52,11 @@ export class LiveReceipts implements RunPart {
       return undefined;
     }
     return { [RECEIPTS_PATH_VAR]: path };
+  }
+
+  /** For the summary line: the run's estimates its --max-cost did not count, in words; "" when none. */
+  get notCounted(): string {
+    return notCountedNote(this.budget, this.totals);
   }
 
   /** Hears each receipt as it is read, with its iteration (another part's view of them: telemetry). */
@@ -102,6 +111,10 @@ export class LiveReceipts implements RunPart {
       if (!receipt) continue;
       addReceipt(this.totals, receipt);
       this.listener?.(receipt, (event as { n?: number }).n);
+      if (this.budget && !this.toldNotCounted && costNotCounted(this.budget, receipt)) {
+        this.toldNotCounted = true;
+        this.warn?.(notCountedWarning(this.budget, this.totals));
+      }
     }
   }
 }

@@ -7,8 +7,8 @@ import { TOKEN_FIELDS, type CostKind, type Receipt, type ReceiptTokens, type Usa
  * so what is recorded is exactly what was reported.
  */
 
-/** Bytes of a receipt as JSON, at most; text fields, characters at most. */
-const RECEIPT_MAX_BYTES = 4096;
+/** Bytes of a receipt as JSON, at most (and of `loopx receipt --json`'s text); text fields, characters at most. */
+export const RECEIPT_MAX_BYTES = 4096;
 const RECEIPT_TEXT_CHARS = 200;
 /** One receipt's cost, at most (USD): a typo of a few zeros is refused, not recorded. */
 const RECEIPT_MAX_USD = 1_000_000;
@@ -24,7 +24,8 @@ function fail(field: string, what: string, value: unknown): never {
 function shown(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === "number" || typeof value === "boolean" || value === null || value === undefined) return String(value);
-  return Array.isArray(value) ? "an array" : `a ${typeof value}`;
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
 function object(value: unknown, field: string, known: ReadonlySet<string>): Record<string, unknown> {

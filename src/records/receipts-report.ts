@@ -23,7 +23,7 @@ export function describeReceipt(event: ReceiptEvent, localTime: (iso: string) =>
   const cost = event.cost;
   if (cost && typeof cost.usd === "number") parts.push(cost.kind === "estimate" ? `${formatUsd(cost.usd)} est.` : formatUsd(cost.usd));
   const tokens = event.tokens ? TOKEN_FIELDS.reduce((sum, field) => sum + (Number(event.tokens![field]) || 0), 0) : 0;
-  if (event.tokens) parts.push(`${tokens} tokens`);
+  if (event.tokens) parts.push(`${tokens} token${tokens === 1 ? "" : "s"}`);
   const who = [event.model, event.provider, [event.agent, event.agentVersion].filter(Boolean).join(" ")].filter((text) => typeof text === "string" && text !== "");
   parts.push(...(who as string[]));
   const window = event.window;
@@ -45,7 +45,9 @@ function tokenWords(totals: Totals): string {
 export function totalsLines(totals: RunTotals): string[] {
   const cost = describeCost(totals);
   const tokens = tokenSum(totals);
-  const head = `used ${[cost || "no cost reported", `${tokens} tokens${tokens > 0 ? ` (${tokenWords(totals)})` : ""}`].join(" · ")} · ${totals.receipts} receipt${totals.receipts === 1 ? "" : "s"}`;
+  // No tokens reported (cost-only receipts): no "0 tokens".
+  const tokenPart = tokens > 0 ? `${tokens} token${tokens === 1 ? "" : "s"} (${tokenWords(totals)})` : cost ? "" : "0 tokens";
+  const head = `used ${[cost || "no cost reported", tokenPart].filter(Boolean).join(" · ")} · ${totals.receipts} receipt${totals.receipts === 1 ? "" : "s"}`;
   const models = Object.entries(totals.models);
   if (models.length < 2 && (models[0]?.[0] ?? UNKNOWN_MODEL) === UNKNOWN_MODEL) return [head];
   return [head, ...models.map(([model, one]) => shownText(`  ${model}: ${describeTotals(one)}`))];

@@ -1,9 +1,10 @@
 import { shownText } from "../core/untrusted-text.js";
-import type { GapEvent, NoteEvent, RecordEvent, RunResumeEvent, WarningEvent } from "../core/events.js";
+import type { GapEvent, NoteEvent, RecordEvent, RunHookEvent, RunResumeEvent, WarningEvent } from "../core/events.js";
+import { describeHook } from "./hook-report.js";
 import { addReceipt, addRunTotals, addTotals, describeCost, emptyRunTotals, emptyTotals, formatTokens, receiptTotals, recordedReceipt, tokenSum, type RunTotals, type Totals } from "../core/receipts.js";
 import { totalsLines } from "./receipts-report.js";
 import type { RunSummary } from "./run-state.js";
-import { describeGap, describeNext, describeNote, describeWarning, exitOf, formatElapsed, formatLocalTime, formatRunDuration, resultExcerpt, stderrLines } from "./wording.js";
+import { describeGap, describeNext, describeResume, describeNote, describeWarning, exitOf, formatElapsed, formatLocalTime, formatRunDuration, resultExcerpt, stderrLines } from "./wording.js";
 
 /**
  * The tables of `loopx runs` (one row per run) and `loopx runs show` (one row per iteration, with
@@ -46,7 +47,7 @@ export function formatRunList(summaries: RunSummary[], options: { project?: bool
   const branches = summaries.some((run) => run.worktree);
   const rows = [["ID", "STATE", "STARTED", "DURATION", "ITER", ...(costs ? ["COST", "TOKENS"] : []), "TARGET", ...(branches ? ["BRANCH"] : []), ...(options.project === false ? [] : ["PROJECT"])]];
   for (const run of summaries) {
-    const used = costs ? [run.totals ? describeCost(run.totals) || "-" : "", run.totals ? formatTokens(tokenSum(run.totals)) : ""] : [];
+    const used = costs ? [run.totals ? describeCost(run.totals) || "-" : "", tokensCell(run.totals)] : [];
     rows.push([
       run.id,
       run.state,
@@ -113,6 +114,8 @@ export class RunDetail {
   readonly warnings: WarningEvent[] = [];
   /** Where the run was resumed (`runs show` marks it above the first iteration of each sitting). */
   readonly resumes: RunResumeEvent[] = [];
+  /** The end-of-run hook's outcomes (one per ending: a resumed run's hook runs again), shown last. */
+  readonly hooks: RunHookEvent[] = [];
   /**
    * The run's own events (run.start, run.resume, pause/continue/stop, run.end), in record order:
    * with the last iteration.start/end, enough for summarizeRun.
@@ -171,6 +174,9 @@ export class RunDetail {
         this.resumes.push(event);
         this.runEvents.push(event);
         break;
+      case "run.hook":
+        this.hooks.push(event);
+        break;
       default:
         this.runEvents.push(event);
     }
@@ -185,6 +191,7 @@ export class RunDetail {
     addRunTotals(detail.totals, this.totals);
     detail.warnings.push(...this.warnings.filter((warning) => warning.n > after));
     detail.resumes.push(...this.resumes.filter((resume) => resume.iterations >= after));
+    detail.hooks.push(...this.hooks);
     detail.lastTime = this.lastTime;
     return detail;
   }
@@ -222,7 +229,8 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
   const until = summary.state === "running" ? now : summary.durationAtLeast ? Date.parse(summary.start) + summary.durationMs : Date.parse(detail.lastTime);
   const before = hidden > 0 ? [`… ${hidden} earlier iteration${hidden === 1 ? "" : "s"} not shown (--last)`] : [];
   const iterations = detail.rows;
-  if (iterations.length === 0) return header + [...before, ...detail.notes.map(describeNote)].map((line) => `${line}\n`).join("");
+  const hooks = detail.hooks.flatMap(describeHook).map((line) => `${line}\n`).join("");
+  if (iterations.length === 0) return header + [...before, ...detail.notes.map(describeNote)].map((line) => `${line}\n`).join("") + hooks;
   const msOf = (row: DetailRow) => row.ms ?? Math.max(0, until - row.startMs);
   const max = iterations.reduce((most, row) => Math.max(most, msOf(row)), 0);
   // COST and TOKENS only for a run whose scripts sent receipts.
@@ -238,20 +246,20 @@ export function formatRunDetail(summary: RunSummary, events: RecordEvent[] | Run
       durationBar(ms, max),
       open ? (summary.state === "running" ? "running" : "-") : row.exit!,
       open ? "" : row.next!,
-      ...(costs ? [row.totals ? describeCost(row.totals) : "", row.totals ? formatTokens(tokenSum(row.totals)) : ""] : []),
+      ...(costs ? [row.totals ? describeCost(row.totals) : "", tokensCell(row.totals)] : []),
       open ? "" : row.result!,
     ]);
   }
   const { above, under, orphans } = linesAround(detail, iterations);
   const table = formatTable(rows);
-  if (under.size === 0 && orphans.length === 0 && above.size === 0) return `${header}${before.map((line) => `${line}\n`).join("")}${table}`;
+  if (under.size === 0 && orphans.length === 0 && above.size === 0) return `${header}${before.map((line) => `${line}\n`).join("")}${table}${hooks}`;
   const lines = table.split("\n");
   const out = [...before, lines[0]!];
   iterations.forEach((row, i) => {
     out.push(...(above.get(row.n) ?? []), lines[i + 1]!, ...(under.get(row.n) ?? []));
   });
   out.push(...orphans);
-  return `${header}${out.join("\n")}\n`;
+  return `${header}${out.join("\n")}\n${hooks}`;
 }
 
 /**
@@ -286,7 +294,7 @@ function retriedRow(earlier: DetailRow, target: string, startMs: number): Detail
   return { n: earlier.n, target: target.endsWith(" (retry)") ? target : `${target} (retry)`, startMs, ms: undefined, exit: undefined, next: undefined, result: undefined, stderr: undefined, totals: earlier.totals };
 }
 
-/** "── resumed 15:02:03 at main:index · pid 4242 ──", above the first iteration of a sitting. */
-function describeResume(event: RunResumeEvent): string {
-  return shownText(`── resumed ${formatLocalTime(event.time)} at ${event.target} · pid ${event.pid} ──`);
+/** A TOKENS cell: blank for receipts that reported a cost only (no "0"). */
+function tokensCell(totals: Totals | undefined): string {
+  return totals && (tokenSum(totals) > 0 || !describeCost(totals)) ? formatTokens(tokenSum(totals)) : "";
 }

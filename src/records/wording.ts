@@ -1,5 +1,5 @@
 import { shownText } from "../core/untrusted-text.js";
-import type { GapEvent, IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunEndEvent, RunStartEvent, WarningEvent } from "../core/events.js";
+import type { GapEvent, IterationEndEvent, IterationStartEvent, NoteEvent, RecordEvent, RunEndEvent, RunResumeEvent, RunStartEvent, WarningEvent } from "../core/events.js";
 import { describeReceipt } from "./receipts-report.js";
 
 /**
@@ -186,4 +186,9 @@ export function unrecordedLine(summaries: ReadonlyArray<{ id: string; recorded?:
   const ids = summaries.filter((summary) => summary.recorded === false).map((summary) => summary.id);
   if (ids.length === 0) return "";
   return `not recorded (the record could not be written: a full disk?): ${ids.join(", ")} — listed from ${ids.length === 1 ? "its control channel" : "their control channels"}\n`;
+}
+
+/** "── resumed 15:02:03 at main:index · pid 4242 ──", above the first iteration of a sitting. */
+export function describeResume(event: RunResumeEvent): string {
+  return shownText(`── resumed ${formatLocalTime(event.time)} at ${event.target} · pid ${event.pid} ──`);
 }

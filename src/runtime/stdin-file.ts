@@ -10,7 +10,7 @@ const SLICE_UNITS = 1024 * 1024;
  * A read-only fd of an already-unlinked temp file holding `data`, for a child's stdin (spec §6.7).
  * Node's "pipe" stdio is a socketpair, on which `cat /dev/stdin` fails (ENXIO); a file also never
  * blocks loopx on a script that does not read its input, and leaves nothing on disk. A large stdin
- * (a goto's result of hundreds of MB) is encoded and written 1 MiB at a time (issue 35 item 5).
+ * (a goto's result of hundreds of MB) is encoded and written 1 MiB at a time.
  */
 export function stdinFile(data: string): number {
   const path = join(tmpdir(), `loopx-stdin-${process.pid}-${Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("hex")}`);

@@ -1,5 +1,5 @@
 /**
- * The dashboard's own logic, in-process (issue 22): the timeline's columns at 10 and 100,000
+ * The dashboard's own logic, in-process: the timeline's columns at 10 and 100,000
  * iterations (one bar per iteration, then shared bars that keep failures / timeouts / gotos / stops
  * visible); the security checks (token, Host against DNS rebinding, Origin); the records watcher
  * reading only what was appended (offsets) and lines cut in two; the generated assets module is

@@ -1,5 +1,5 @@
 /**
- * What the run control channel costs (issue 21): the same no-op bash loop under `bun dist/bin.js
+ * What the run control channel costs: the same no-op bash loop under `bun dist/bin.js
  * run -n N`, with the channel on (the default) and off (LOOPX_CONTROL=0), side by side — alternated
  * in rounds on the same machine at the same time; reports the growth of the per-iteration wall and
  * CPU time (medians). Target: nothing measurable — CPU growth < 0.05 ms per iteration (wall time

@@ -1,5 +1,5 @@
 /**
- * The dashboard (issue 22), `loopx runs serve` under node with Debian's Chromium driven by
+ * The dashboard, `loopx runs serve` under node with Debian's Chromium driven by
  * playwright-core:
  * - a 100,000-iteration record: time from navigation to the run's page being interactive (chart
  *   and first table page drawn: body[data-ready]), cold (the server indexes the record on first

@@ -1,5 +1,5 @@
 /**
- * What the run's guardian costs (issue 20). Every run starts one (a /bin/sh waiting on a pipe,
+ * What the run's guardian costs. Every run starts one (a /bin/sh waiting on a pipe,
  * src/guardian/part.ts), once, and nothing per iteration. Measured side by side, runs
  * alternated in rounds, medians, under node and bun:
  *
@@ -191,7 +191,7 @@ export async function benchGuardian(options: { quick?: boolean } = {}): Promise<
 
 export function formatGuardian(result: GuardianResult): string {
   const f = (ms: number, digits = 1) => ms.toFixed(digits);
-  const lines = [`run guardian (issue 20), medians of ${result.rounds} rounds, with vs without the guardian:`];
+  const lines = [`run guardian, medians of ${result.rounds} rounds, with vs without the guardian:`];
   for (const row of result.rows) {
     const { perRun, perIteration } = row;
     lines.push(

@@ -6,7 +6,7 @@ import { fmt, table } from "../report.js";
 import { WORK } from "../setup.js";
 
 // ---------------------------------------------------------------------------------------------
-// Peak RSS of loopx while one script writes a huge stdout (issue 35 item 5): memory, not time, is
+// Peak RSS of loopx while one script writes a huge stdout: memory, not time, is
 // what this watches. Target: at most ~1.2× the output's size (loopx's own ~50 MB included) on every
 // channel — the output is kept in one buffer whose pages are taken as they are written, and never
 // decoded by the CLI (runtime/stdout-capture.ts). Two such iterations in a row must cost about the

@@ -1,5 +1,5 @@
 /**
- * What receipts cost (issue 29), in this process against dist/: a script's `receipt()` (one
+ * What receipts cost, in this process against dist/: a script's `receipt()` (one
  * checked event appended to the run's record, and to the run's receipts file when a budget or
  * the progress line reads them); the run's live reader after each script, with one receipt and
  * with none; and a bash script's `loopx receipt` (a process start, paid by the script). A run

@@ -1,5 +1,5 @@
 /**
- * What run records cost (issue 13): the same no-op bash loop under `bun dist/bin.js run -n N`, with
+ * What run records cost: the same no-op bash loop under `bun dist/bin.js run -n N`, with
  * records on (the default) and off (LOOPX_RECORD=0), alternated in rounds on the same machine at
  * the same time; reports the growth of the per-iteration wall and CPU time (medians). Target: the
  * per-iteration wall time grows by < 0.3 ms. The record's per-run cost (mkdir, pruning, open) is

@@ -1,5 +1,5 @@
 /**
- * `loopx runs show` of a 100,000-iteration record (issue 24): the whole table, and `--last 20`,
+ * `loopx runs show` of a 100,000-iteration record: the whole table, and `--last 20`,
  * under node and bun, median wall time of a few runs. Target: under 1 s. The record is written
  * as loopx writes one (a record that size comes from an older loopx, or a raised
  * LOOPX_RECORD_MAX_BYTES: the default cap keeps live records far smaller).

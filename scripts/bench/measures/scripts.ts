@@ -1,5 +1,5 @@
 /**
- * The JS/TS scripts people write (issue 25): almost every one imports `output`/`input` from
+ * The JS/TS scripts people write: almost every one imports `output`/`input` from
  * "loopx". Per Node version (the machine's, then 22/24/26 from test/node-versions), under Bun and in
  * the standalone binary: ms per iteration of `loopx run -n N` for a no-op TS and JS script, each
  * with and without `import { output, input } from "loopx"`, against the physical limit of the
@@ -191,7 +191,7 @@ async function hasRegisterHooks(exe: string): Promise<boolean> {
   return (await runOk([exe, "-p", 'typeof require("node:module").registerHooks'])).stdout.trim() === "function";
 }
 
-/** Acceptance of issue 25, per row: [description, met]. */
+/** The targets, per row: [description, met]. */
 export function targetsFor(row: ScriptsRow): Array<[string, boolean]> {
   const { after, limitMs } = row;
   const checks: Array<[string, boolean]> = [];
@@ -239,7 +239,7 @@ export function printScripts(rows: ScriptsRow[]): void {
       console.log(`${row.label}: ${FLOOR_TEXT[id]}: ${fmt(ms, 1)} ms (${ratio(ms)})${scripts}`);
     }
   }
-  console.log("\nTargets (issue 25, this build; CPU = user+sys of every process, per iteration, far less sensitive to load):");
+  console.log("\nTargets (this build; CPU = user+sys of every process, per iteration, far less sensitive to load):");
   console.log(
     table(
       ["channel", "", "N", "CPU ms: limit / TS / TS+import / JS / JS+import", "targets"],

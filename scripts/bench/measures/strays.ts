@@ -1,5 +1,5 @@
 /**
- * What the stray scan costs (issue 12): with 1,000 extra processes on the machine (plain `sleep`s
+ * What the stray scan costs: with 1,000 extra processes on the machine (plain `sleep`s
  * started here, 5 of them carrying a LOOPX_RUN_ID), times `findStrays(id)` — the /proc scan the
  * strays part runs once when a run ends (never per iteration) — under node (in this process) and
  * under bun (a child bun running the same dist module). Target: < 100 ms per scan.

@@ -1,5 +1,5 @@
 /**
- * What OpenTelemetry costs (issue 31): the same no-op bash loop under `bun dist/bin.js run -n N`
+ * What OpenTelemetry costs: the same no-op bash loop under `bun dist/bin.js run -n N`
  * with telemetry off and on (LOOPX_OTEL=1, exporting to a local OTLP/HTTP receiver that answers at
  * once), alternated in rounds; reports the growth of per-iteration CPU and wall time (medians).
  * Target: ≤ 0.3 ms per iteration on. Also: the SDK's load (the first `begin`), and how long loopx

@@ -1,5 +1,5 @@
 /**
- * What `loopx run --worktree` costs a run (issue 32): a repository of 10,000 tracked files (100
+ * What `loopx run --worktree` costs a run: a repository of 10,000 tracked files (100
  * directories of 100 small files), a no-op workflow that stops at once. `run -n 1 --worktree` (the
  * worktree made, checked out, .loopx/ copied, judged unchanged and removed with its branch) against
  * `run -n 1` in the same tree, alternated, medians; beside it git's own `worktree add` + `worktree

@@ -8,16 +8,28 @@ import { LoopxError } from "../../core/errors.js";
  * recorded); outside a run it does nothing and exits 0.
  */
 
-/** Bytes of `--json` text read at most (a receipt is at most 4 KiB as JSON; whitespace allowed). */
-const JSON_TEXT_BYTES = 16384;
+/** The options that give a receipt field, by the field's name in the receipt's own errors (`cost.usd must be ...`). */
+const FLAG_OF_FIELD: Record<string, string> = {
+  "cost.usd": "--cost",
+  "cost.kind": "--kind",
+  "tokens.input": "--input",
+  "tokens.output": "--output",
+  "tokens.cacheRead": "--cache-read",
+  "tokens.cacheWrite": "--cache-write",
+  "tokens.reasoning": "--reasoning",
+  model: "--model",
+  provider: "--provider",
+  agent: "--agent",
+  agentVersion: "--agent-version",
+};
 
 const NUMBER_FLAGS = [
-  ["usd", "--cost", ["cost", "usd"]],
-  ["input", "--input", ["tokens", "input"]],
-  ["output", "--output", ["tokens", "output"]],
-  ["cacheRead", "--cache-read", ["tokens", "cacheRead"]],
-  ["cacheWrite", "--cache-write", ["tokens", "cacheWrite"]],
-  ["reasoning", "--reasoning", ["tokens", "reasoning"]],
+  ["usd", ["cost", "usd"]],
+  ["input", ["tokens", "input"]],
+  ["output", ["tokens", "output"]],
+  ["cacheRead", ["tokens", "cacheRead"]],
+  ["cacheWrite", ["tokens", "cacheWrite"]],
+  ["reasoning", ["tokens", "reasoning"]],
 ] as const;
 
 export class ReceiptCommand extends Command {
@@ -51,21 +63,25 @@ outside a run it does nothing (exit 0).
   agentVersion = Option.String("--agent-version", { description: "The agent CLI's version" });
 
   async execute(): Promise<number> {
-    const { receipt } = await import("../../receipts/send.js");
+    const [{ receipt }, { RECEIPT_MAX_BYTES }] = await Promise.all([import("../../receipts/send.js"), import("../../receipts/receipt.js")]);
+    const value = this.receiptValue(RECEIPT_MAX_BYTES);
     try {
-      receipt(this.receiptValue());
+      receipt(value);
     } catch (error) {
-      if (error instanceof TypeError) throw new LoopxError(`receipt refused: ${error.message}`);
-      throw error;
+      if (!(error instanceof TypeError)) throw error;
+      // Given as options, a field is named by its option: one wording for `--cost abc` and `--cost -1`.
+      const message = this.json === undefined ? error.message.replace(/^([\w.]+) must be/, (whole, field: string) => (FLAG_OF_FIELD[field] ? `${FLAG_OF_FIELD[field]} must be` : whole)) : error.message;
+      throw new LoopxError(`receipt refused: ${message}`);
     }
     return 0;
   }
 
-  private receiptValue(): unknown {
+  private receiptValue(maxBytes: number): unknown {
     const flagged = NUMBER_FLAGS.some(([key]) => this[key] !== undefined) || [this.kind, this.model, this.provider, this.agent, this.agentVersion].some((v) => v !== undefined);
     if (this.json !== undefined) {
       if (flagged) throw new LoopxError("receipt refused: --json takes the whole receipt; give no other option with it");
-      if (Buffer.byteLength(this.json) > JSON_TEXT_BYTES) throw new LoopxError(`receipt refused: --json is over ${JSON_TEXT_BYTES} bytes`);
+      // The receipt's own cap (README: at most 4 KiB as JSON), on the text as given.
+      if (Buffer.byteLength(this.json) > maxBytes) throw new LoopxError(`receipt refused: --json is over ${maxBytes} bytes (a receipt is at most ${maxBytes} bytes as JSON)`);
       try {
         return JSON.parse(this.json) as unknown;
       } catch {
@@ -73,12 +89,12 @@ outside a run it does nothing (exit 0).
       }
     }
     const value: Record<string, Record<string, unknown> | string> = {};
-    for (const [key, flag, [group, field]] of NUMBER_FLAGS) {
+    for (const [key, [group, field]] of NUMBER_FLAGS) {
       const text = this[key];
       if (text === undefined) continue;
+      // Not a number: the text as given, which the receipt's check refuses in the same words as -1.
       const number = /^\s*$/.test(text) ? Number.NaN : Number(text);
-      if (Number.isNaN(number)) throw new LoopxError(`receipt refused: ${flag} must be a number, got ${JSON.stringify(text)}`);
-      ((value[group] ??= {}) as Record<string, unknown>)[field] = number;
+      ((value[group] ??= {}) as Record<string, unknown>)[field] = Number.isNaN(number) ? text : number;
     }
     if (this.kind !== undefined) ((value.cost ??= {}) as Record<string, unknown>).kind = this.kind;
     for (const key of ["model", "provider", "agent", "agentVersion"] as const) if (this[key] !== undefined) value[key] = this[key]!;

@@ -40,15 +40,17 @@ Each run's events are recorded in $XDG_STATE_HOME/loopx/runs/ (LOOPX_RECORD=0: o
 
 When a run ends (loopx's own addition): --on-end <command> (or LOOPX_ON_END, e.g. in the global
 env file) runs <command> once, however the run ends — its guardian runs it if loopx was killed —
-in the project root, with the outcome as JSON on stdin and LOOPX_END_* variables (RUN_ID, STATE,
-EXIT_CODE, REASON, ...); limit 30s (LOOPX_ON_END_TIMEOUT); its failure is one warning line and
-never changes the exit code. The first progress line and the summary name the run's id.
+in the project root (with --worktree: where you started loopx), with the outcome as JSON on
+stdin and LOOPX_END_* variables (RUN_ID, STATE, EXIT_CODE, REASON, ...); limit 30s
+(LOOPX_ON_END_TIMEOUT); its failure is one warning line (quoting its last stderr line) and never
+changes the exit code; 'loopx runs show' ends with its outcome. The first progress line and the summary name the run's id.
 
 Budgets (loopx's own addition): scripts report what they used with 'loopx receipt' (see
 'loopx receipt -h'); with --max-cost <usd> (billed cost; estimates too with --count-estimates)
-or --max-tokens <count>, no script starts once the run's totals reach the budget, loopx prints
-one line naming the budget and the total, and exits 3. 'loopx runs resume <id> --max-cost <more>'
-raises it.
+or --max-tokens <count> (input, cache write, output and reasoning tokens; not cache reads), no
+script starts once the run's totals reach the budget, loopx prints one line naming the budget and
+the total, and exits 3. 'loopx runs resume <id> --max-cost <more>' raises it, for every later
+resume too. A budget of 0, like -n 0, only validates the run.
 
 Worktrees (loopx's own addition): --worktree runs the loop in a new git worktree, on a new
 branch loopx/<name> made from the project's HEAD, under $XDG_STATE_HOME/loopx/worktrees/; the

@@ -64,7 +64,7 @@ const readDescriptor: DescriptorReader = (fd, onData, onClose) => {
  * Bun hands each read over in a fresh array that the capture copies and lets go; under a huge
  * stdout they pile up faster than Bun collects them (~150 MB more for 300 MB). A full collection
  * after each 8 MiB read (a few ms: the arrays are all there is to collect) keeps loopx near the
- * output's own size (issue 35 item 5); a stdout under 8 MiB never causes one.
+ * output's own size; a stdout under 8 MiB never causes one.
  */
 const COLLECT_EVERY = 8 * 1024 * 1024;
 

@@ -35,7 +35,7 @@ const readDescriptor: DescriptorReader = (fd, onData, onClose) => {
 
 /**
  * Where every script's stdout is read into before `capture` copies it: a fresh Buffer per read
- * would leave hundreds of MB to the collector under a huge stdout (issue 35 item 5). One for all
+ * would leave hundreds of MB to the collector under a huge stdout. One for all
  * scripts: each read is copied out in its callback, before any other read can happen.
  */
 const stdoutReads = Buffer.allocUnsafe(64 * 1024);

@@ -1,5 +1,5 @@
 /**
- * Every option is declared once, in its command class (issue 19): the grammar, the help and the
+ * Every option is declared once, in its command class: the grammar, the help and the
  * catalog read the class, so a fixture that only adds an option to a class (or adds a class) is
  * accepted, shown and listed with no other edit. Runs main() in-process with fixture commands.
  */

@@ -1,5 +1,5 @@
 /**
- * The pure halves of issue 21: where a run goes on (control/resume-point.ts, as a table over
+ * The pure halves of steering and resuming: where a run goes on (control/resume-point.ts, as a table over
  * records) and the session's gate before each script (a part that returns nothing costs no await;
  * a held script is released by a cancellation; a resumed session counts on and says run.resume).
  */

@@ -1,5 +1,5 @@
 /**
- * src/core/ is pure logic (issue 19): no file system, no processes, no OS, no process object, no
+ * src/core/ is pure logic: no file system, no processes, no OS, no process object, no
  * Node-only globals. Whatever it needs from outside comes through an interface (the loop's host,
  * the session's options). What core may import is a dependency-cruiser rule (.dependency-cruiser.cjs,
  * `npm run lint`); shown here to catch planted violations. The host's globals, which no import
@@ -85,18 +85,23 @@ describe("the dependency rules (.dependency-cruiser.cjs) catch planted violation
       "src/control/c.ts": 'import { p } from "../parts/p.js";\nimport { w } from "../records/w.js";\nexport const c = [p, w];\n',
       "src/engine/s.ts": 'import { m } from "../cli/m.js";\nimport { c } from "../control/c.js";\nexport const s = [m, c];\n',
       "src/cli/m.ts": 'import { s } from "../engine/s.js";\nimport { missing } from "./gone.js";\nexport const m = [s, missing];\n',
+      // The writer's full-disk steps are records/'s own: the guardian closes a record through records/close.ts.
+      "src/records/room.ts": "export const room = 1;\n",
+      "src/guardian/g.ts": 'import { room } from "../records/room.js";\nexport const g = room;\n',
     });
     expect(found).toEqual([
       "engine-imports-below-drivers: src/engine/s.ts → src/cli/m.ts",
       "feature-control-isolated: src/control/c.ts → src/parts/p.ts",
-      "feature-records-isolated: src/records/x.ts → src/parts/p.ts",
-      "features-import-below: src/records/w.ts → src/engine/s.ts",
+
       // The planted upward imports close circles too (s → m → s; c → p → w → s → c).
       "no-circular: src/cli/m.ts → src/engine/s.ts",
       "no-circular: src/control/c.ts → src/parts/p.ts",
       "no-circular: src/control/c.ts → src/records/w.ts",
       "not-to-unresolvable: src/cli/m.ts → ./gone.js",
       "os-imports-core-only: src/os/o.ts → src/runtime/r.ts",
+      "records-full-disk-is-private: src/guardian/g.ts → src/records/room.ts",
+      "records-imports-core-and-os: src/records/w.ts → src/engine/s.ts",
+      "records-imports-core-and-os: src/records/x.ts → src/parts/p.ts",
       "runtime-imports-below: src/runtime/r.ts → src/records/w.ts",
     ]);
   });

@@ -1,6 +1,6 @@
 /**
  * A script's stdin file (runtime/stdin-file.ts) holds the text's UTF-8 exactly, however long: a
- * large stdin is written a slice at a time (issue 35 item 5), and a slice never ends between the
+ * large stdin is written a slice at a time, and a slice never ends between the
  * two halves of a surrogate pair (each half alone would be written as U+FFFD).
  */
 import { closeSync, readFileSync } from "node:fs";

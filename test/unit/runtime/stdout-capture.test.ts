@@ -1,5 +1,5 @@
 /**
- * A large stdout (over 1 MiB) is kept as bytes and read from its ends (issue 35 item 5): what the
+ * A large stdout (over 1 MiB) is kept as bytes and read from its ends: what the
  * loop makes of it — the output (spec §2.3), the near-miss warning, the record's excerpt and size —
  * and its text when read must be exactly what decoding all of it at once (the old way) gives, for
  * any bytes: characters cut between reads, invalid UTF-8, blanks and JSON at either end.

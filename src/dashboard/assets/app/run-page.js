@@ -104,6 +104,8 @@ function showFacts(view) {
   if (run.worktree) rows.push(["Worktree", `${run.worktree.branch} · ${run.worktree.path}`]);
   if (run.resumed) rows.push(["Resumed", `${formatLocalTime(run.resumed.time)} at iteration ${run.resumed.n} · ${run.resumed.target}`]);
   if (run.message) rows.push(["Message", run.message]);
+  // The --on-end hook's outcome; its output lines are the hook's text, shown as text nodes.
+  if (run.hook) rows.push(["On-end hook", h("span", {}, `${run.hook.ended} · ${formatElapsed(run.hook.durationMs)}${run.hook.by === "guardian" ? " · run by the guardian" : ""}`, ...run.hook.output.map((line) => h("div", { class: "hook-output" }, line)), run.hook.more ? h("div", { class: "hook-output" }, "…") : undefined)]);
   rows.push(["Process", `pid ${run.pid} · loopx ${run.version} (${run.runtime})`]);
   view.facts.replaceChildren(...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", { "data-fact": k.toLowerCase() }, v)]));
   current.hidden = !run.current;
