@@ -14,9 +14,35 @@ export function assetName(platform = process.platform, arch = process.arch) {
   return `loopx-${platform}-${arch}`;
 }
 
-/** The action's own version: package.json beside action.yml. */
+/** package.json beside action.yml: the action's own version and repository. */
+function ownPackage() {
+  return JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+}
+
+/** The action's own version. */
 export function ownVersion() {
-  return JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
+  return ownPackage().version;
+}
+
+const REPOSITORY = /^[A-Za-z0-9-]+\/[A-Za-z0-9._-]+$/;
+
+/**
+ * The repository (owner/name) whose release the action runs, found as a real runner allows: in a
+ * composite action's `run` step GitHub leaves GITHUB_ACTION_REPOSITORY empty (actions/runner#2473),
+ * so action.yml passes `github.action_repository` through `env:` as LOOPX_ACTION_REPOSITORY; where
+ * that is empty too (an action used by another composite action), the action's checkout path says
+ * it (GITHUB_ACTION_PATH is <runner>/_actions/<owner>/<name>/<ref>); last, package.json's
+ * `repository` (an action used from a checkout, `uses: ./`).
+ */
+export function actionRepository(env) {
+  for (const given of [env.LOOPX_ACTION_REPOSITORY, env.GITHUB_ACTION_REPOSITORY]) if (given && REPOSITORY.test(given.trim())) return given.trim();
+  const fromPath = /\/_actions\/([^/]+)\/([^/]+)\/[^/]+\/?$/.exec(env.GITHUB_ACTION_PATH ?? "");
+  if (fromPath && REPOSITORY.test(`${fromPath[1]}/${fromPath[2]}`)) return `${fromPath[1]}/${fromPath[2]}`;
+  const repository = ownPackage().repository;
+  const url = typeof repository === "string" ? repository : repository?.url ?? "";
+  const fromPackage = /github\.com[/:]([^/]+)\/([^/]+?)(?:\.git)?\/?$/.exec(url);
+  if (fromPackage) return `${fromPackage[1]}/${fromPackage[2]}`;
+  throw new Error("cannot tell which repository the action comes from (no github.action_repository, GITHUB_ACTION_PATH or package.json repository): set the input loopx-path");
 }
 
 /** GET `url` (following redirects, as GitHub's release downloads do) into a Buffer. */
@@ -61,11 +87,13 @@ async function releaseBinary(env, version) {
   const bin = join(cache, "loopx");
   if (existsSync(bin)) return bin;
   const server = env.GITHUB_SERVER_URL || "https://github.com";
-  const repository = env.GITHUB_ACTION_REPOSITORY || "loopx/loopx";
+  const repository = actionRepository(env);
   const base = `${server}/${repository}/releases/download/v${version}`;
   const sumsUrl = `${base}/SHA256SUMS`;
-  const want = expectedSum((await download(sumsUrl)).toString("utf8"), name, sumsUrl);
-  const body = await download(`${base}/${name}`);
+  const from = `(the action ${repository}${env.LOOPX_ACTION_REF ? `@${env.LOOPX_ACTION_REF}` : ""} runs loopx ${version})`;
+  const fetched = (url) => download(url).catch((error) => Promise.reject(new Error(`${error.message} ${from}`)));
+  const want = expectedSum((await fetched(sumsUrl)).toString("utf8"), name, sumsUrl);
+  const body = await fetched(`${base}/${name}`);
   const have = createHash("sha256").update(body).digest("hex");
   if (have !== want) throw new Error(`${base}/${name} has SHA-256 ${have}, SHA256SUMS says ${want}: not run`);
   mkdirSync(cache, { recursive: true });

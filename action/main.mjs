@@ -140,7 +140,7 @@ export async function main(env = process.env) {
     return fail(error.message), 1;
   }
   const childEnv = { ...env };
-  for (const name of Object.keys(childEnv)) if (name.startsWith("INPUT_")) delete childEnv[name];
+  for (const name of Object.keys(childEnv)) if (name.startsWith("INPUT_") || name.startsWith("LOOPX_ACTION_")) delete childEnv[name];
   const source = input("install", env);
   if (source) {
     const installed = await runLoopx(loopx, ["install", "-y", source], cwd, childEnv);

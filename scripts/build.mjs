@@ -23,6 +23,9 @@ try {
   });
   bundleEntries(out);
   chmodSync(join(out, "bin.js"), 0o755);
+  // LOOPX_BIN under Bun (runtime/platform/runtime.ts loopxBin): the same entry, started by Bun.
+  writeFileSync(join(out, "bin-bun.js"), `#!/usr/bin/env bun\n// LOOPX_BIN when loopx runs under Bun: bin.js, started by Bun rather than Node.\nimport "./bin.js";\n`, { mode: 0o755 });
+  chmodSync(join(out, "bin-bun.js"), 0o755);
 
   // A two-file `loopx` package for Bun's NODE_PATH (spec §3.3): scripts under Bun resolve
   // `import "loopx"` to it. Its index.js is the script-facing entry (script.ts: output, input, note)

@@ -8,12 +8,15 @@
 //     packed `loopx version` prints package.json's version;
 //   - LICENSE is the licence package.json names;
 //   - dist/bin: each standalone binary has its target's header (ELF/Mach-O, architecture), the one
-//     for this machine runs and prints the version, SHA256SUMS lists each with its digest.
+//     for this machine runs and prints the version, SHA256SUMS lists each with its digest;
+//   - package.json's repository.url names a GitHub repository, packed as is, and with
+//     --repository the publishing one (npm provenance checks it; the Action downloads from it);
 //
-// Usage: node scripts/release-check.mjs [--host-only] [--binaries <dir>]
+// Usage: node scripts/release-check.mjs [--host-only] [--binaries <dir>] [--repository <owner/name>]
 //   --host-only       only this machine's binary is required (what `npm test` builds); the others
 //                     are checked when present and reported as skipped when not
 //   --binaries <dir>  the binaries' directory (default dist/bin)
+//   --repository <owner/name>  the repository that publishes (the release passes GITHUB_REPOSITORY)
 // Prints one line per check and exits 1 when any fails.
 import { createHash } from "node:crypto";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -27,7 +30,7 @@ import { HOST_TARGET, TARGET_FORMATS, binaryFormat } from "./binary-format.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const { values: options } = parseArgs({
-  options: { "host-only": { type: "boolean", default: false }, binaries: { type: "string", default: join(root, "dist", "bin") } },
+  options: { "host-only": { type: "boolean", default: false }, binaries: { type: "string", default: join(root, "dist", "bin") }, repository: { type: "string" } },
 });
 const binDir = resolve(options.binaries);
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
@@ -141,6 +144,30 @@ function checkPackage(work) {
   if (!texts) check(false, `LICENSE matches package.json license ${JSON.stringify(pkg.license)}`, "this check knows no text for that licence");
   else check(licence !== undefined && texts.every((t) => licence.includes(t)), `LICENSE is the ${pkg.license} licence package.json names`, licence === undefined ? "no LICENSE in the tarball" : `its text is not the ${pkg.license} licence`);
   check(existsSync(join(pkgRoot, "README.md")), "README.md is in the tarball", "it is missing");
+  const packedUrl = repositoryUrl(packedJson);
+  check(packedUrl === repositoryUrl(pkg), "the packed package.json has the same repository.url", `it has ${JSON.stringify(packedUrl)}`);
+}
+
+/**
+ * npm's provenance refuses a package whose `repository.url` is not the repository that publishes
+ * it; the GitHub Action finds its release by the same repository (action/binary.mjs). The release
+ * fills it from GITHUB_REPOSITORY when package.json has none (release.yml); here it must name a
+ * GitHub repository, the packed package.json the same, and with --repository <owner/name> (the
+ * release passes GITHUB_REPOSITORY) that very repository.
+ */
+const repositoryUrl = (json) => (typeof json.repository === "string" ? json.repository : json.repository?.url) ?? "";
+
+function checkRepository() {
+  const url = repositoryUrl(pkg);
+  const named = /^(?:git\+)?https:\/\/github\.com\/([^/]+\/[^/]+?)(?:\.git)?$/.exec(url)?.[1];
+  check(named !== undefined, `package.json repository.url names a GitHub repository (${named ?? "none"})`, url ? `${JSON.stringify(url)} is not git+https://github.com/<owner>/<name>.git` : "it has no repository.url");
+  const publishing = options.repository;
+  if (!publishing) return skip("repository.url is the publishing repository", "no --repository (the release passes its own)");
+  check(
+    named !== undefined && named.toLowerCase() === publishing.toLowerCase(),
+    `repository.url is the publishing repository ${publishing} (npm provenance checks it)`,
+    `it names ${named ?? JSON.stringify(url)}, but the release runs in ${publishing}`,
+  );
 }
 
 function cleanEnv(home) {
@@ -196,6 +223,7 @@ function checkWorkflowsArchive() {
 
 const work = realpathSync(mkdtempSync(join(tmpdir(), "loopx-release-check-")));
 try {
+  checkRepository();
   checkPackage(work);
   checkBinaries(work);
   checkWorkflowsArchive();

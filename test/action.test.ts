@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -15,6 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { BINARY, carriersOf, isolatedEnv, linuxOnly, makeProject, NODE, ROOT, sh, sleep, tempDir, VERSION, waitFor } from "./helpers.js";
 
+const ACTION_YML = parse(readFileSync(join(ROOT, "action.yml"), "utf8")) as {
+  inputs: Record<string, { default?: string }>;
+  runs: { steps: Array<{ run: string; shell: string; env: Record<string, string> }> };
+};
 const ENTRY = join(ROOT, "action", "main.mjs");
 const ASSET = `loopx-linux-${process.arch === "arm64" ? "arm64" : "x64"}`;
 const REPO = "example/loopx";
@@ -63,26 +67,71 @@ function parseOutputs(text: string): Record<string, string> {
   return outputs;
 }
 
-/** The runner's environment for one step, in `workspace`; `inputs` by their action.yml names. */
-function runnerEnv(workspace: string, inputs: Record<string, string>, cache = tempDir("loopx-toolcache-")): Record<string, string> {
+/**
+ * The action as a runner checks it out for `uses: <owner>/<name>@<ref>`: its files (action.yml,
+ * action/, package.json) under <runner>/_actions/<owner>/<name>/<ref>.
+ */
+function checkedOutAction(path: string): string {
+  for (const file of ["action.yml", "package.json"]) cpSync(join(ROOT, file), join(path, file));
+  cpSync(join(ROOT, "action"), join(path, "action"), { recursive: true });
+  return path;
+}
+const RUNNER_ACTIONS = tempDir("loopx-runner-work-");
+const ACTION_PATH = checkedOutAction(join(RUNNER_ACTIONS, "_actions", REPO, "v0"));
+
+/** What the runner knows of the step: the action's repository and ref (`github.action_*`), and where it is checked out. */
+interface StepContext {
+  actionRepository: string;
+  actionRef: string;
+  actionPath: string;
+}
+const USED_AS: StepContext = { actionRepository: REPO, actionRef: "v0", actionPath: ACTION_PATH };
+
+/** action.yml's step `env:` as the runner evaluates it: `${{ inputs.<name> }}` (or its default) and `${{ github.<name> }}`. */
+function stepEnv(inputs: Record<string, string>, context: StepContext): Record<string, string> {
+  const github: Record<string, string> = { action_repository: context.actionRepository, action_ref: context.actionRef, action_path: context.actionPath };
+  const env: Record<string, string> = {};
+  for (const [name, expression] of Object.entries(ACTION_YML.runs.steps[0]!.env)) {
+    env[name] = expression.replace(/\$\{\{\s*(inputs|github)\.([a-z_-]+)\s*\}\}/g, (_, scope: string, key: string) => {
+      if (scope === "github") return github[key] ?? "";
+      return inputs[key] ?? ACTION_YML.inputs[key]?.default ?? "";
+    });
+  }
+  return env;
+}
+
+/**
+ * The runner's environment for the action's step, in `workspace`; `inputs` by their action.yml
+ * names. Only what a runner sets: in a composite action's `run` step GITHUB_ACTION_REPOSITORY and
+ * GITHUB_ACTION_REF are empty (actions/runner#2473), GITHUB_REPOSITORY is the workflow's own.
+ */
+function runnerEnv(workspace: string, inputs: Record<string, string>, cache = tempDir("loopx-toolcache-"), context = USED_AS): Record<string, string> {
   const runnerTemp = tempDir("loopx-runner-temp-");
   const env = isolatedEnv({
+    CI: "true",
+    GITHUB_ACTIONS: "true",
     GITHUB_WORKSPACE: workspace,
+    GITHUB_REPOSITORY: "someone/app",
     GITHUB_OUTPUT: join(runnerTemp, "output"),
     GITHUB_STEP_SUMMARY: join(runnerTemp, "summary.md"),
     GITHUB_SERVER_URL: serverUrl,
-    GITHUB_ACTION_REPOSITORY: REPO,
+    GITHUB_ACTION: "__loopx_step",
+    GITHUB_ACTION_PATH: context.actionPath,
+    GITHUB_ACTION_REPOSITORY: "",
+    GITHUB_ACTION_REF: "",
     RUNNER_TEMP: runnerTemp,
     RUNNER_TOOL_CACHE: cache,
+    ...stepEnv(inputs, context),
   });
-  for (const [name, value] of Object.entries(inputs)) env[`INPUT_${name.toUpperCase()}`] = value;
   writeFileSync(env.GITHUB_OUTPUT!, "");
   return env;
 }
 
-/** Starts the entry as the runner does; `during` may signal it while it runs. */
+/** Runs the step as the runner does (`shell: bash`: bash --noprofile --norc -eo pipefail); `during` may signal it while it runs. */
 async function runAction(env: Record<string, string>, during?: (pid: number) => Promise<void>): Promise<ActionRun> {
-  const child = spawn(NODE, [ENTRY], { cwd: env.GITHUB_WORKSPACE, env, stdio: ["ignore", "pipe", "pipe"] });
+  const step = ACTION_YML.runs.steps[0]!;
+  expect(step.shell).toBe("bash");
+  const child = spawn("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", step.run], { cwd: env.GITHUB_WORKSPACE, env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk) => (stdout += chunk));
@@ -136,18 +185,38 @@ linuxOnly("the loopx GitHub Action's entry", () => {
     expect(table!.header.slice(0, 2)).toEqual(["#", "target"]);
     expect(table!.rows.map((row) => row[1])).toEqual(["work:index", "work:index", "work:index"]);
     expect(existsSync(join(cache, "loopx", VERSION, ASSET, "loopx"))).toBe(true);
+    // From the action's own repository (GITHUB_ACTION_REPOSITORY is empty, GITHUB_REPOSITORY is the workflow's).
+    expect(served).toContain(`/${REPO}/releases/download/v${VERSION}/${ASSET}`);
     const downloads = served.length;
     const again = await runAction(runnerEnv(makeProject({ ".loopx/work/index.sh": COUNTER }), { target: "work" }, cache));
     expect(again.code).toBe(0);
     expect(served.length).toBe(downloads); // from the tool cache
   });
 
-  it("a failed run fails the step with loopx's exit code; the summary says why", async () => {
+  it("a failed run fails the step with loopx's exit code; the summary says why, once", async () => {
     const project = makeProject({ ".loopx/work/index.sh": sh(`echo "broke: disk" >&2; exit 3`) });
     const run = await runAction(runnerEnv(project, { target: "work" }));
     expect(run.code).toBe(1);
     expect(run.outputs).toMatchObject({ state: "failed", "exit-code": "1", iterations: "1" });
-    expect(run.summary).toMatch(/failed/);
+    const facts = allTables(run.summary)[0]!.rows;
+    const ended = facts.find((row) => row[0] === "ended")?.[1];
+    expect(ended).toMatch(/failed|exited with code 3/);
+    // The reason is told once (it had both an "ended" and a "why" row saying the same).
+    expect(facts.filter((row) => row[1]!.includes("exited with code 3")).map((row) => row[0])).toEqual(["ended"]);
+  });
+
+  it("where github.action_repository is empty too (an action used by another composite action): the checkout path names the repository", async () => {
+    const run = await runAction(runnerEnv(makeProject({ ".loopx/work/index.sh": COUNTER }), { target: "work" }, tempDir("loopx-toolcache-"), { ...USED_AS, actionRepository: "", actionRef: "" }));
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.outputs.state).toBe("stopped");
+  });
+
+  it("used from a checkout (uses: ./, not under _actions): package.json's repository; a missing release is one error line naming it", async () => {
+    const checkout = checkedOutAction(join(tempDir("loopx-workspace-"), "vendored-loopx"));
+    const run = await runAction(runnerEnv(makeProject({ ".loopx/work/index.sh": COUNTER }), { target: "work" }, tempDir("loopx-toolcache-"), { actionRepository: "", actionRef: "", actionPath: checkout }));
+    expect(run.code).toBe(1);
+    const owner = /github\.com\/([^/]+\/[^/.]+)/.exec(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).repository.url)![1];
+    expect(run.stdout.trim().split("\n")).toEqual([`::error title=loopx::downloading ${serverUrl}/${owner}/releases/download/v${VERSION}/SHA256SUMS failed: HTTP 404 (the action ${owner} runs loopx ${VERSION})`]);
   });
 
   it("a time limit: the run's own exit code and state", async () => {
@@ -264,6 +333,22 @@ describe("action.yml", () => {
     const declared = Object.keys(action.outputs).sort();
     expect([...new Set([...written, ...plain])].sort()).toEqual(declared);
     for (const [name, output] of Object.entries(action.outputs)) expect(output.value).toBe(`\${{ steps.loop.outputs.${name} }}`);
+  });
+});
+
+describe("what the README tells a user to write", () => {
+  it("`uses: <owner>/<name>@v<major>`: package.json's repository, and the major tag the release moves for this version", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string; repository: { url: string } };
+    const repository = /^git\+https:\/\/github\.com\/([^/]+\/[^/]+)\.git$/.exec(pkg.repository.url)![1];
+    const uses = [...readme.matchAll(/uses: ([^\s`]+\/loopx)@(v[0-9.]+)/g)];
+    expect(uses.length).toBeGreaterThanOrEqual(3);
+    for (const [, name, tag] of uses) {
+      expect(name).toBe(repository);
+      expect(tag).toBe(`v${pkg.version.split(".")[0]}`); // GITHUB_REF_NAME%%.* of v<version>
+    }
+    expect(readme).not.toContain("<owner>");
+    expect(readFileSync(join(ROOT, "action.yml"), "utf8")).not.toContain("<owner>");
   });
 });
 

@@ -64,10 +64,14 @@ function totalsFacts(totals: RunTotals | undefined): MarkdownFacts {
 
 /** The whole summary: a heading, the facts, the iterations table, the notes of no iteration. */
 export function formatRunMarkdown(summary: RunSummary, detail: RunDetail): string {
+  const ended = summary.ending ?? (summary.state === "running" ? "still running" : summary.state);
+  // "why" only when it says more than "ended" (a failed script's message is its ending, as a sentence).
+  const told = (text: string) => text.replace(/^script /, "");
+  const why = summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" && !ended.includes(told(summary.message)) ? summary.message : undefined;
   const facts: MarkdownFacts = [
     ["state", markdownText(summary.state)],
-    ["ended", markdownText(summary.ending ?? (summary.state === "running" ? "still running" : summary.state))],
-    ...(summary.message !== undefined && summary.state !== "stopped" && summary.state !== "limit" ? [["why", markdownText(summary.message)] as [string, string]] : []),
+    ["ended", markdownText(ended)],
+    ...(why !== undefined ? [["why", markdownText(why)] as [string, string]] : []),
     ["iterations", String(summary.iterations)],
     ["duration", formatRunDuration(summary)],
     ["started", markdownText(formatLocalTime(summary.start))],

@@ -3,6 +3,7 @@ import type { Receipt } from "../core/receipt-types.js";
 import type { NextScript, RunControls, RunPart } from "../core/run-part.js";
 import { CREDENTIAL_VARIABLES, scriptResourceAttributes, telemetryCapture } from "./settings.js";
 import type { RunTrace } from "./run-trace.js";
+import { otlpSettingsProblem } from "./settings-check.js";
 import type { SdkSetup } from "./sdk.js";
 import type { Env } from "../core/env.js";
 
@@ -36,15 +37,22 @@ export class TelemetryPart implements RunPart {
   async begin(controls: RunControls): Promise<void> {
     this.runId = controls.id;
     const endpoint = this.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || this.env.OTEL_EXPORTER_OTLP_ENDPOINT || "http://localhost:4318";
+    // A setting the exporters cannot use turns telemetry off for this run, with one line: never the run.
+    const problem = otlpSettingsProblem(this.env);
+    if (problem) return controls.warn(`telemetry: ${problem}; this run exports nothing`);
     const [sdk, { RunTrace }] = await Promise.all([import("./sdk.js"), import("./run-trace.js")]);
     // A fenced run (--sandbox) says so on its resource: loopx.sandbox, loopx.sandbox.policy_digest.
     const fence = this.started?.sandbox;
     const attributes = fence && [this.env.OTEL_RESOURCE_ATTRIBUTES, `loopx.sandbox=${fence.kind}`, `loopx.sandbox.policy_digest=${fence.policyDigest}`].filter(Boolean).join(",");
-    this.setup = await sdk.setUpSdk(attributes ? { ...this.env, OTEL_RESOURCE_ATTRIBUTES: attributes } : this.env, this.version, (message) => {
-      if (this.warned) return;
-      this.warned = true;
-      controls.warn(`telemetry: exporting to ${endpoint} failed (the run goes on; no further warning): ${message.split("\n")[0]}`);
-    });
+    try {
+      this.setup = await sdk.setUpSdk(attributes ? { ...this.env, OTEL_RESOURCE_ATTRIBUTES: attributes } : this.env, this.version, (message) => {
+        if (this.warned) return;
+        this.warned = true;
+        controls.warn(`telemetry: exporting to ${endpoint} failed (the run goes on; no further warning): ${message.split("\n")[0]}`);
+      });
+    } catch (error) {
+      return controls.warn(`telemetry: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}; this run exports nothing`);
+    }
     this.trace = new RunTrace(this.setup, this.env, this.capture);
     if (this.started) this.trace.begin(this.started);
   }

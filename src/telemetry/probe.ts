@@ -1,4 +1,6 @@
-import { FLUSH_LIMIT_MS, setUpSdk } from "./sdk.js";
+import { FLUSH_LIMIT_MS, setUpSdk, type SdkSetup } from "./sdk.js";
+import { telemetryEnabled } from "./settings.js";
+import { otlpSettingsProblem } from "./settings-check.js";
 
 /**
  * `loopx otel test`: one probe span and one probe metric point, sent with the run's own settings
@@ -6,8 +8,17 @@ import { FLUSH_LIMIT_MS, setUpSdk } from "./sdk.js";
  * where it went, or why not (the first export error).
  */
 export async function probe(env: Record<string, string | undefined>, version: string): Promise<{ line: string; ok: boolean }> {
+  // The SDK's own switch wins here as in runs: the probe would say OK for telemetry that never goes out.
+  if (!telemetryEnabled(env, true)) return { line: "telemetry is off (OTEL_SDK_DISABLED=true): no probe sent", ok: false };
+  const problem = otlpSettingsProblem(env);
+  if (problem) return { line: `telemetry test failed: ${problem}`, ok: false };
   let failure: string | undefined;
-  const setup = await setUpSdk(env, version, (message) => (failure ??= message.split("\n")[0]));
+  let setup: SdkSetup;
+  try {
+    setup = await setUpSdk(env, version, (message) => (failure ??= message.split("\n")[0]));
+  } catch (error) {
+    return { line: `telemetry test failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, ok: false };
+  }
   const id = crypto.randomUUID();
   const span = setup.tracer?.startSpan("loopx.otel.test", { attributes: { "loopx.version": version, "loopx.test_id": id } });
   span?.end();

@@ -20,7 +20,7 @@ export const OTEL_COMMANDS: CommandGroup = {
   details: `loopx's own addition. Runs export traces and metrics to OpenTelemetry when LOOPX_OTEL=1 is in
 loopx's environment (RunOptions.telemetry in the API; OTEL_SDK_DISABLED=true wins), configured
 by the standard variables: OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318),
-OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf or http/json),
+OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf or http/json; no grpc),
 OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER. Scripts get TRACEPARENT of
 their iteration's span and loopx.run.id / loopx.iteration in OTEL_RESOURCE_ATTRIBUTES. Off, loopx
 loads nothing of it. 'loopx otel test' sends one probe with these settings.

@@ -5,8 +5,17 @@
  * only on Node versions without it. Neither path loads tsx or esbuild unless a TypeScript/JSX file
  * misses the transform cache (transform.ts).
  */
-import { nodeModule } from "../../os/builtins.js";
+import { fs, nodeModule } from "../../os/builtins.js";
+import { reportOfError } from "./syntax-report.js";
 
+// A script that does not compile ends with the compiler's report alone (syntax-report.ts), as
+// under Bun: a monitor sees the error before Node prints it with the loader's internals.
+process.on("uncaughtExceptionMonitor", (error) => {
+  const report = reportOfError(error);
+  if (report === undefined) return;
+  fs.writeSync(2, report);
+  process.exit(1);
+});
 process.setSourceMapsEnabled(true); // stack traces point into the .ts source (inline source maps)
 const registerHooks = (nodeModule as { registerHooks?: (hooks: object) => unknown }).registerHooks;
 if (typeof registerHooks === "function") {

@@ -19,6 +19,7 @@ import { dirname, extname, join } from "node:path";
 import { writeFileAtomic } from "../../os/atomic-write.js";
 import { fs, nodeModule } from "../../os/builtins.js";
 import { loopxDir } from "../../os/xdg.js";
+import { reportedError, syntaxErrorOf } from "./syntax-report.js";
 
 const { mkdirSync, readFileSync, readdirSync, rmSync, statSync } = fs;
 
@@ -102,10 +103,13 @@ function transformNow(path: string, source: string, options: ReturnType<typeof e
   // The esbuild tsx itself depends on (tsx is loopx's dependency; esbuild is tsx's), resolved from
   // tsx's own package so that it is exactly the compiler tsx would use, however npm laid it out.
   esbuild ??= nodeModule.createRequire(nodeModule.createRequire(import.meta.url).resolve("tsx/package.json"))("esbuild") as NonNullable<typeof esbuild>;
-  const { code } = esbuild.transformSync(source, options);
-  if (code.includes(COMMONJS_SHIM)) {
-    throw new SyntaxError(`${path} uses CommonJS (module.exports / exports): loopx scripts are ES modules, use import/export`);
+  let code: string;
+  try {
+    code = esbuild.transformSync(source, options).code;
+  } catch (failure) {
+    throw syntaxErrorOf(failure, path);
   }
+  if (code.includes(COMMONJS_SHIM)) throw reportedError(`${path} uses CommonJS (module.exports / exports): loopx scripts are ES modules, use import/export`);
   return code;
 }
 

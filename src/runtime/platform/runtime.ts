@@ -26,12 +26,26 @@ let cachedLoopxBin: string | undefined;
 
 /**
  * The realpath of the effective loopx binary (spec §3.4, §8.3): the standalone binary itself, or
- * this package's own `dist/bin.js` whichever launcher or symlink started it — also when loopx is
- * used as a library.
+ * this package's own entry whichever launcher or symlink started it — also when loopx is used as a
+ * library. Under Bun that is `dist/bin-bun.js` (bin.js behind a `#!/usr/bin/env bun` line), so a
+ * script's `$LOOPX_BIN output ...` costs a Bun start rather than a Node start (bin.js says `node`);
+ * where no `bun` is on PATH for that line to find, or the launcher lost its executable bit, bin.js.
  */
 export function loopxBin(): string {
-  cachedLoopxBin ??= fs.realpathSync(runtimeName === "binary" ? process.execPath : distPath("bin.js"));
+  cachedLoopxBin ??= fs.realpathSync(runtimeName === "binary" ? process.execPath : runtimeName === "bun" && bunLauncherWorks() ? distPath("bin-bun.js") : distPath("bin.js"));
   return cachedLoopxBin;
+}
+
+function bunLauncherWorks(): boolean {
+  const executable = (path: string) => {
+    try {
+      fs.accessSync(path, fs.constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return executable(distPath("bin-bun.js")) && (process.env.PATH ?? "").split(":").some((dir) => dir !== "" && executable(`${dir}/bun`));
 }
 
 /** The hidden first argument that makes `loopx` (bin.ts) act as a run's guardian; never in help. */

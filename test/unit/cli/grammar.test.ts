@@ -82,8 +82,9 @@ describe("an option added to a command class is accepted, shown and listed (no o
     const help = await loopx(["output", "-h"], FIXTURES);
     expect(help.code).toBe(0);
     expect(help.stdout).toBe(
-      "Usage: loopx output [options] [--result <value>] [--goto <target>] [--stop]\n\n" +
+      "Usage: loopx output [options] [--result <value>] [--result-file <path>] [--goto <target>] [--stop]\n\n" +
         "Prints structured output JSON for the loop to read; at least one flag is required.\n\n" +
+        "--result-file <path> (loopx's own addition) takes the result from a file, or from stdin with -, as it is: for a result too big for an argument (Linux refuses one over 128 KiB: Argument list too long).\n\n" +
         "Options:\n  --indent <count>\n               Indent the JSON by <count> spaces (fixture)\n  -h, --help   Show this help\n",
     );
     expect(await loopx(["output", "--result", "x", "--indent", "2"], FIXTURES)).toEqual({ code: 0, stdout: '{"result":"x","indent":"2"}\n' });
@@ -163,6 +164,7 @@ describe("the catalog of loopx's own commands", () => {
     ]);
     expect(byPath.get("output")!.options.map((option) => [option.names[0], option.value?.kind])).toEqual([
       ["--result", "text"],
+      ["--result-file", "path"],
       ["--goto", "goto"],
       ["--stop", undefined],
     ]);
