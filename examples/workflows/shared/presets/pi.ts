@@ -53,8 +53,8 @@ export const pi: StreamPreset = {
   promptArg: true,
   loginFix: "run `pi` once and /login, or set the provider's API key (e.g. ANTHROPIC_API_KEY)",
   display,
-  responseText: (events) => assistantEnds(events).map(textOf).filter(Boolean).join("\n"),
-  finalAnswer: (events) => assistantEnds(events).map(textOf).filter(Boolean).at(-1) ?? "",
+  responseText: (events) => assistantEnds(events).map((e) => textOf(e.message)).filter(Boolean).join("\n"),
+  finalAnswer: (events) => assistantEnds(events).map((e) => textOf(e.message)).filter(Boolean).at(-1) ?? "",
   progress: (event) => !/^auto_retry_|^agent_end$/.test(String(event.type)),
   receipts: (events, context) =>
     assistantEnds(events).map((e) => {
