@@ -1,0 +1,120 @@
+/**
+ * The ralph workflow driving the real Gemini CLI, opencode, Pi, Qwen Code and Copilot CLI (dev
+ * dependencies), offline: each points at a local stand-in (Gemini API or Chat Completions) on
+ * 127.0.0.1, and the stand-in's tool calls make the CLI's own shell tool run the commands (git
+ * commit) for real. Every CLI's scenarios run concurrently; each CLI's own retries are bounded in
+ * its test configuration (fixtures/agents/real-clis.ts). Node only: these CLIs are slow to start.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it, type TestContext } from "vitest";
+import { RUNTIMES, runLoopx } from "./helpers.js";
+import { cliAlone } from "./fixtures/local-server.js";
+import { DEFAULT_CHAT_USAGE, startChatApi, type ChatReply } from "./fixtures/agents/chat-completions-api.js";
+import { DEFAULT_GEMINI_USAGE, startGeminiApi, type GeminiReply } from "./fixtures/agents/gemini-api.js";
+import { PRICE, REAL_CLIS, realCliSetup, type RealCli } from "./fixtures/agents/real-clis.js";
+import { FakeAgents, lastWorkflowLine, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
+
+const COMPLETE = "<promise>COMPLETE</promise>";
+/** A whole ralph run on a CLI that takes many seconds to start on a loaded 2-core box. */
+const RUN_MS = 420_000;
+
+type Reply = ChatReply & GeminiReply;
+
+/** A stand-in for `cli` answering its n-th main request with `script(n)` (side calls: a short text), stopped with the test. */
+async function standIn(context: TestContext, cli: RealCli, script: (n: number) => Reply) {
+  let main = 0;
+  const api =
+    cli === "gemini"
+      ? await startGeminiApi(() => script(++main))
+      : await startChatApi((_n, body) => (body.tools?.some((t: any) => /^(bash|shell|run_shell_command)$/.test(t?.function?.name)) ? script(++main) : { text: "Side answer" }));
+  context.onTestFinished(() => api.stop());
+  return { api, mainCalls: () => main };
+}
+
+function runEnv(cli: RealCli, origin: string, extra: Record<string, string> = {}): Record<string, string> {
+  const env = workflowEnv(new FakeAgents());
+  const setup = realCliSetup(cli, env.HOME!, origin);
+  return {
+    ...env,
+    ...setup,
+    PATH: `${cliAlone(cli)}:${env.PATH}`,
+    AGENT_TYPE: cli,
+    GIT_AUTHOR_NAME: "Agent",
+    GIT_AUTHOR_EMAIL: "agent@example.com",
+    GIT_COMMITTER_NAME: "Agent",
+    GIT_COMMITTER_EMAIL: "agent@example.com",
+    ...extra,
+  };
+}
+
+function receipts(env: Record<string, string>): Array<Record<string, any>> {
+  const dir = join(env.XDG_STATE_HOME!, "loopx", "runs");
+  const files = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".jsonl")) : [];
+  return files
+    .flatMap((name) => readFileSync(join(dir, name), "utf8").trim().split("\n").filter(Boolean).map((line) => JSON.parse(line)))
+    .filter((event) => event.type === "receipt")
+    .map(({ time: _t, v: _v, run: _r, type: _type, n: _n, workflow: _w, ...rest }) => rest);
+}
+
+function notes(env: Record<string, string>): Array<Record<string, any>> {
+  const dir = join(env.XDG_STATE_HOME!, "loopx", "runs");
+  const files = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".jsonl")) : [];
+  return files.flatMap((name) => readFileSync(join(dir, name), "utf8").trim().split("\n").filter(Boolean).map((line) => JSON.parse(line))).filter((event) => event.type === "note");
+}
+
+/** One model call's receipt, from the stand-in's usage: what each CLI reports for it. */
+function callReceipts(cli: RealCli, calls: number): Array<Record<string, unknown>> {
+  const c = DEFAULT_CHAT_USAGE;
+  const uncached = c.prompt_tokens - c.cached_tokens!;
+  const usd = (uncached * PRICE.input + c.completion_tokens * PRICE.output + c.cached_tokens! * PRICE.cacheRead) / 1e6;
+  const one = { model: "fake-model", provider: "fake", tokens: { input: uncached, output: c.completion_tokens, cacheRead: c.cached_tokens } };
+  if (cli === "pi") return Array.from({ length: calls }, () => ({ agent: "pi", ...one, cost: { usd: expect.closeTo(usd, 12), kind: "billed" } }));
+  if (cli === "opencode") return Array.from({ length: calls }, () => ({ agent: "opencode", ...one, tokens: { ...one.tokens, cacheWrite: 0 }, cost: { usd: expect.closeTo(usd, 12), kind: "billed" } }));
+  if (cli === "gemini") {
+    const g = DEFAULT_GEMINI_USAGE;
+    return [{ agent: "gemini-cli", model: "gemini-2.5-flash", provider: "google", tokens: { input: calls * (g.promptTokenCount - g.cachedContentTokenCount!), output: calls * g.candidatesTokenCount, cacheRead: calls * g.cachedContentTokenCount! } }];
+  }
+  if (cli === "qwen") return [{ agent: "qwen-code", model: "fake-model", tokens: { input: calls * uncached, output: calls * c.completion_tokens, cacheRead: calls * c.cached_tokens! } }];
+  return []; // copilot: no token counts in its JSON
+}
+
+const git = (cwd: string, ...args: string[]): string => spawnSync("git", args, { cwd, encoding: "utf8" }).stdout;
+const loopx = (args: string[], cwd: string, env: Record<string, string>) => runLoopx(RUNTIMES[0]!, args, { cwd, env, timeoutMs: RUN_MS });
+
+describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () => {
+  for (const cli of REAL_CLIS) {
+    it(`${cli}: plan, then build, to completion; the CLI's own shell tool commits; receipts exact to the token`, { timeout: 2 * RUN_MS + 30_000 }, async (context) => {
+      const commands = [
+        "mkdir -p .ralph && printf -- '- [ ] say hello\\n' > .ralph/implementation_plan.md && git add .ralph/implementation_plan.md && git commit -qm 'plan: say hello'",
+        "echo hello > hello.txt && sed -i 's/- \\[ \\]/- [x]/' .ralph/implementation_plan.md && git add hello.txt .ralph/implementation_plan.md && git commit -qm 'build: say hello'",
+      ];
+      const { api, mainCalls } = await standIn(context, cli, (n) => (n % 2 === 1 ? { tool: commands[(n - 1) / 2] ?? "true" } : { text: `Committed.\n${COMPLETE}` }));
+      const project = workflowProject(["ralph"], { "specs/hello.md": "Say hello in hello.txt.\n" });
+      const env = runEnv(cli, api.origin);
+      const plan = await loopx(["run", "ralph:plan"], project, env);
+      expect(plan.code, plan.stderr).toBe(0);
+      expect(plan.stderr).toContain(`ralph: plan mode, agent ${cli} (`);
+      expect(plan.stderr).toMatch(/→ \S+: mkdir -p \.ralph/); // the tool call, shown as Claude's is
+      const build = await loopx(["run", "ralph:build"], project, env);
+      expect(build.code, build.stderr).toBe(0);
+      expect(lastWorkflowLine(build.stderr)).toMatch(/^ralph: Completion signal detected/);
+      expect(git(project, "log", "--format=%an %s")).toBe("Agent build: say hello\nAgent plan: say hello\n");
+      expect(readFileSync(join(project, "hello.txt"), "utf8")).toBe("hello\n");
+      expect(mainCalls()).toBe(4);
+      expect(receipts(env)).toEqual([...callReceipts(cli, 2), ...callReceipts(cli, 2)]);
+    });
+
+    it(`${cli}: a 401 ends the run at once — one call, no retry, one line naming the fix, exit code 6; the class in the record`, { timeout: RUN_MS + 30_000 }, async (context) => {
+      const { api, mainCalls } = await standIn(context, cli, () => ({ status: 401, message: "Incorrect API key provided" }));
+      const project = workflowProject(["ralph"]);
+      const env = runEnv(cli, api.origin, { MAX_RETRIES: "3" });
+      const result = await loopx(["run", "ralph:plan"], project, env);
+      expect(result.code, result.stderr).toBe(1);
+      expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Agent unusable \(auth, policy stop, no retry\): .*(not logged in|key was refused).*\(exit code 6; session log/);
+      expect(mainCalls()).toBe(1);
+      expect(notes(env).filter((n) => n.data?.kind === "agent.failure")).toEqual([expect.objectContaining({ n: 1, data: expect.objectContaining({ class: "auth", policy: "stop", attempt: 1 }) })]);
+    });
+  }
+});
