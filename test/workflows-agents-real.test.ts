@@ -70,7 +70,7 @@ function callReceipts(cli: RealCli, calls: number): Array<Record<string, unknown
   const uncached = c.prompt_tokens - c.cached_tokens!;
   const usd = (uncached * PRICE.input + c.completion_tokens * PRICE.output + c.cached_tokens! * PRICE.cacheRead) / 1e6;
   const one = { model: "fake-model", provider: "fake", tokens: { input: uncached, output: c.completion_tokens, cacheRead: c.cached_tokens } };
-  if (cli === "pi") return Array.from({ length: calls }, () => ({ agent: "pi", ...one, cost: { usd: expect.closeTo(usd, 12), kind: "billed" } }));
+  if (cli === "pi") return Array.from({ length: calls }, () => ({ agent: "pi", ...one, tokens: { ...one.tokens, cacheWrite: 0 }, cost: { usd: expect.closeTo(usd, 12), kind: "billed" } }));
   if (cli === "opencode") return Array.from({ length: calls }, () => ({ agent: "opencode", ...one, tokens: { ...one.tokens, cacheWrite: 0 }, cost: { usd: expect.closeTo(usd, 12), kind: "billed" } }));
   if (cli === "gemini") {
     const g = DEFAULT_GEMINI_USAGE;
@@ -99,6 +99,7 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
       expect(plan.stderr).toMatch(/→ \S+: mkdir -p \.ralph/); // the tool call, shown as Claude's is
       const build = await loopx(["run", "ralph:build"], project, env);
       expect(build.code, build.stderr).toBe(0);
+      expect(build.stderr, build.stderr).not.toContain("attempt 1 failed");
       expect(lastWorkflowLine(build.stderr)).toMatch(/^ralph: Completion signal detected/);
       expect(git(project, "log", "--format=%an %s")).toBe("Agent build: say hello\nAgent plan: say hello\n");
       expect(readFileSync(join(project, "hello.txt"), "utf8")).toBe("hello\n");
@@ -113,7 +114,8 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
       const result = await loopx(["run", "ralph:plan"], project, env);
       expect(result.code, result.stderr).toBe(1);
       expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Agent unusable \(auth, policy stop, no retry\): .*(not logged in|key was refused).*\(exit code 6; session log/);
-      expect(mainCalls()).toBe(1);
+      // One call of the CLI: copilot itself tries a 401 three times within it (not configurable).
+      expect(mainCalls()).toBe(cli === "copilot" ? 3 : 1);
       expect(notes(env).filter((n) => n.data?.kind === "agent.failure")).toEqual([expect.objectContaining({ n: 1, data: expect.objectContaining({ class: "auth", policy: "stop", attempt: 1 }) })]);
     });
   }

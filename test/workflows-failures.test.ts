@@ -8,7 +8,7 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PRESETS, finalAnswer, responseText, streamFailure } from "../examples/workflows/shared/agent.ts";
+import { type PRESETS, finalAnswer, responseText, streamFailure } from "../examples/workflows/shared/agent.ts";
 import { classifyFailure, failurePolicies, FAILURE_READERS, POLICIES, streamError, type FailureClass } from "../examples/workflows/shared/failures.ts";
 import { streamReceipts } from "../examples/workflows/shared/presets/index.ts";
 import { ROOT } from "./helpers.js";

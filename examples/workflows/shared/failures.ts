@@ -222,7 +222,7 @@ function qwenFailure(events: Json[]): Failure | undefined {
   if (!result) return undefined;
   const text = typeof result.result === "string" ? result.result : typeof result.error?.message === "string" ? result.error.message : "";
   const api = /^\s*\[API Error:\s*(?:[^\d\]]*?)(\d{3})?\b([^\]]*)/.exec(text);
-  if (api && api[1]) return fromStatus(Number(api[1]), `result.result "[API Error: ${api[1]}…]"${result.is_error ? "" : " (reported as success)"}`, text);
+  if (api?.[1]) return fromStatus(Number(api[1]), `result.result "[API Error: ${api[1]}…]"${result.is_error ? "" : " (reported as success)"}`, text);
   if (api || result.is_error === true) return textFailure(text, "result.result") ?? { class: "success_with_error", evidence: `result: ${oneLine(text, 120)}` };
   return undefined;
 }
