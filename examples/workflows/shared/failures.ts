@@ -152,7 +152,7 @@ function claudeFailure(events: Json[]): Failure | undefined {
   const flagged = lastOf(events, (e) => e.type === "assistant" && typeof e.error === "string");
   if (result?.is_error === true && flagged && CLAUDE_ERRORS[flagged.error]) return { class: CLAUDE_ERRORS[flagged.error]!, evidence: `assistant.error=${flagged.error}`, retryAfterMs };
   if (result?.is_error === true && num(retry?.error_status) !== undefined) return fromStatus(retry!.error_status, "system.api_retry.error_status", text, { retryAfterMs });
-  if (result?.is_error === true) return textFailure(text) ?? { class: "success_with_error", evidence: `result.is_error=true${result.subtype ? ` subtype=${result.subtype}` : ""}: ${oneLine(text, 120)}` };
+  if (result?.is_error === true) return textFailure(text, "result.result") ?? { class: "success_with_error", evidence: `result.is_error=true${result.subtype ? ` subtype=${result.subtype}` : ""}: ${oneLine(text, 120)}` };
   return undefined;
 }
 
