@@ -119,4 +119,29 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
       expect(notes(env).filter((n) => n.data?.kind === "agent.failure")).toEqual([expect.objectContaining({ n: 1, data: expect.objectContaining({ class: "auth", policy: "stop", attempt: 1 }) })]);
     });
   }
+
+  it("pi: a quota 429 (a usage window without a reset time) parks for LIMIT_BACKOFF — no call before it ends — then the same iteration succeeds", { timeout: RUN_MS + 30_000 }, async (context) => {
+    const { api } = await standIn(context, "pi", (n) => (n === 1 ? { status: 429, message: "You exceeded your current quota: usage limit reached" } : { text: `Done.\n${COMPLETE}` }));
+    const project = workflowProject(["ralph"]);
+    const env = runEnv("pi", api.origin, { LIMIT_BACKOFF: "4s", LIMIT_MARGIN: "0" });
+    const result = await loopx(["run", "ralph:plan"], project, env);
+    expect(result.code, result.stderr).toBe(0);
+    const main = (api as { requests: Array<{ time: number }> }).requests;
+    expect(main).toHaveLength(2);
+    expect(main[1]!.time - main[0]!.time).toBeGreaterThanOrEqual(4000);
+    expect(result.stderr).toContain("ralph: usage limit (usage_window) — no reset time given: backing off 4s");
+    expect(notes(env).find((n) => n.data?.kind === "agent.failure")?.data).toMatchObject({ class: "usage_window", policy: "park", status: 429 });
+  });
+
+  it("pi: an API error inside a successful exit (exit 0, the stream says error) fails the iteration: success_with_error, retried, then Ralph exit code 4", { timeout: RUN_MS + 30_000 }, async (context) => {
+    const { api, mainCalls } = await standIn(context, "pi", () => ({ streamError: "the model stream broke" }));
+    const project = workflowProject(["ralph"]);
+    const env = runEnv("pi", api.origin, { MAX_RETRIES: "2" });
+    const result = await loopx(["run", "ralph:plan"], project, env);
+    expect(result.code, result.stderr).toBe(1);
+    expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Agent failure exceeded retries \(2 failed attempts, MAX_RETRIES=2\): the agent reported an error: success_with_error/);
+    expect(mainCalls()).toBe(2);
+    const failures = notes(env).filter((n) => n.data?.kind === "agent.failure").map((n) => n.data);
+    expect(failures).toEqual([expect.objectContaining({ class: "success_with_error", policy: "retry", attempt: 1 }), expect.objectContaining({ class: "success_with_error", policy: "retry", attempt: 2 })]);
+  });
 });
