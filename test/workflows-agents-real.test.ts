@@ -20,15 +20,16 @@ const COMPLETE = "<promise>COMPLETE</promise>";
 /** A whole ralph run on a CLI that takes many seconds to start on a loaded 2-core box. */
 const RUN_MS = 420_000;
 
-type Reply = ChatReply & GeminiReply;
+/** An answer both stand-ins give (a stream error: the Chat Completions one only). */
+type Reply = ChatReply | GeminiReply;
 
 /** A stand-in for `cli` answering its n-th main request with `script(n)` (side calls: a short text), stopped with the test. */
 async function standIn(context: TestContext, cli: RealCli, script: (n: number) => Reply) {
   let main = 0;
   const api =
     cli === "gemini"
-      ? await startGeminiApi(() => script(++main))
-      : await startChatApi((_n, body) => (body.tools?.some((t: any) => /^(bash|shell|run_shell_command)$/.test(t?.function?.name)) ? script(++main) : { text: "Side answer" }));
+      ? await startGeminiApi(() => script(++main) as GeminiReply)
+      : await startChatApi((_n, body) => (body.tools?.some((t: any) => /^(bash|shell|run_shell_command)$/.test(t?.function?.name)) ? (script(++main) as ChatReply) : { text: "Side answer" }));
   context.onTestFinished(() => api.stop());
   return { api, mainCalls: () => main };
 }

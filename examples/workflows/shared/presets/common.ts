@@ -35,7 +35,7 @@ export interface StreamPreset {
   receipts(events: Json[], context: PresetUsageContext): Receipt[];
 }
 
-export interface PresetUsageContext {
+interface PresetUsageContext {
   env: Env;
   args: string[];
   costKind?: CostKind;
@@ -66,7 +66,7 @@ export function toolSummary(input: unknown): string {
   return short(JSON.stringify(input), 120);
 }
 
-export const count = (value: unknown): number | undefined => (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined);
+const count = (value: unknown): number | undefined => (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined);
 export const dollars = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) && value >= 0 && value <= 1_000_000 ? value : undefined);
 
 /** Token fields with only the values that are there (undefined when none is). */
@@ -94,5 +94,5 @@ export function readJson(path: string): Json | undefined {
   }
 }
 
-export const homeOf = (env: Env): string => env.HOME || homedir();
+const homeOf = (env: Env): string => env.HOME || homedir();
 export const under = (env: Env, ...parts: string[]): string => join(homeOf(env), ...parts);
