@@ -9,12 +9,12 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
-import { RUNTIMES, runLoopx } from "./helpers.js";
+import { RUNTIMES, runLoopx, taggedSurvivors, waitFor } from "./helpers.js";
 import { cliAlone } from "./fixtures/local-server.js";
 import { DEFAULT_CHAT_USAGE, startChatApi, type ChatReply } from "./fixtures/agents/chat-completions-api.js";
 import { DEFAULT_GEMINI_USAGE, startGeminiApi, type GeminiReply } from "./fixtures/agents/gemini-api.js";
 import { PRICE, REAL_CLIS, realCliSetup, type RealCli } from "./fixtures/agents/real-clis.js";
-import { FakeAgents, lastWorkflowLine, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
+import { FakeAgents, lastWorkflowLine, sessionLog, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
 
 const COMPLETE = "<promise>COMPLETE</promise>";
 /** A whole ralph run on a CLI that takes many seconds to start on a loaded 2-core box. */
@@ -82,7 +82,7 @@ function callReceipts(cli: RealCli, calls: number): Array<Record<string, unknown
 }
 
 const git = (cwd: string, ...args: string[]): string => spawnSync("git", args, { cwd, encoding: "utf8" }).stdout;
-const loopx = (args: string[], cwd: string, env: Record<string, string>) => runLoopx(RUNTIMES[0]!, args, { cwd, env, timeoutMs: RUN_MS });
+const loopx = (args: string[], cwd: string, env: Record<string, string>, runtime = RUNTIMES[0]!, onSpawn?: Parameters<typeof runLoopx>[2]["onSpawn"]) => runLoopx(runtime, args, { cwd, env, timeoutMs: RUN_MS, onSpawn });
 
 describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () => {
   for (const cli of REAL_CLIS) {
@@ -144,5 +144,57 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
     expect(mainCalls()).toBe(2);
     const failures = notes(env).filter((n) => n.data?.kind === "agent.failure").map((n) => n.data);
     expect(failures).toEqual([expect.objectContaining({ class: "success_with_error", policy: "retry", attempt: 1 }), expect.objectContaining({ class: "success_with_error", policy: "retry", attempt: 2 })]);
+  });
+
+  // Ctrl-C while the CLI's own shell tool blocks: every CLI on node, and Pi on bun too.
+  const interrupts = [...REAL_CLIS.map((cli) => ({ cli, runtime: RUNTIMES[0]! })), { cli: "pi" as RealCli, runtime: RUNTIMES[1]! }];
+  for (const { cli, runtime } of interrupts) {
+    it(`${cli} (${runtime.name}): Ctrl-C while the CLI's tool runs sleep 300 leaves no process behind`, { timeout: RUN_MS + 30_000 }, async (context) => {
+      const { api } = await standIn(context, cli, () => ({ tool: 'echo "$HARDENING_TAG" > started.txt; sleep 300' }));
+      const project = workflowProject(["ralph"]);
+      const env = runEnv(cli, api.origin);
+      const started = join(project, "started.txt");
+      const result = await loopx(["run", "ralph:plan"], project, env, runtime, (child) => {
+        void waitFor(() => existsSync(started), RUN_MS - 30_000).then(() => setTimeout(() => child.kill("SIGINT"), 300));
+      });
+      expect(result.code, result.stderr).toBe(130);
+      expect(readFileSync(started, "utf8").trim()).toBe(env.HARDENING_TAG);
+      expect(await waitFor(() => taggedSurvivors(env.HARDENING_TAG!).length === 0, 15_000)).toBe(true);
+      expect(sessionLog(join(project, ".ralph"))).toMatch(/Exit Reason: Interrupted by SIGINT\n/);
+    });
+  }
+
+  it("converge over two rounds: pi works, gemini (plan mode) judges; a failing gate, then approval", { timeout: RUN_MS + 30_000 }, async (context) => {
+    const work: ChatReply[] = [{ tool: "echo 41 > answer.txt" }, { text: "Wrote the answer." }, { tool: "echo 42 > answer.txt" }, { text: "Fixed the answer." }];
+    const worker = await standIn(context, "pi", (n) => work[n - 1] ?? { text: "unexpected call" });
+    const judge = await standIn(context, "gemini", () => ({ text: "The answer is right.\n<verdict>APPROVE</verdict>" }));
+    const project = workflowProject(["converge"], {
+      "check.sh": "got=$(cat answer.txt); [ \"$got\" = 42 ] || { echo \"answer.txt: expected 42, got $got\"; exit 1; }\n",
+    });
+    const base = runEnv("pi", worker.api.origin);
+    const gemini = realCliSetup("gemini", base.HOME!, judge.api.origin);
+    const env = {
+      ...gemini,
+      ...base,
+      GOOGLE_GEMINI_BASE_URL: gemini.GOOGLE_GEMINI_BASE_URL!,
+      GEMINI_API_KEY: gemini.GEMINI_API_KEY!,
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+      PATH: `${cliAlone("gemini")}:${base.PATH}`,
+      CONVERGE_WORKER_TYPE: "pi",
+      CONVERGE_WORKER_EXTRA_ARGS: base.AGENT_EXTRA_ARGS!,
+      CONVERGE_JUDGE_TYPE: "gemini",
+      CONVERGE_JUDGE_EXTRA_ARGS: gemini.AGENT_EXTRA_ARGS!,
+      CONVERGE_TASK: "Write the answer, 42, into answer.txt.",
+      CONVERGE_GATE: "sh check.sh",
+      CONVERGE_MAX_ROUNDS: "3",
+    };
+    const result = await loopx(["run", "converge"], project, env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(readFileSync(join(project, "answer.txt"), "utf8")).toBe("42\n");
+    expect(worker.mainCalls()).toBe(4);
+    expect(judge.mainCalls()).toBe(1);
+    expect(lastWorkflowLine(result.stderr)).toMatch(/^converge: converged after 2 rounds .*rounds 1: gate failed · 2: approved$/);
+    // The judge ran in gemini's plan mode.
+    expect(result.stderr).toMatch(/agent gemini \(gemini --output-format stream-json --approval-mode plan/);
   });
 });
