@@ -195,6 +195,6 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
     expect(judge.mainCalls()).toBe(1);
     expect(lastWorkflowLine(result.stderr)).toMatch(/^converge: converged after 2 rounds .*rounds 1: gate failed · 2: approved$/);
     // The judge ran in gemini's plan mode.
-    expect(result.stderr).toMatch(/agent gemini \(gemini --output-format stream-json --approval-mode plan/);
+    expect(result.stderr).toMatch(/judge \(gemini: gemini --output-format stream-json --approval-mode plan/);
   });
 });
