@@ -13,6 +13,7 @@ import { recordFailure } from "./shared/failure-log.ts";
 import { failurePolicies, type FailureClass, type PolicyAction } from "./shared/failures.ts";
 import { limitPolicy } from "./shared/limits.ts";
 import { preflight } from "./shared/preflight.ts";
+import { INSTALL } from "./shared/presets/index.ts";
 import { activeAgent, retryIn, runAgentWithRetries } from "./shared/run-agent.ts";
 import { addCost, costText, type Cost } from "./shared/usage.ts";
 import {
@@ -118,7 +119,7 @@ function insideGitRepository(dir: string): boolean {
 /** Initialization (reference: validate prerequisites, then create the session log). */
 function initialize(mode: Mode, s: Settings, tmp: string): State {
   if (!insideGitRepository(s.projectRoot)) fail(NAME, `not a git repository: ${s.projectRoot} (the agent commits its work; run git init first)`);
-  if (!which(s.agent.cli)) fail(NAME, `agent CLI not found on PATH: ${s.agent.cli} (AGENT_TYPE=${s.agent.type}; set AGENT_CLI to override)`);
+  if (!which(s.agent.cli)) fail(NAME, `agent CLI not found on PATH: ${s.agent.cli} (AGENT_TYPE=${s.agent.type}; install it${s.agent.cli === s.agent.type && INSTALL[s.agent.type] ? `: ${INSTALL[s.agent.type]}` : ""}, or set AGENT_CLI to another command)`);
   if (!existsSync(s.templatePath)) fail(NAME, `prompt file not found: ${s.templatePath}`);
   // Before any work: a CLI that is not logged in ends the run here, in one line (exit code 6).
   const unusable = preflight(s.agent, s.vars, s.projectRoot);

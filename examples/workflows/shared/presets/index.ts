@@ -10,6 +10,19 @@ import { qwen } from "./qwen.ts";
 export type StreamAgentType = "gemini" | "opencode" | "pi" | "qwen" | "copilot";
 export const STREAM_PRESETS: Record<StreamAgentType, StreamPreset> = { gemini, opencode, pi, qwen, copilot };
 
+/** How to install each CLI: what a missing one's message names. */
+export const INSTALL: Record<string, string> = {
+  claude: "npm i -g @anthropic-ai/claude-code",
+  codex: "npm i -g @openai/codex",
+  amp: "npm i -g @sourcegraph/amp",
+  cline: "npm i -g cline",
+  gemini: "npm i -g @google/gemini-cli",
+  opencode: "npm i -g opencode-ai",
+  pi: "npm i -g @mariozechner/pi-coding-agent",
+  qwen: "npm i -g @qwen-code/qwen-code",
+  copilot: "npm i -g @github/copilot",
+};
+
 /** The name a receipt gives each of these CLIs. */
 const AGENT_NAMES: Record<StreamAgentType, string> = { gemini: "gemini-cli", opencode: "opencode", pi: "pi", qwen: "qwen-code", copilot: "copilot" };
 
