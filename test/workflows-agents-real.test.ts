@@ -197,4 +197,19 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
     // The judge ran in gemini's plan mode.
     expect(result.stderr).toMatch(/judge \(gemini: gemini --output-format stream-json --approval-mode plan/);
   });
+
+  // A context overflow: one fresh session, then the iteration fails. opencode would compact and
+  // retry without end: the workflow ends the call at its first overflow.
+  for (const cli of ["pi", "opencode"] as RealCli[]) {
+    it(`${cli}: a context-length error gets one fresh session, then the iteration fails (Ralph exit code 4)`, { timeout: RUN_MS + 30_000 }, async (context) => {
+      const { api } = await standIn(context, cli, () => ({ status: 400, message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens." }));
+      const project = workflowProject(["ralph"]);
+      const env = runEnv(cli, api.origin, { MAX_RETRIES: "5" });
+      const result = await loopx(["run", "ralph:plan"], project, env);
+      expect(result.code, result.stderr).toBe(1);
+      expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Agent failure exceeded retries \(2 failed attempts, MAX_RETRIES=5\)/);
+      const failures = notes(env).filter((n) => n.data?.kind === "agent.failure").map((n) => n.data);
+      expect(failures).toEqual([expect.objectContaining({ class: "context_overflow", policy: "fresh", attempt: 1 }), expect.objectContaining({ class: "context_overflow", policy: "fresh", attempt: 2 })]);
+    });
+  }
 });

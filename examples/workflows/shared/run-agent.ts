@@ -48,6 +48,8 @@ export interface RunAgentOptions {
 
 /** How long to wait for stdout to close after the agent exited. */
 const STDOUT_GRACE_MS = 1000;
+/** After a stream event that ends the call (StreamPreset.endsCall): the time the CLI gets to exit by itself. */
+const END_GRACE_MS = 2000;
 /** Between SIGTERM and SIGKILL when the workflow ends the agent itself (idle limit). */
 const KILL_GRACE_MS = 5000;
 /** Lines of the agent's stderr kept for a failure report, and the length of each. */
@@ -97,6 +99,14 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
       setTimeout(() => endGroup("SIGKILL"), KILL_GRACE_MS).unref();
     }, options.idleMs);
   };
+  let ending: NodeJS.Timeout | undefined;
+  const endSoon = (): void => {
+    ending ??= setTimeout(() => {
+      endGroup("SIGTERM");
+      setTimeout(() => endGroup("SIGKILL"), KILL_GRACE_MS).unref();
+    }, END_GRACE_MS);
+    ending.unref();
+  };
   const keepStderr = (line: string): void => {
     if (line.trim() === "") return;
     stderrTail.push(line.length > STDERR_LINE_CHARS ? `${line.slice(0, STDERR_LINE_CHARS - 1)}…` : line);
@@ -114,6 +124,8 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
     if (!event) return display(line);
     events.push(event);
     if (spec.type === "codex" ? codexProgress(event) : (streamPreset(spec.type)?.progress(event) ?? true)) armIdle();
+    // An error the CLI would not end on by itself (opencode retries a context overflow forever).
+    if (streamPreset(spec.type)?.endsCall?.(event)) endSoon();
     try {
       const text = displayEvent(spec.type, event, events);
       if (text !== undefined && text !== "") display(text);
@@ -183,6 +195,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
   const { code, signal, error } = await exit;
   activeAgent = undefined;
   clearTimeout(idleTimer);
+  clearTimeout(ending);
   usage.exited();
   for (const name of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.off(name, forward);
   if (pending !== "") handleLine(pending);

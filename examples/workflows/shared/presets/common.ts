@@ -29,6 +29,8 @@ export interface StreamPreset {
   responseText(events: Json[]): string;
   /** What it ended with. */
   finalAnswer(events: Json[]): string;
+  /** An event after which the call is over even if the CLI goes on (it is ended 2 s later). */
+  endsCall?: (event: Json) => boolean;
   /** Real progress for the idle watchdog (not a retry notice, not a heartbeat). */
   progress(event: Json): boolean;
   /** What the call used, as loopx receipts (without the agent name: added by the caller). */

@@ -2,7 +2,8 @@
 // stream: `step_start`, `text` {part.text} (a whole text part), `tool_use` {part.tool,
 // part.state{status, input, output, metadata.exit}}, `step_finish` {part.reason, part.tokens,
 // part.cost} once per model call, and on failure one `error` event. No closing result: the last
-// step_finish has reason "stop". Retries leave no trace (any event is progress). Usage: each
+// step_finish has reason "stop". Retries leave no trace (any event is progress). An `error`
+// event ends the call (see endsCall). Usage: each
 // step_finish's tokens (input is the uncached part; output excludes reasoning) and cost in USD
 // (from the model's price in the config). The kind: `estimate` when the provider signed in with
 // OAuth (a subscription; auth.json type "oauth"), else `billed`. Read-only: `--agent plan`
@@ -65,6 +66,9 @@ export const opencode: StreamPreset = {
   responseText: (events) => texts(events).join("\n"),
   finalAnswer: (events) => texts(events).at(-1) ?? "",
   progress: () => true,
+  // Its `error` event ends a run — except a context overflow, after which opencode compacts and
+  // retries without end (recorded: 16 overflows in 400 s): the call is over at the first one.
+  endsCall: (event) => event.type === "error",
   receipts: (events, context) => {
     const name = model(context.args, context.env);
     const provider = name?.includes("/") ? name.split("/")[0] : undefined;
