@@ -15,14 +15,16 @@ const DOES: Record<PolicyAction, string> = {
 };
 
 /** What the policy does, in words (`retrying in 4s`). */
-export function policyText(action: PolicyAction, waitMs: number): string {
+export function policyText(action: PolicyAction, waitMs: number, final = false): string {
+  if (final && action !== "stop" && action !== "park") return "no attempt left: the iteration fails";
   return `${DOES[action]}${waitMs > 0 && (action === "backoff" || action === "retry") ? ` in ${duration(waitMs)}` : ""}`;
 }
 
 /** Records a classified failure: the session log (via `log`) and a note in the run's record. */
-export function recordFailure(name: string, attempt: number, failure: Failure, action: PolicyAction, waitMs: number, log: (text: string) => void): void {
-  const line = `attempt ${attempt} failed: ${failureText(failure)} — policy ${action}: ${policyText(action, waitMs)}`;
-  log(`Attempt ${attempt} class: ${failure.class}; evidence: ${failure.evidence}; policy: ${action} (${policyText(action, waitMs)})\n`);
+export function recordFailure(name: string, attempt: number, failure: Failure, action: PolicyAction, waitMs: number, final: boolean, log: (text: string) => void): void {
+  const does = policyText(action, waitMs, final);
+  const line = `attempt ${attempt} failed: ${failureText(failure)} — policy ${action}: ${does}`;
+  log(`Attempt ${attempt} class: ${failure.class}; evidence: ${failure.evidence}; policy: ${action} (${does})\n`);
   const data: Record<string, unknown> = { kind: "agent.failure", class: failure.class, evidence: failure.evidence.slice(0, 500), policy: action, attempt };
   if (failure.status !== undefined) data.status = failure.status;
   if (failure.resetsAt !== undefined) data.resetsAt = new Date(failure.resetsAt).toISOString();

@@ -254,7 +254,7 @@ export interface RetryOptions {
   /** The policy per failure class (failures.ts POLICIES, overridden by FAILURE_POLICY_<CLASS>). */
   policies?: Record<FailureClass, PolicyAction>;
   /** Says what a failed attempt was and what the policy does about it (session log, record note). */
-  onClassified?: (attempt: number, failure: Failure, action: PolicyAction, waitMs: number) => void;
+  onClassified?: (attempt: number, failure: Failure, action: PolicyAction, waitMs: number, final?: boolean) => void;
 }
 
 /** The limit to park for, from the failure's class when the agent's own reader (limits.ts) knows none. */
@@ -307,7 +307,7 @@ export async function runAgentWithRetries(spec: AgentSpec, prompt: string, optio
     if (action === "fresh") freshTaken = true;
     const hint = action === "backoff" ? (failure.retryAfterMs ?? 0) : 0;
     const waitMs = last || action === "fresh" ? 0 : Math.max(hint, retryWaitMs(failures.length, retry.backoffMs ?? 0, Math.random()));
-    retry.onClassified?.(failures.length, failure, action, waitMs);
+    retry.onClassified?.(failures.length, failure, action, waitMs, last);
     if (action === "stop") return { ...result, retries: failures.length - 1, totalCost, failures, stopped: failure };
     retry.onFailure(failures.length, result.failure, result.stderrTail, last ? 0 : waitMs);
     if (last || stopping() || !(await waitUnlessStopping(waitMs, stopping))) return { ...result, retries: failures.length - 1, totalCost, failures };

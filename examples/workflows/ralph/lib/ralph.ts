@@ -242,7 +242,7 @@ export async function runRalph(mode: Mode): Promise<void> {
       },
       stopping: () => interrupted !== undefined,
       policies: s.policies,
-      onClassified: (attempt, failure, action, waitMs) => recordFailure(NAME, attempt, failure, action, waitMs, (text) => log(state, text)),
+      onClassified: (attempt, failure, action, waitMs, final) => recordFailure(NAME, attempt, failure, action, waitMs, final === true, (text) => log(state, text)),
       limits: limitPolicy(NAME, s.vars, s.agent, waited, (text) => log(state, text)),
     },
   );
