@@ -307,9 +307,12 @@ export async function runAgentWithRetries(spec: AgentSpec, prompt: string, optio
     if (action === "fresh") freshTaken = true;
     const hint = action === "backoff" ? (failure.retryAfterMs ?? 0) : 0;
     const waitMs = last || action === "fresh" ? 0 : Math.max(hint, retryWaitMs(failures.length, retry.backoffMs ?? 0, Math.random()));
-    retry.onClassified?.(failures.length, failure, action, waitMs, last);
-    if (action === "stop") return { ...result, retries: failures.length - 1, totalCost, failures, stopped: failure };
+    if (action === "stop") {
+      retry.onClassified?.(failures.length, failure, action, 0, true);
+      return { ...result, retries: failures.length - 1, totalCost, failures, stopped: failure };
+    }
     retry.onFailure(failures.length, result.failure, result.stderrTail, last ? 0 : waitMs);
+    retry.onClassified?.(failures.length, failure, action, waitMs, last);
     if (last || stopping() || !(await waitUnlessStopping(waitMs, stopping))) return { ...result, retries: failures.length - 1, totalCost, failures };
   }
 }
