@@ -49,17 +49,32 @@ describe("the agent's own error reaches the user", () => {
     expect(readFileSync(join(logs, ".gitignore"), "utf8")).toContain("*\n");
   });
 
-  it.concurrent("ralph: the last lines of the agent's stderr (at most 10) on the terminal; a missing login explained", async () => {
+  it.concurrent("ralph: the last lines of the agent's stderr (at most 10) on the terminal; a missing login explained, and it ends the loop at once (class auth, policy stop)", async () => {
     const err = Array.from({ length: 14 }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
     const notLoggedIn = patchResult(claudeStream("Not logged in · Please run /login"), { is_error: true, subtype: "success", api_error_status: null });
     const fake = new FakeAgents().step(1, { err, code: 1 }).step(2, { out: notLoggedIn, code: 1 }).step(3, { out: claudeStream(`Done.\n${COMPLETE}`) });
     const project = workflowProject(["ralph"]);
     const result = await run(project, ["run", "ralph:plan"], workflowEnv(fake));
-    expect(result.code, result.stderr).toBe(0);
+    expect(result.code, result.stderr).toBe(1);
     const shown = result.stderr.split("\n").filter((l) => l.startsWith("ralph:   claude stderr: "));
     expect(shown).toEqual(Array.from({ length: 10 }, (_, i) => `ralph:   claude stderr: line ${i + 5}`));
-    expect(result.stderr).toContain("ralph: attempt 2 failed: claude exited with code 1 — claude is not logged in: run `claude` once and /login, or set ANTHROPIC_API_KEY — retrying\n");
-    expect(sessionLog(join(project, ".ralph"))).toContain("line 1\nline 2\n"); // the log has all of it
+    expect(fake.calls()).toBe(2); // no retry after the login failure
+    expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Agent unusable \(auth, policy stop, no retry\): claude exited with code 1 — claude is not logged in: run `claude` once and \/login, or set ANTHROPIC_API_KEY \(exit code 6; session log: /);
+    const log = sessionLog(join(project, ".ralph"));
+    expect(log).toContain("line 1\nline 2\n"); // the log has all of it
+    expect(log).toMatch(/Attempt 1 class: tool_or_cli_crash; evidence: exit=1: line 14; policy: retry \(retrying\)\n/);
+    expect(log).toMatch(/Attempt 2 class: auth; evidence: result\.result matched "Not logged in": .*; policy: stop \(the loop ends now, no retry\)\n/);
+  });
+
+  it.concurrent("ralph: a signed-out claude (`claude auth status` says so) ends the run before the first call, in one line, exit code 6", async () => {
+    const fake = new FakeAgents().step(1, { out: claudeStream(`Done.\n${COMPLETE}`) });
+    const project = workflowProject(["ralph"]);
+    const result = await run(project, ["run", "ralph:plan"], workflowEnv(fake, { FAKE_AGENT_SIGNED_OUT: "1" }));
+    expect(result.code, result.stderr).toBe(1);
+    expect(fake.calls()).toBe(0);
+    expect(result.stderr.split("\n").filter((l) => l.startsWith("ralph:"))).toEqual([
+      "ralph: claude is not logged in (`claude auth status`): run `claude` once and /login, or set ANTHROPIC_API_KEY (exit code 6)",
+    ]);
   });
 });
 

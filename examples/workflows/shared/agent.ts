@@ -14,10 +14,13 @@
 //   and say "api_req_started" carries a JSON text with the request's `cost`.
 import { spawnSync } from "node:child_process";
 import { codexErrorLine, codexFailure } from "./codex.ts";
+import { failureText, streamError } from "./failures.ts";
+import { STREAM_PRESETS, streamPreset, type StreamAgentType } from "./presets/index.ts";
 import { splitArgs, type Vars } from "./util.ts";
 
-export type AgentType = "claude" | "codex" | "amp" | "cline";
-export const AGENT_TYPES: AgentType[] = ["claude", "codex", "amp", "cline"];
+// gemini, opencode, pi, qwen and copilot: one file each in presets/ (their stream, receipts, view).
+export type AgentType = "claude" | "codex" | "amp" | "cline" | StreamAgentType;
+export const AGENT_TYPES: AgentType[] = ["claude", "codex", "amp", "cline", ...(Object.keys(STREAM_PRESETS) as StreamAgentType[])];
 
 interface Preset {
   cli: string;
@@ -31,6 +34,8 @@ interface Preset {
    */
   readOnlyArgs: string;
   usageCmd?: string;
+  /** The prompt goes as the last argument instead of on stdin. */
+  promptArg?: boolean;
 }
 
 const [CLAUDE_STREAM, CODEX_STREAM] = ["-p --output-format stream-json --verbose", "exec --json"];
@@ -48,6 +53,7 @@ export const PRESETS: Record<AgentType, Preset> = {
   codex: { cli: "codex", args: `${CODEX_STREAM} --dangerously-bypass-approvals-and-sandbox -`, streamArgs: CODEX_STREAM, readOnlyArgs: `${CODEX_STREAM} --sandbox read-only -` },
   amp: { cli: "amp", args: "-x --stream-json --dangerously-allow-all", streamArgs: "-x --stream-json", readOnlyArgs: "-x --stream-json", usageCmd: "amp usage" },
   cline: { cli: "cline", args: "--json -y", streamArgs: "--json", readOnlyArgs: "--json -y" },
+  ...STREAM_PRESETS,
 };
 
 export interface AgentSpec {
@@ -102,6 +108,8 @@ function contentBlocks(event: Json): Json[] {
  * message, cline's say "task"), never tool input or tool output.
  */
 export function responseText(type: AgentType, events: Json[]): string {
+  const preset = streamPreset(type);
+  if (preset) return preset.responseText(events);
   const parts: string[] = [];
   for (const event of events) {
     if (type === "claude" || type === "amp") {
@@ -126,6 +134,8 @@ export function responseText(type: AgentType, events: Json[]): string {
  */
 export function finalAnswer(type: AgentType, events: Json[]): string {
   const last = <T>(items: T[]): T | undefined => items[items.length - 1];
+  const preset = streamPreset(type);
+  if (preset) return preset.finalAnswer(events);
   if (type === "claude" || type === "amp") {
     const result = last(events.filter((e) => e.type === "result"));
     if (result && typeof result.result === "string") return result.result;
@@ -156,6 +166,10 @@ export function signalled(answer: string, tag: string): boolean {
 /** Why a finished invocation counts as failed, judged from its stream (exit code aside). */
 export function streamFailure(type: AgentType, events: Json[]): string | undefined {
   if (events.length === 0) return "no JSON events on stdout";
+  if (streamPreset(type)) {
+    const error = streamError(type, events, 0);
+    return error ? `the agent reported an error: ${failureText(error)}` : undefined;
+  }
   if (type === "claude" || type === "amp") {
     const result = [...events].reverse().find((e) => e.type === "result");
     if (!result) return "the stream has no result event";
@@ -198,6 +212,8 @@ function toolSummary(input: Json | undefined): string {
 
 /** A human-readable rendering of one stream event for the live view, or undefined to skip it. */
 export function displayEvent(type: AgentType, event: Json, earlier: Json[] = []): string | undefined {
+  const preset = streamPreset(type);
+  if (preset) return preset.display(event, earlier);
   if (type === "claude" || type === "amp") {
     if (event.type === "system" && event.subtype === "init") return `· session ${event.session_id ?? ""}${event.model ? ` (${event.model})` : ""}`;
     if (event.type === "assistant") {

@@ -6,6 +6,7 @@
 import * as loopx from "loopx";
 import type { AgentSpec } from "./agent.ts";
 import { codexReceipts } from "./codex.ts";
+import { streamPreset, streamReceipts, type StreamAgentType } from "./presets/index.ts";
 import { agentReceipts, type Receipt, type UsageContext } from "./usage.ts";
 
 type Json = Record<string, any>;
@@ -46,7 +47,10 @@ export class CallUsage {
   report(balanceCost?: number): Receipt[] {
     if (this.reported) return this.reported;
     const context: UsageContext = { env: process.env, costKind: this.spec.costKind, balanceCost };
-    this.reported = this.spec.type === "codex" ? codexReceipts(this.spec, this.events, process.env) : agentReceipts(this.spec.type, this.events, context);
+    const type = this.spec.type;
+    if (type === "codex") this.reported = codexReceipts(this.spec, this.events, process.env);
+    else if (streamPreset(type)) this.reported = streamReceipts(type as StreamAgentType, this.events, process.env, this.spec.args, this.spec.costKind);
+    else this.reported = agentReceipts(type, this.events, context);
     sendReceipts(this.reported, this.spec.cli);
     return this.reported;
   }

@@ -4,7 +4,9 @@ import { spawn } from "node:child_process";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { PRESETS, displayEvent, queryBalance, responseText, streamFailure, type AgentSpec } from "./agent.ts";
 import { codexEnv, codexProgress } from "./codex.ts"; // codex: progress is a completed item or turn, not any event
-import { parkForLimit, sharedLimitUntil, usageLimit, type LimitPolicy } from "./limits.ts";
+import { classifyFailure, POLICIES, type Failure, type FailureClass, type PolicyAction } from "./failures.ts";
+import { streamPreset } from "./presets/index.ts";
+import { parkForLimit, sharedLimitUntil, usageLimit, type LimitPolicy, type UsageLimit } from "./limits.ts";
 import { CallUsage } from "./report.ts";
 import { addCost, receiptsCost, type Cost, type Receipt } from "./usage.ts";
 import { duration } from "./util.ts";
@@ -24,6 +26,8 @@ export interface AgentResult {
   balance?: number;
   /** Why this invocation failed; undefined when it succeeded. */
   failure?: string;
+  /** The failure's class and evidence (failures.ts); undefined when it succeeded. */
+  failureClass?: Failure;
   /** The last lines the agent wrote on stderr (at most STDERR_TAIL_LINES). */
   stderrTail: string[];
 }
@@ -44,6 +48,8 @@ export interface RunAgentOptions {
 
 /** How long to wait for stdout to close after the agent exited. */
 const STDOUT_GRACE_MS = 1000;
+/** After a stream event that ends the call (StreamPreset.endsCall): the time the CLI gets to exit by itself. */
+const END_GRACE_MS = 2000;
 /** Between SIGTERM and SIGKILL when the workflow ends the agent itself (idle limit). */
 const KILL_GRACE_MS = 5000;
 /** Lines of the agent's stderr kept for a failure report, and the length of each. */
@@ -59,7 +65,7 @@ function knownCause(spec: AgentSpec, text: string): string | undefined {
     return "Claude Code refuses --dangerously-skip-permissions as root: set IS_SANDBOX=1 if this is a sandbox or container, or run as another user";
   }
   if (/Not logged in|Please run \/login|Invalid API key|authentication_failed|Failed to authenticate/i.test(text)) {
-    const login = spec.type === "claude" ? "run `claude` once and /login, or set ANTHROPIC_API_KEY" : spec.type === "codex" ? "run `codex login`" : `log in with ${spec.cli} first`;
+    const login = spec.type === "claude" ? "run `claude` once and /login, or set ANTHROPIC_API_KEY" : spec.type === "codex" ? "run `codex login`" : (streamPreset(spec.type)?.loginFix ?? `log in with ${spec.cli} first`);
     return `${spec.cli} is not logged in: ${login}`;
   }
   return undefined;
@@ -93,6 +99,14 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
       setTimeout(() => endGroup("SIGKILL"), KILL_GRACE_MS).unref();
     }, options.idleMs);
   };
+  let ending: NodeJS.Timeout | undefined;
+  const endSoon = (): void => {
+    ending ??= setTimeout(() => {
+      endGroup("SIGTERM");
+      setTimeout(() => endGroup("SIGKILL"), KILL_GRACE_MS).unref();
+    }, END_GRACE_MS);
+    ending.unref();
+  };
   const keepStderr = (line: string): void => {
     if (line.trim() === "") return;
     stderrTail.push(line.length > STDERR_LINE_CHARS ? `${line.slice(0, STDERR_LINE_CHARS - 1)}…` : line);
@@ -109,7 +123,9 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
     }
     if (!event) return display(line);
     events.push(event);
-    if (spec.type !== "codex" || codexProgress(event)) armIdle();
+    if (spec.type === "codex" ? codexProgress(event) : (streamPreset(spec.type)?.progress(event) ?? true)) armIdle();
+    // An error the CLI would not end on by itself (opencode retries a context overflow forever).
+    if (streamPreset(spec.type)?.endsCall?.(event)) endSoon();
     try {
       const text = displayEvent(spec.type, event, events);
       if (text !== undefined && text !== "") display(text);
@@ -129,7 +145,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
     let child;
     try {
       const env = spec.type === "codex" && !spec.args.includes("--dangerously-bypass-approvals-and-sandbox") ? codexEnv() : undefined;
-      child = spawn(spec.cli, spec.args, { cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"], detached: true, ...(env ? { env } : {}) });
+      child = spawn(spec.cli, PRESETS[spec.type].promptArg ? [...spec.args, prompt] : spec.args, { cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"], detached: true, ...(env ? { env } : {}) });
     } catch (error) {
       resolveExit({ code: 127, signal: null, error: error as Error });
       return;
@@ -139,7 +155,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
     armIdle();
     child.on("error", (error) => resolveExit({ code: 127, signal: null, error }));
     child.stdin!.on("error", () => {}); // an agent that exits without reading its prompt
-    child.stdin!.end(prompt);
+    child.stdin!.end(PRESETS[spec.type].promptArg ? "" : prompt);
     child.stdout!.setEncoding("utf8");
     child.stdout!.on("data", (chunk: string) => {
       if (options.logFile) appendFileSync(options.logFile, chunk);
@@ -180,6 +196,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
   const { code, signal, error } = await exit;
   activeAgent = undefined;
   clearTimeout(idleTimer);
+  clearTimeout(ending);
   usage.exited();
   for (const name of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.off(name, forward);
   if (pending !== "") handleLine(pending);
@@ -203,8 +220,10 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
     if (cause) failure += ` — ${cause}`;
   }
 
+  const failureClass = failure ? classifyFailure(spec.type, { events, code, signal, idle, spawnError: error?.message, stderr: stderrTail }) : undefined;
+  if (failureClass?.class === "auth" && !/not logged in/.test(failure!)) failure += ` — ${spec.cli} is not logged in or its key was refused: ${streamPreset(spec.type)?.loginFix ?? "log in first"}`;
   const { receipts, balance } = usage.settle(before, () => queryBalance(spec, options.cwd));
-  return { code, signal, events, response: responseText(spec.type, events), receipts, cost: receiptsCost(receipts), balance, failure, stderrTail };
+  return { code, signal, events, response: responseText(spec.type, events), receipts, cost: receiptsCost(receipts), balance, failure, failureClass, stderrTail };
 }
 
 export interface RetriedResult extends AgentResult {
@@ -215,6 +234,8 @@ export interface RetriedResult extends AgentResult {
   failures: string[];
   /** Set when the run must end because of a usage limit (MAX_LIMIT_WAIT exceeded): the reason. */
   limitExceeded?: string;
+  /** Set when the failure's policy is `stop` (auth, budget): the loop ends at once, no retry. */
+  stopped?: Failure;
 }
 
 export interface RetryOptions {
@@ -231,20 +252,34 @@ export interface RetryOptions {
   stopping?: () => boolean;
   /** Usage limits: park and run the same attempt again (absent: a limit is a plain failure). */
   limits?: LimitPolicy;
+  /** The policy per failure class (failures.ts POLICIES, overridden by FAILURE_POLICY_<CLASS>). */
+  policies?: Record<FailureClass, PolicyAction>;
+  /** Says what a failed attempt was and what the policy does about it (session log, record note). */
+  onClassified?: (attempt: number, failure: Failure, action: PolicyAction, waitMs: number, final?: boolean) => void;
+}
+
+/** The limit to park for, from the failure's class when the agent's own reader (limits.ts) knows none. */
+function limitOf(failure: Failure, message: string): UsageLimit {
+  const resetsAt = failure.resetsAt ?? (failure.retryAfterMs !== undefined ? Date.now() + failure.retryAfterMs : undefined);
+  return { resetsAt, kind: failure.window ?? failure.class, message: message.replace(/\s+/g, " ").slice(0, 200) };
 }
 
 /**
- * The reference's retry strategy: on failure, count it; retry the same prompt while the count is
- * below maxRetries; give up once it reaches maxRetries. A usage limit is not a failure: the
- * attempt waits for the reset (bounded by MAX_LIMIT_WAIT) and runs again. Before every attempt,
- * a limit another loop on this account has seen is waited out the same way, without calling the
- * agent.
+ * The reference's retry strategy, with a policy per failure class (failures.ts): `stop` ends the
+ * loop at once; `park` waits for a usage window (not a failure: the attempt waits for the reset,
+ * bounded by MAX_LIMIT_WAIT, and runs again); `fail` gives up; `fresh` runs once more in a fresh
+ * session, then gives up; `backoff` and `retry` count the failure and retry the same prompt
+ * while the count is below maxRetries (`backoff` waits at least the CLI's retry hint). Before
+ * every attempt, a limit another loop on this account has seen is waited out, without calling
+ * the agent.
  */
 export async function runAgentWithRetries(spec: AgentSpec, prompt: string, options: RunAgentOptions, retry: RetryOptions): Promise<RetriedResult> {
   const stopping = retry.stopping ?? (() => false);
+  const policies = retry.policies ?? POLICIES;
   const failures: string[] = [];
   let totalCost: Cost | undefined;
   let limitsInARow = 0;
+  let freshTaken = false;
   for (;;) {
     if (retry.limits) {
       const shared = sharedLimitUntil(retry.limits);
@@ -256,18 +291,29 @@ export async function runAgentWithRetries(spec: AgentSpec, prompt: string, optio
     const result = await runAgent(spec, prompt, options);
     totalCost = addCost(totalCost, result.cost);
     if (!result.failure) return { ...result, retries: failures.length, totalCost, failures };
-    const limit = retry.limits && !stopping() ? usageLimit(spec.type, result.events) : undefined;
-    if (limit && retry.limits) {
+    const failure = result.failureClass ?? { class: "unknown" as const, evidence: result.failure };
+    let action = policies[failure.class];
+    if (action === "park" && (!retry.limits || stopping())) action = "backoff";
+    if (action === "park" && retry.limits) {
+      retry.onClassified?.(failures.length + 1, failure, action, 0);
       limitsInARow += 1;
+      const limit = usageLimit(spec.type, result.events) ?? limitOf(failure, result.failure);
       const parked = await parkForLimit(retry.limits, limit, stopping, limitsInARow, true);
       if (parked === "resumed") continue;
       return { ...result, retries: failures.length, totalCost, failures, limitExceeded: parked === "exceeded" ? retry.limits.exceeded : undefined };
     }
     limitsInARow = 0;
     failures.push(result.failure);
-    const last = failures.length >= retry.maxRetries;
-    const waitMs = last ? 0 : retryWaitMs(failures.length, retry.backoffMs ?? 0, Math.random());
-    retry.onFailure(failures.length, result.failure, result.stderrTail, waitMs);
+    const last = action === "stop" || action === "fail" || (action === "fresh" && freshTaken) || failures.length >= retry.maxRetries;
+    if (action === "fresh") freshTaken = true;
+    const hint = action === "backoff" ? (failure.retryAfterMs ?? 0) : 0;
+    const waitMs = last || action === "fresh" ? 0 : Math.max(hint, retryWaitMs(failures.length, retry.backoffMs ?? 0, Math.random()));
+    if (action === "stop") {
+      retry.onClassified?.(failures.length, failure, action, 0, true);
+      return { ...result, retries: failures.length - 1, totalCost, failures, stopped: failure };
+    }
+    retry.onFailure(failures.length, result.failure, result.stderrTail, last ? 0 : waitMs);
+    retry.onClassified?.(failures.length, failure, action, waitMs, last);
     if (last || stopping() || !(await waitUnlessStopping(waitMs, stopping))) return { ...result, retries: failures.length - 1, totalCost, failures };
   }
 }

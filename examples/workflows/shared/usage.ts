@@ -33,7 +33,7 @@ export interface UsageContext {
   balanceCost?: number;
 }
 
-const AGENTS: Record<AgentType, string> = { claude: "claude-code", codex: "codex", amp: "amp", cline: "cline" };
+const AGENTS: Record<"claude" | "codex" | "amp" | "cline", string> = { claude: "claude-code", codex: "codex", amp: "amp", cline: "cline" };
 
 // What loopx accepts (README, "Receipts"): a field the stream gives in another shape is left out
 // rather than the whole receipt refused.

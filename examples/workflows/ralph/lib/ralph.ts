@@ -2,13 +2,18 @@
 // (ralph:plan, ralph:build, ralph:prompt) that runs the agent once with a fresh context and then
 // either prints nothing (the loop resets to the same target: next iteration) or ends the run:
 // `stop` (exit 0) on completion, max iterations or budget, or a non-zero exit carrying the Ralph
-// exit code (2 plan missing, 3 re-plan, 4 retries exhausted, 5 usage limit past MAX_LIMIT_WAIT;
-// loopx itself then exits 1).
+// exit code (2 plan missing, 3 re-plan, 4 retries exhausted, 5 usage limit past MAX_LIMIT_WAIT,
+// 6 the agent cannot work: not logged in, key refused, its own budget spent — failures.ts policy
+// `stop`; loopx itself then exits 1).
 import { existsSync, readFileSync, appendFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { output } from "loopx";
 import { agentSpec, finalAnswer, signalled, type AgentSpec } from "./shared/agent.ts";
+import { recordFailure } from "./shared/failure-log.ts";
+import { failurePolicies, type FailureClass, type PolicyAction } from "./shared/failures.ts";
 import { limitPolicy } from "./shared/limits.ts";
+import { preflight } from "./shared/preflight.ts";
+import { INSTALL } from "./shared/presets/index.ts";
 import { activeAgent, retryIn, runAgentWithRetries } from "./shared/run-agent.ts";
 import { addCost, costText, type Cost } from "./shared/usage.ts";
 import {
@@ -69,6 +74,8 @@ interface Settings {
   budgetCountsEstimates: boolean;
   idleMs: number;
   templatePath: string;
+  /** The policy per failure class (FAILURE_POLICY_<CLASS>). */
+  policies: Record<FailureClass, PolicyAction>;
 }
 
 function settings(mode: Mode): Settings {
@@ -95,6 +102,7 @@ function settings(mode: Mode): Settings {
       budgetCountsEstimates: intVar(vars, "BUDGET_COUNT_ESTIMATES", 0) > 0,
       idleMs: durationVar(vars, "AGENT_IDLE_TIMEOUT", 20 * 60_000),
       templatePath,
+      policies: failurePolicies(vars),
     };
   } catch (error) {
     fail(NAME, (error as Error).message);
@@ -111,8 +119,11 @@ function insideGitRepository(dir: string): boolean {
 /** Initialization (reference: validate prerequisites, then create the session log). */
 function initialize(mode: Mode, s: Settings, tmp: string): State {
   if (!insideGitRepository(s.projectRoot)) fail(NAME, `not a git repository: ${s.projectRoot} (the agent commits its work; run git init first)`);
-  if (!which(s.agent.cli)) fail(NAME, `agent CLI not found on PATH: ${s.agent.cli} (AGENT_TYPE=${s.agent.type}; set AGENT_CLI to override)`);
+  if (!which(s.agent.cli)) fail(NAME, `agent CLI not found on PATH: ${s.agent.cli} (AGENT_TYPE=${s.agent.type}; install it${s.agent.cli === s.agent.type && INSTALL[s.agent.type] ? `: ${INSTALL[s.agent.type]}` : ""}, or set AGENT_CLI to another command)`);
   if (!existsSync(s.templatePath)) fail(NAME, `prompt file not found: ${s.templatePath}`);
+  // Before any work: a CLI that is not logged in ends the run here, in one line (exit code 6).
+  const unusable = preflight(s.agent, s.vars, s.projectRoot);
+  if (unusable) fail(NAME, `${unusable} (exit code 6)`, 6);
   if (mode === "prompt" && !readFileSync(s.templatePath, "utf8").includes(COMPLETE)) {
     fail(NAME, `prompt file ${s.templatePath} does not contain ${COMPLETE}: the loop could never end cleanly`);
   }
@@ -230,6 +241,8 @@ export async function runRalph(mode: Mode): Promise<void> {
         for (const line of stderrTail) say(NAME, `  ${s.agent.cli} stderr: ${line}`);
       },
       stopping: () => interrupted !== undefined,
+      policies: s.policies,
+      onClassified: (attempt, failure, action, waitMs, final) => recordFailure(NAME, attempt, failure, action, waitMs, final === true, (text) => log(state, text)),
       limits: limitPolicy(NAME, s.vars, s.agent, waited, (text) => log(state, text)),
     },
   );
@@ -254,6 +267,7 @@ export async function runRalph(mode: Mode): Promise<void> {
       ...(result.balance !== undefined ? [`Balance: ${usd(result.balance)}`] : []),
       `Status: ${status}`,
       `Retries: ${result.retries}`,
+      ...(result.failureClass ? [`Failure Class: ${result.failureClass.class} (${result.failureClass.evidence})`] : []),
       RULE,
       "",
       "",
@@ -267,6 +281,7 @@ export async function runRalph(mode: Mode): Promise<void> {
   say(NAME, `iteration ${state.iteration} ${status}${cost}`);
 
   if (result.limitExceeded) finish(state, tmp, `Usage limit: ${result.limitExceeded}`, 5);
+  if (result.stopped) finish(state, tmp, `Agent unusable (${result.stopped.class}, policy stop, no retry): ${result.failure}`, 6);
   if (result.failure) finish(state, tmp, `Agent failure exceeded retries (${result.failures.length} failed attempts, MAX_RETRIES=${s.maxRetries}): ${result.failure}`, 4);
   if (complete) finish(state, tmp, "Completion signal detected", 0);
   if (replan) finish(state, tmp, "Agent requested re-planning. Run 'loopx run ralph:plan' to regenerate the implementation plan.", 3);
