@@ -15,8 +15,8 @@ const NPM_CLI = join(dirname(process.execPath), "..", "lib", "node_modules", "np
 
 /** Runs npm (the one beside this Node when there is one), quietly; returns its stdout. */
 export function npm(args, cwd) {
-  const entry = existsSync(NPM_CLI) ? [process.execPath, NPM_CLI] : ["npm"];
-  return execFileSync(entry[0], [...entry.slice(1), ...args, "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], {
+  const [command, ...prefix] = existsSync(NPM_CLI) ? [process.execPath, NPM_CLI] : ["npm"];
+  return execFileSync(command ?? "npm", [...prefix, ...args, "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], {
     cwd,
     encoding: "utf8",
     env: { ...process.env, npm_config_update_notifier: "false" },
@@ -30,7 +30,7 @@ export function npm(args, cwd) {
  */
 export function packAndInstall(root, { ignoreScripts = false } = {}) {
   const work = mkdtempSync(join(tmpdir(), "loopx-install-size-"));
-  const name = npm(["pack", "--pack-destination", work], root).trim().split("\n").pop();
+  const name = npm(["pack", "--pack-destination", work], root).trim().split("\n").pop() ?? "";
   const tarball = join(work, name);
   const prefix = join(work, "prefix");
   npm(["install", "-g", "--prefix", prefix, ...(ignoreScripts ? ["--ignore-scripts"] : []), tarball], work);
