@@ -9,7 +9,7 @@
  */
 
 /** Where a top-level value lies: [start, end) of its bytes; for a string, of what is between its quotes. */
-export interface ValueSpan {
+interface ValueSpan {
   start: number;
   end: number;
   /** A string value: how its content is written. */
@@ -33,7 +33,7 @@ const fail = (): never => {
 };
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+export const BACKSLASH = 0x5c;
 const isSpace = (byte: number | undefined): boolean => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 const isDigit = (byte: number | undefined): boolean => byte !== undefined && byte >= 0x30 && byte <= 0x39;
 
@@ -45,7 +45,7 @@ function hexValue(byte: number | undefined): number {
 }
 
 /** The UTF-16 unit of the four hex digits at `at`, or fails. */
-function hexUnit(bytes: Uint8Array, at: number): number {
+export function hexUnit(bytes: Uint8Array, at: number): number {
   let unit = 0;
   for (let i = 0; i < 4; i++) {
     const digit = hexValue(bytes[at + i]);
@@ -55,7 +55,7 @@ function hexUnit(bytes: Uint8Array, at: number): number {
   return unit;
 }
 
-const SIMPLE_ESCAPES = new Map<number, number>([
+export const SIMPLE_ESCAPES = new Map<number, number>([
   [0x22, 0x22],
   [0x5c, 0x5c],
   [0x2f, 0x2f],
@@ -66,7 +66,7 @@ const SIMPLE_ESCAPES = new Map<number, number>([
   [0x74, 0x09],
 ]);
 
-const isHigh = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
+export const isHigh = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
 const isLow = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff;
 
 class Scanner {
@@ -207,7 +207,7 @@ class Scanner {
 }
 
 /** A decoder that reads as Buffer#toString does: a leading byte-order mark is a character, not dropped. */
-export const utf8Decoder = (): TextDecoder => new TextDecoder("utf-8", { ignoreBOM: true });
+const utf8Decoder = (): TextDecoder => new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** A string's content (between its quotes, known to be valid JSON), decoded as JSON.parse decodes it. */
 export function decodeJsonString(bytes: Uint8Array, start: number, end: number, decoder = utf8Decoder()): string {
@@ -259,61 +259,4 @@ export function scanJsonObject(bytes: Uint8Array, known: readonly string[]): Sca
     throw error;
   }
   return result ? { object, result } : { object };
-}
-
-/** The UTF-8 bytes of `unit` (not a surrogate) at `to`; how many. */
-function putUnit(bytes: Uint8Array, to: number, unit: number): number {
-  if (unit < 0x80) {
-    bytes[to] = unit;
-    return 1;
-  }
-  if (unit < 0x800) {
-    bytes[to] = 0xc0 | (unit >> 6);
-    bytes[to + 1] = 0x80 | (unit & 0x3f);
-    return 2;
-  }
-  bytes[to] = 0xe0 | (unit >> 12);
-  bytes[to + 1] = 0x80 | ((unit >> 6) & 0x3f);
-  bytes[to + 2] = 0x80 | (unit & 0x3f);
-  return 3;
-}
-
-/**
- * Rewrites a string's content (valid JSON, valid UTF-8, its surrogate escapes all paired) in place
- * as the UTF-8 of its value, which is never longer; returns where that ends. Runs of plain bytes
- * move with copyWithin.
- */
-export function unescapeInPlace(bytes: Uint8Array, start: number, end: number): number {
-  let to = start;
-  let from = start;
-  while (from < end) {
-    let next = bytes.indexOf(BACKSLASH, from);
-    if (next < 0 || next > end) next = end;
-    if (next > from) {
-      if (to !== from) bytes.copyWithin(to, from, next);
-      to += next - from;
-      from = next;
-      continue;
-    }
-    const kind = bytes[from + 1]!;
-    if (kind !== 0x75) {
-      bytes[to++] = SIMPLE_ESCAPES.get(kind)!;
-      from += 2;
-      continue;
-    }
-    const unit = hexUnit(bytes, from + 2);
-    if (!isHigh(unit)) {
-      to += putUnit(bytes, to, unit);
-      from += 6;
-      continue;
-    }
-    const point = 0x10000 + ((unit - 0xd800) << 10) + (hexUnit(bytes, from + 8) - 0xdc00);
-    bytes[to] = 0xf0 | (point >> 18);
-    bytes[to + 1] = 0x80 | ((point >> 12) & 0x3f);
-    bytes[to + 2] = 0x80 | ((point >> 6) & 0x3f);
-    bytes[to + 3] = 0x80 | (point & 0x3f);
-    to += 4;
-    from += 12;
-  }
-  return to;
 }

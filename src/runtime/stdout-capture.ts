@@ -1,5 +1,6 @@
 import { isUtf8 } from "node:buffer";
-import { decodeJsonString, scanJsonObject, unescapeInPlace } from "../core/json-fields.js";
+import { decodeJsonString, scanJsonObject } from "../core/json-fields.js";
+import { unescapeInPlace } from "../core/json-unescape.js";
 import { KNOWN_FIELDS } from "../core/output.js";
 import { isJsonSpace, stdoutOfText, utf8Slices, type ObjectRead, type StdoutText } from "../core/stdout-text.js";
 

@@ -63,7 +63,7 @@ export async function benchRunsShow(options: { quick?: boolean } = {}): Promise<
     for (const [name, argv] of builds) {
       const time = (extra: string[]) => {
         const start = performance.now();
-        const result = spawnSync(argv[0], [...argv.slice(1), "runs", "show", ID, ...extra], { env, stdio: ["ignore", "ignore", "pipe"] });
+        const result = spawnSync(argv[0]!, [...argv.slice(1), "runs", "show", ID, ...extra], { env, stdio: ["ignore", "ignore", "pipe"] });
         if (result.status !== 0) throw new Error(`runs show failed: ${result.stderr}`);
         return performance.now() - start;
       };

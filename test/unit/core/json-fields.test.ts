@@ -10,7 +10,8 @@
 import { isUtf8 } from "node:buffer";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeJsonString, scanJsonObject, unescapeInPlace } from "../../../src/core/json-fields.js";
+import { decodeJsonString, scanJsonObject } from "../../../src/core/json-fields.js";
+import { unescapeInPlace } from "../../../src/core/json-unescape.js";
 import { outputNearMiss } from "../../../src/core/output-check.js";
 import { KNOWN_FIELDS, readOutput, settledOutput } from "../../../src/core/output.js";
 import { outputForEvent } from "../../../src/core/run-events.js";
