@@ -2,10 +2,11 @@
 export declare const INSTALL_TARGET_BYTES: number;
 export declare function npm(args: string[], cwd: string): string;
 export declare function packAndInstall(root: string, options?: { ignoreScripts?: boolean }): { work: string; tarball: string; prefix: string; packageDir: string };
-export declare function treeBytes(dir: string): number;
+export declare function treeBytes(dir: string, blocks?: boolean): number;
 export declare function installedPackages(dir: string): Map<string, Array<{ dir: string; version: string }>>;
 export interface InstallReport {
   bytes: number;
+  diskBytes: number;
   packageBytes: number;
   packages: number;
   duplicates: string[];

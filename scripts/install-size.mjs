@@ -37,13 +37,16 @@ export function packAndInstall(root, { ignoreScripts = false } = {}) {
   return { work, tarball, prefix, packageDir: join(prefix, "lib", "node_modules", "loopx") };
 }
 
-/** Bytes on disk under `dir` (files' apparent sizes, as `du -sb`), links not followed. */
-export function treeBytes(dir) {
-  let bytes = 0;
+/**
+ * Bytes under `dir`, links not followed: the files' apparent sizes (as `du -sb`; what the check
+ * holds, the same on every file system), or with `blocks` the disk they take (as `du -s`).
+ */
+export function treeBytes(dir, blocks = false) {
+  let bytes = blocks ? lstatSync(dir).blocks * 512 : 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) bytes += treeBytes(path);
-    else bytes += lstatSync(path).size;
+    if (entry.isDirectory()) bytes += treeBytes(path, blocks);
+    else bytes += blocks ? lstatSync(path).blocks * 512 : lstatSync(path).size;
   }
   return bytes;
 }
@@ -70,6 +73,7 @@ export function installReport(prefix, packageDir) {
   const packages = installedPackages(packageDir);
   return {
     bytes: treeBytes(prefix),
+    diskBytes: treeBytes(prefix, true),
     packageBytes: treeBytes(join(packageDir, "dist")),
     packages: packages.size,
     duplicates: [...packages].filter(([, copies]) => copies.length > 1).map(([name, copies]) => `${name} (${copies.map((c) => c.version).join(", ")})`),

@@ -35,8 +35,11 @@ export function printInstallSize(results: InstallSizeResult[]): void {
   console.log(`\nnpm install -g of the packed package into a fresh prefix: target <= ${mb(INSTALL_TARGET_BYTES)}, no package twice; floor: the package's own dist/`);
   console.log(
     table(
-      ["build", "installed", "floor (dist/)", "packages", "held twice", "@opentelemetry", "met"],
-      results.map((r) => [r.build, mb(r.bytes), mb(r.packageBytes), String(r.packages), r.duplicates.join(", ") || "none", String(r.opentelemetry.length), r.met ? "yes" : "NO"]),
+      ["build", "installed", "on disk (du)", "floor (dist/)", "packages", "held twice", "@opentelemetry", "met"],
+      results.map((r) => {
+        const twice = r.duplicates.length === 0 ? "none" : `${r.duplicates.length}: ${r.duplicates.slice(0, 2).map((d) => d.split(" ")[0]).join(", ")}${r.duplicates.length > 2 ? ", …" : ""}`;
+        return [r.build, mb(r.bytes), mb(r.diskBytes), mb(r.packageBytes), String(r.packages), twice, String(r.opentelemetry.length), r.met ? "yes" : "NO"];
+      }),
     ),
   );
 }
