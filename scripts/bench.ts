@@ -1,7 +1,7 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,scripts,ping,rss,huge-stdout,records,receipts,control,telemetry,runs-show,strays,guardian,worktree,dashboard,sandbox,node-versions]
+ * [--only loop,startup,scripts,ping,rss,idle-rss,install-size,huge-stdout,records,receipts,control,telemetry,runs-show,strays,guardian,worktree,dashboard,sandbox,node-versions]
  * [--binary <path>] [--before <checkout>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
@@ -61,6 +61,12 @@
  *
  * Per Node version (node-versions): `loopx output --stop` against `node -e 0`.
  *
+ * Lean (install-size, idle-rss, huge-stdout's structured row, runs-show): the npm install's size
+ * (packed, installed into a fresh prefix; target 20 MB), loopx's RSS in an idle recorded run beside
+ * the bare interpreter's (target + 10 MB), a 300 MB structured stdout's peak (target 1.5×) and `runs
+ * show` of 100,000 iterations beside `wc -l` (target 0.5 s): each beside its floor, and with
+ * `--before <checkout>` beside the old build's, measured in the same round.
+ *
  * Also measured: start-up of `loopx version` / `loopx output` per channel; loopx's RSS and open fds (from
  * /proc/<pid>) at bash iteration 100 and 10,000 (the channels' long loops run concurrently);
  * iterations/s of a goto ping-pong between two bash scripts handing a 1 MB `result` to each other
@@ -81,6 +87,8 @@ import { benchDashboard, formatDashboard } from "./bench/measures/dashboard.js";
 import { benchRecords, formatRecords } from "./bench/measures/records.js";
 import { benchReceipts, formatReceipts } from "./bench/measures/receipts.js";
 import { measureRss, printRss } from "./bench/measures/rss.js";
+import { measureIdleRss, printIdleRss } from "./bench/measures/idle-rss.js";
+import { measureInstallSize, printInstallSize } from "./bench/measures/install-size.js";
 import { measureHugeStdout, printHugeStdout } from "./bench/measures/huge-stdout.js";
 import { benchRunsShow, formatRunsShow } from "./bench/measures/runs-show.js";
 import { measureScripts, printScripts } from "./bench/measures/scripts.js";
@@ -165,6 +173,22 @@ const MEASURES: Measure[] = [
     async run(context) {
       const rss = await measureRss(context.usable);
       return { print: () => printRss(rss), json: { rss } };
+    },
+  },
+  {
+    id: "idle-rss",
+    title: "loopx's RSS in an idle recorded run, beside the bare interpreter",
+    async run(context) {
+      const idleRss = await measureIdleRss(context.usable);
+      return { print: () => printIdleRss(idleRss), json: { idleRss } };
+    },
+  },
+  {
+    id: "install-size",
+    title: "npm install size of the packed package",
+    async run() {
+      const installSize = measureInstallSize();
+      return { print: () => printInstallSize(installSize), json: { installSize } };
     },
   },
   {

@@ -82,6 +82,30 @@ function bundleEntries(out) {
   for (const { file, external } of entries) {
     esbuild().buildSync({ ...BUNDLE, entryPoints: [join(out, file)], outfile: join(out, file), allowOverwrite: true, absWorkingDir: out, external: ["node:*", ...external] });
   }
+  bundleTelemetrySdk(out);
+}
+
+/**
+ * telemetry/sdk.js with the OpenTelemetry SDK and its OTLP exporters (protobuf and JSON) inside it,
+ * minified: one module loaded only by a run with telemetry on (telemetry/part.ts imports it
+ * lazily), so the npm package depends on no @opentelemetry/* package (60 MB installed, most of it
+ * sources and three builds of each package the bundle does not need). The SDK's CommonJS modules
+ * require Node's built-ins: the banner gives them a `require`. A bundle that holds two copies of one
+ * package fails the build (the install would carry the same code twice).
+ */
+function bundleTelemetrySdk(out) {
+  const file = join(out, "telemetry/sdk.js");
+  const banner = { js: 'import { createRequire as loopxCreateRequire } from "node:module"; const require = loopxCreateRequire(import.meta.url);' };
+  const result = esbuild().buildSync({ ...BUNDLE, entryPoints: [file], outfile: file, allowOverwrite: true, absWorkingDir: out, nodePaths: [join(root, "node_modules")], external: ["node:*", "./settings.js", "./metrics.js"], minify: true, banner, metafile: true });
+  const copies = new Map();
+  for (const input of Object.keys(result.metafile.inputs)) {
+    const match = /^(.*node_modules\/((?:@[^/]+\/)?[^/]+))\//.exec(input);
+    if (!match) continue;
+    const dirs = copies.get(match[2]) ?? new Set();
+    copies.set(match[2], dirs.add(match[1]));
+  }
+  const doubled = [...copies].filter(([, dirs]) => dirs.size > 1).map(([name]) => name);
+  if (doubled.length) throw new Error(`telemetry/sdk.js would bundle two copies of ${doubled.join(", ")}: align their versions in package.json`);
 }
 
 /** The esbuild tsx itself depends on, as in transform.ts. */

@@ -148,6 +148,15 @@ describe.each(RUNTIMES)("start-up imports stay lean ($name)", (runtime) => {
     expect(on.modules.filter(otel).length).toBeGreaterThan(0);
   });
 
+  it("a recorded run of a bash script with progress on loads no dashboard, install, tar, tsx or OpenTelemetry code (what it would hold while idle)", async () => {
+    const heavy = /\/dist\/(?:dashboard|install)\/|\/dist\/telemetry\/sdk\.js$|\/node_modules\/(?:tar|tsx|esbuild|@esbuild|@opentelemetry|minipass|minizlib)\//;
+    const { modules, code, stderr } = await loadedModules(runtime, GUARD_BIN, ["run", "-n", "1", "w"], cwd, { LOOPX_PROGRESS: "1" });
+    expect(code, stderr).toBe(0);
+    expect(modules).toContain(GUARD_BIN);
+    expect(modules.some((path) => path.endsWith("/dist/core/loop.js"))).toBe(true); // the run itself was seen
+    expect(modules.filter((path) => heavy.test(path))).toEqual([]);
+  });
+
   it("the recorder sees a forbidden import when there is one (control)", async () => {
     // version-requirement.js imports semver (CommonJS): the guard must notice it.
     const entry = join(ROOT, "dist", "core", "version-requirement.js");

@@ -2,11 +2,11 @@ import type { DirectoryReader, DiscoveredScript, DiscoveredWorkflow, Discovery }
 import { loadRunEnv, type EnvFileReader } from "./envfile.js";
 import { LoopxError, ScriptFailedError } from "./errors.js";
 import { discoverForRun, lookup, resolveResume, resolveStart } from "./loop-targets.js";
-import { readOutput, type Output } from "./output.js";
+import { deferredResult, readOutput, releaseResult, type Output } from "./output.js";
 import { outputNearMiss } from "./output-check.js";
 import type { RunEnd } from "./run-part.js";
 import type { RunSession } from "./run-session.js";
-import type { StdoutText } from "./stdout-text.js";
+import type { ScriptInput, StdoutText } from "./stdout-text.js";
 import { formatTarget, gotoTargetOf, parseTarget, type Target } from "./target.js";
 import { workflowVersionWarning, type VersionRequirement } from "./version-requirement.js";
 
@@ -60,7 +60,7 @@ export interface LoopHost {
     workflow: DiscoveredWorkflow;
     label: string;
     env: Record<string, string | undefined>;
-    stdin: string | undefined;
+    stdin: ScriptInput | undefined;
     /** For a script whose stdout stays open after it exited: one line saying who holds it. */
     onStdoutHeld?: (message: string) => void;
   }): Promise<ScriptStdout>;
@@ -161,13 +161,14 @@ function readIteration(session: RunSession, ran: ScriptStdout, label: string, wa
  * Where the loop goes after a script that did not end the run: its goto's target with its result
  * (checked against discovery), or back to the starting target with nothing on stdin.
  */
-function nextScript(host: LoopHost, discovery: Discovery, output: Output, label: string, workflow: string, start: Target): { current: Target; stdin: string | undefined } {
+function nextScript(host: LoopHost, discovery: Discovery, output: Output, label: string, workflow: string, start: Target): { current: Target; stdin: ScriptInput | undefined } {
   if (output.goto === undefined) return { current: start, stdin: undefined };
   const parsed = parseTarget(output.goto);
   if (!parsed.ok) throw new LoopxError(`invalid goto from ${label}: ${parsed.error}`);
   const next = gotoTargetOf(parsed.target, workflow);
   lookup(host.directories, discovery, next, `invalid goto from ${label}: `);
-  return { current: next, stdin: output.result };
+  // A huge result still held as bytes goes to the next script's stdin as they are: never a second copy of it.
+  return { current: next, stdin: deferredResult(output) ?? output.result };
 }
 
 /**
@@ -199,7 +200,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
 
     const envFor = workflowEnvs(request, { ...userEnv, ...runVars }, session.id);
 
-    let stdin = request.resume?.stdin;
+    let stdin: ScriptInput | undefined = request.resume?.stdin;
     // Each script is warned about once per run: a near-miss output, a stdout held open.
     const warnedOutput = request.checkOutput ? new Set<string>() : undefined;
     const warnedHeld = new Set<string>();
@@ -216,6 +217,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
       const n = session.iterationStart(label);
       const env = session.scriptEnv({ ...envFor(workflow.name), LOOPX_ITERATION: String(n) }, n);
       const ran = await runScript(host, session, { script, workflow, label, env, stdin, onStdoutHeld: heldWarning(session, warnedHeld, label) });
+      if (typeof stdin === "object") stdin.release(); // written to the script's stdin file
       const output = readIteration(session, ran, label, warnedOutput);
       // Decided before yielding: a consumer that stops reading after the last output ends the run
       // as "stopped" / "limit", not as "returned".
@@ -223,6 +225,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
       else if (maxIterations !== undefined && n >= maxIterations) end = { reason: "limit", exitCode: 0 };
       yield output;
       ran.stdout.release(); // the API took its result (decoded) at the yield
+      if (output.goto === undefined) releaseResult(output);
       if (end) return;
       ({ current, stdin } = nextScript(host, discovery, output, label, workflow.name, start));
     }

@@ -1,4 +1,4 @@
-import { stdoutOfText, type StdoutText } from "./stdout-text.js";
+import { stdoutOfText, type ObjectRead, type StdoutText } from "./stdout-text.js";
 
 /** One iteration's structured output (spec §2.3). */
 export interface Output {
@@ -39,10 +39,33 @@ export function settledOutput(output: Output): Output {
 
 function rawOutput(stdout: StdoutText): Output {
   if (stdout.bytes <= DEFERRED_RESULT_BYTES) return { result: stdout.text() };
-  const output: Output = {};
-  Object.defineProperty(output, "result", { enumerable: true, configurable: true, get: () => stdout.text() });
-  deferred.set(output, stdout);
+  return withDeferredResult({}, stdout);
+}
+
+/** `output` with `text` as its result, decoded only when read. */
+function withDeferredResult(output: Output, text: StdoutText): Output {
+  Object.defineProperty(output, "result", { enumerable: true, configurable: true, get: () => text.text() });
+  deferred.set(output, text);
   return output;
+}
+
+/** Lets go of the bytes of `output`'s result when it is still held as bytes (the loop is done with it). */
+export function releaseResult(output: Output): void {
+  deferred.get(output)?.release();
+}
+
+/** The output of a stdout that is one JSON object, from its fields read as bytes (ObjectRead). */
+function fromObjectRead(stdout: StdoutText, read: ObjectRead): { output: Output; object: Record<string, unknown> } {
+  const { object, result } = read;
+  if (!KNOWN_FIELDS.some((field) => Object.hasOwn(object, field))) return { output: rawOutput(stdout), object };
+  const output: Output = {};
+  if (result !== undefined) {
+    if ("text" in result) withDeferredResult(output, result.text);
+    else output.result = coerceToString(result.value);
+  }
+  if (typeof object.goto === "string") output.goto = object.goto;
+  if (object.stop === true) output.stop = true;
+  return { output, object };
 }
 
 /**
@@ -55,6 +78,11 @@ export function readOutput(stdout: StdoutText): { output: Output; object?: Recor
   if (stdout.bytes === 0) return { output: { result: "" } };
   const [first, last] = stdout.edges();
   if (first !== 0x7b || last !== 0x7d) return { output: rawOutput(stdout) };
+  if (stdout.readObject) {
+    // Held as bytes (a large stdout): read without a decoded copy of the whole text.
+    const read = stdout.readObject();
+    return read === undefined ? { output: rawOutput(stdout) } : fromObjectRead(stdout, read);
+  }
   const text = stdout.text();
   let value: unknown;
   try {

@@ -1,4 +1,5 @@
 import type { LoopEvent, PartEvent, RunEndReason } from "./events.js";
+import type { ScriptInput } from "./stdout-text.js";
 
 /**
  * The contract between a run and its *parts* — the run features (scratch directory, time limits,
@@ -75,7 +76,7 @@ export interface NextScript {
   /** The iteration number it will have (LOOPX_ITERATION). */
   n: number;
   /** What it gets on stdin (the previous script's goto result), if anything. */
-  stdin: string | undefined;
+  stdin: ScriptInput | undefined;
 }
 
 /**

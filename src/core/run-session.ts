@@ -2,6 +2,7 @@ import type { LoopEvent, PartEvent, WarningEvent } from "./events.js";
 import type { Output } from "./output.js";
 import { endEvent, eventBase, outputForEvent, type RunFacts, type RunStart, startEvent } from "./run-events.js";
 import type { NextScript, RunCancel, RunControls, RunEnd, RunPart } from "./run-part.js";
+import type { ScriptInput } from "./stdout-text.js";
 
 /**
  * One run of a loop, from the moment it passes validation to its end, whoever drives it (the CLI or
@@ -98,7 +99,7 @@ export class RunSession implements RunControls {
    * only when one of them holds it back (the loop awaits nothing otherwise). A cancellation
    * releases a held script. Only called when `gated`: a run without such a part pays nothing.
    */
-  beforeScript(next: { target: string; stdin: string | undefined }): void | Promise<void> {
+  beforeScript(next: { target: string; stdin: ScriptInput | undefined }): void | Promise<void> {
     const script: NextScript = { target: next.target, n: this.iterationCount + 1, stdin: next.stdin };
     for (let i = 0; i < this.gates.length; i++) {
       const held = this.gates[i]!.beforeScript!(script, this);

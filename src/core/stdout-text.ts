@@ -20,11 +20,55 @@ export interface StdoutText {
   suffix(units: number): { text: string; whole: boolean };
   /** The UTF-8 size of text(): `bytes`, unless stdout was not valid UTF-8. */
   utf8Length(): number;
+  /** The UTF-8 of text() a piece at a time (what a next script's stdin file is written from), never encoded whole. */
+  utf8Chunks(): Iterable<Uint8Array>;
+  /**
+   * Only a stdout held as bytes: its known fields when it is one JSON object, read without decoding
+   * the rest (core/json-fields.ts), or undefined when it is not one. Absent: readOutput parses text().
+   */
+  readObject?(): ObjectRead | undefined;
   /**
    * Lets go of the bytes (the loop is done with them; a text decoded before stays): the next
    * script's huge stdout must not be read while the last one's bytes are still held.
    */
   release(): void;
+}
+
+/**
+ * The fields of a JSON object stdout (json-fields.ts ScannedObject's `object`), and its result: the
+ * value (to be made a string as the spec says), or the result's own text when it is a huge string
+ * kept as bytes (its UTF-8, unescaped where it lay).
+ */
+export interface ObjectRead {
+  object: Record<string, unknown>;
+  result?: { value: unknown } | { text: StdoutText };
+}
+
+/** What a script gets on stdin: a text, or a huge goto result still held as bytes. */
+export type ScriptInput = string | StdoutText;
+
+/** The UTF-8 size of a script's input. */
+export function inputBytes(input: ScriptInput): number {
+  return typeof input === "string" ? utf8Bytes(input) : input.utf8Length();
+}
+
+/** The first `units` UTF-16 units of a script's input. */
+export function inputPrefix(input: ScriptInput, units: number): string {
+  return typeof input === "string" ? input.slice(0, units) : input.prefix(units);
+}
+
+/** UTF-16 units encoded at a time: encoding a huge text whole would hold a second copy of it. */
+const SLICE_UNITS = 1024 * 1024;
+
+/** The UTF-8 of `text`, a slice at a time; a surrogate pair is never cut in two (each half alone would be written as U+FFFD). */
+export function* utf8Slices(text: string): Generator<Uint8Array> {
+  const encoder = new TextEncoder();
+  for (let at = 0; at < text.length; ) {
+    let end = Math.min(text.length, at + SLICE_UNITS);
+    if (end < text.length && (text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
+    yield encoder.encode(text.slice(at, end));
+    at = end;
+  }
 }
 
 /** A text already decoded (tests, in-memory hosts), as a StdoutText. */
@@ -42,6 +86,7 @@ export function stdoutOfText(text: string, bytes: number = utf8Bytes(text)): Std
     prefix: (units) => text.slice(0, units),
     suffix: (units) => (units >= text.length ? { text, whole: true } : { text: text.slice(text.length - units), whole: false }),
     utf8Length: () => utf8Bytes(text),
+    utf8Chunks: () => utf8Slices(text),
     release: () => undefined,
   };
 }

@@ -1,6 +1,7 @@
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
 import { RESULT_EXCERPT_BYTES } from "../core/events.js";
 import type { RunPart } from "../core/run-part.js";
+import { inputBytes } from "../core/stdout-text.js";
 import { inputPath } from "./paths.js";
 
 /**
@@ -50,15 +51,18 @@ export function runInputPart(dir: string): RunPart {
     },
     beforeScript(next) {
       // A result the record holds whole (its iteration.end keeps 4 KiB) needs no copy.
-      if (next.stdin === undefined || path === undefined || Buffer.byteLength(next.stdin) <= RESULT_EXCERPT_BYTES) return;
-      const data = Buffer.from(next.stdin, "utf8");
-      const kept = data.length <= KEPT_INPUT_BYTES;
-      const header: InputHeader = { n: next.n, bytes: data.length, kept };
+      if (next.stdin === undefined || path === undefined) return;
+      // Measured, and encoded only when kept: a huge input is never copied to be counted.
+      const bytes = inputBytes(next.stdin);
+      if (bytes <= RESULT_EXCERPT_BYTES) return;
+      const kept = bytes <= KEPT_INPUT_BYTES;
+      const header: InputHeader = { n: next.n, bytes, kept };
+      const data = kept ? (typeof next.stdin === "string" ? Buffer.from(next.stdin, "utf8") : Buffer.concat([...next.stdin.utf8Chunks()])) : undefined;
       try {
         const fd = openSync(path, "w", 0o600);
         try {
           const line = Buffer.from(`${JSON.stringify(header)}\n`);
-          writeSync(fd, kept ? Buffer.concat([line, data]) : line);
+          writeSync(fd, data ? Buffer.concat([line, data]) : line);
         } finally {
           closeSync(fd);
         }

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import type { DiscoveredScript } from "../core/discovery.js";
 import { ScriptFailedError } from "../core/errors.js";
-import type { StdoutText } from "../core/stdout-text.js";
+import type { ScriptInput, StdoutText } from "../core/stdout-text.js";
 import { shownText } from "../core/untrusted-text.js";
 import { jsLauncher } from "./platform/index.js";
 import type { ScriptSupervisor } from "./supervisor.js";
@@ -33,7 +33,7 @@ export async function runScript(
   label: string,
   cwd: string,
   env: Env,
-  stdin: string | undefined,
+  stdin: ScriptInput | undefined,
   onStdoutHeld?: (message: string) => void,
 ): Promise<{ stdout: StdoutText; stdoutBytes: number }> {
   // Discovery is cached for the whole loop; a file removed since then fails here, clearly.

@@ -2,7 +2,7 @@ import { closeSync } from "node:fs";
 import { groupAlive } from "../os/process-group.js";
 import type { StdoutPipe } from "./stdout-pipe.js";
 import type { StdoutCapture } from "./stdout-capture.js";
-import { stdoutOfText, type StdoutText } from "../core/stdout-text.js";
+import { stdoutOfText, type ScriptInput, type StdoutText } from "../core/stdout-text.js";
 import { processesHolding } from "../os/holders.js";
 import type { FoundProcess } from "../os/procfs.js";
 
@@ -18,7 +18,7 @@ export interface SpawnSpec {
   cwd: string;
   env: Record<string, string | undefined>;
   /** Bytes for the child's stdin; undefined means empty stdin (spec §6.7). */
-  stdin?: string;
+  stdin?: ScriptInput;
   /**
    * Called once if the child's own process has exited but its stdout is still open STDOUT_HELD_MS
    * later (a background process holds it), with the processes holding it (Linux; else none).

@@ -1,5 +1,8 @@
 import { isUtf8 } from "node:buffer";
-import { isJsonSpace, stdoutOfText, type StdoutText } from "../core/stdout-text.js";
+import { decodeJsonString, scanJsonObject } from "../core/json-fields.js";
+import { unescapeInPlace } from "../core/json-unescape.js";
+import { KNOWN_FIELDS } from "../core/output.js";
+import { isJsonSpace, stdoutOfText, utf8Slices, type ObjectRead, type StdoutText } from "../core/stdout-text.js";
 
 /**
  * What a script writes to stdout, as loopx keeps it until the script ends (node.ts and bun.ts
@@ -182,4 +185,37 @@ class CapturedStdout implements StdoutText {
   utf8Length(): number {
     return this.decoded === undefined && isUtf8(this.data) ? this.bytes : Buffer.byteLength(this.text());
   }
+
+  *utf8Chunks(): Generator<Uint8Array> {
+    if (this.decoded === undefined && isUtf8(this.data)) yield this.data;
+    else yield* utf8Slices(this.text());
+  }
+
+  /**
+   * Its known fields when it is one JSON object (core/json-fields.ts), its text never decoded
+   * whole. A string `result` over 1 MiB stays bytes: its escapes undone where it lies (its UTF-8
+   * is never longer than its JSON), it becomes a text of its own, which takes over the bytes (the
+   * stdout reads no more: the object no longer lies in them). Such a result that is not valid
+   * UTF-8 or holds a lone surrogate (\ud800) is decoded to a string, as JSON.parse makes it.
+   */
+  readObject(): ObjectRead | undefined {
+    if (this.decoded !== undefined) return undefined;
+    const data = this.data;
+    const scanned = scanJsonObject(data, KNOWN_FIELDS);
+    if (scanned === undefined) return undefined;
+    const { object, result: span } = scanned;
+    if (span === undefined) return { object };
+    if (span.string === undefined) return { object, result: { value: JSON.parse(data.toString("utf8", span.start, span.end)) } };
+    if (span.string.loneSurrogate || !isUtf8(data.subarray(span.start, span.end))) return { object, result: { value: decodeJsonString(data, span.start, span.end) } };
+    const end = span.string.escapes ? unescapeInPlace(data, span.start, span.end) : span.end;
+    // Unescaped where it lay, the object is no longer in the bytes: a read of them now is loopx's own mistake.
+    if (span.string.escapes) this.buffer = undefined;
+    if (end - span.start <= LARGE_RESULT_BYTES) return { object, result: { value: data.toString("utf8", span.start, end) } };
+    const text = new CapturedStdout(data.subarray(span.start, end), this.free ?? (() => undefined));
+    this.buffer = this.free = undefined;
+    return { object, result: { text } };
+  }
 }
+
+/** A string result over this size is kept as bytes, not decoded (the CLI never reads it whole). */
+const LARGE_RESULT_BYTES = 1024 * 1024;

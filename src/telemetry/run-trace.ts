@@ -1,6 +1,7 @@
 import type { Attributes, Context, Link, Span } from "@opentelemetry/api";
 import type { IterationEndEvent, LoopEvent, RunEndEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
 import type { Receipt } from "../core/receipt-types.js";
+import { inputBytes, inputPrefix, type ScriptInput } from "../core/stdout-text.js";
 import { derivedIds, parentContext, ROOT_CONTEXT, SpanKind, SpanStatusCode, spanVariables, trace, type SdkSetup } from "./sdk.js";
 import type { TelemetryCapture } from "./settings.js";
 import type { Env } from "../core/env.js";
@@ -28,7 +29,7 @@ export class RunTrace {
   private iteration: Span | undefined;
   private iterationN = 0;
   private runAttributes: Attributes = {};
-  private stdin: string | undefined;
+  private stdin: ScriptInput | undefined;
 
   constructor(
     private readonly setup: SdkSetup,
@@ -66,7 +67,7 @@ export class RunTrace {
   }
 
   /** What the next script's stdin is (recorded as its length, or itself when allowed). */
-  nextStdin(stdin: string | undefined): void {
+  nextStdin(stdin: ScriptInput | undefined): void {
     this.stdin = stdin;
   }
 
@@ -92,7 +93,7 @@ export class RunTrace {
   private startIteration(n: number, target: string, startTime: number): void {
     this.iterationN = n;
     const { workflow, script } = splitTarget(target);
-    const stdinBytes = this.stdin === undefined ? 0 : Buffer.byteLength(this.stdin);
+    const stdinBytes = this.stdin === undefined ? 0 : inputBytes(this.stdin);
     const attributes: Attributes = {
       "loopx.run.id": this.runAttributes["loopx.run.id"]!,
       "loopx.iteration": n,
@@ -100,7 +101,7 @@ export class RunTrace {
       "loopx.workflow": workflow,
       "loopx.script": script,
       "loopx.stdin.length": stdinBytes,
-      ...(this.capture.stdin && this.stdin !== undefined ? { "loopx.stdin": this.stdin.slice(0, RESULT_ATTRIBUTE_BYTES) } : {}),
+      ...(this.capture.stdin && this.stdin !== undefined ? { "loopx.stdin": inputPrefix(this.stdin, RESULT_ATTRIBUTE_BYTES) } : {}),
     };
     this.stdin = undefined;
     this.iteration = this.setup.tracer?.startSpan(`loopx iteration ${target}`, { kind: SpanKind.INTERNAL, attributes, startTime }, this.runContext);

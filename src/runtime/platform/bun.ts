@@ -116,13 +116,13 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
   const stderr = scriptStderr(readDescriptor);
   let stdinFd: number | undefined;
   try {
-    stdinFd = spec.stdin !== undefined && spec.stdin.length > LARGE_STDIN ? stdinFile(spec.stdin) : undefined;
+    stdinFd = spec.stdin !== undefined && (typeof spec.stdin !== "string" || spec.stdin.length > LARGE_STDIN) ? stdinFile(spec.stdin) : undefined;
     proc = bun().spawn({
       cmd: [spec.command, ...spec.args],
       cwd: spec.cwd,
       env: spec.env,
       detached: true, // new session and process group (pgid = pid)
-      stdin: spec.stdin === undefined ? "ignore" : (stdinFd ?? Buffer.from(spec.stdin)),
+      stdin: spec.stdin === undefined ? "ignore" : (stdinFd ?? Buffer.from(spec.stdin as string)),
       stdout: pipe?.write ?? "pipe",
       stderr: stderr.fd,
     });

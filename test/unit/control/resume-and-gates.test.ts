@@ -97,7 +97,7 @@ describe("the gate before each script", () => {
     const s = session([{ onEvent: (event) => void events.push(event) }], { iterations: 3, elapsedMs: 60_000 });
     const stdins: Array<string | undefined> = [];
     const { host: memory } = memoryHost({ "w:b": ['{"stop":true}'] }, { tree: new MemoryTree(TREE) });
-    const host = { ...memory, runScript: (step: Parameters<typeof memory.runScript>[0]) => (stdins.push(step.stdin), memory.runScript(step)) };
+    const host = { ...memory, runScript: (step: Parameters<typeof memory.runScript>[0]) => (stdins.push(step.stdin as string | undefined), memory.runScript(step)) };
     for await (const _ of runLoop({ target: "w", projectRoot: "/project", baseEnv: {}, loopxBin: "/x", resume: { target: "w:b", stdin: "kept" } }, host, s));
     expect(stdins).toEqual(["kept"]);
     expect(events.map((event) => event.type)).toEqual(["run.resume", "iteration.start", "iteration.end", "run.end"]);

@@ -9,7 +9,7 @@ import type { Output } from "../../../src/core/output.js";
 import { newRunId } from "../../../src/core/run-id.js";
 import type { RunPart } from "../../../src/core/run-part.js";
 import { RunSession, type RunSessionOptions } from "../../../src/core/run-session.js";
-import { stdoutOfText } from "../../../src/core/stdout-text.js";
+import { stdoutOfText, type ScriptInput } from "../../../src/core/stdout-text.js";
 import { parseVersionRequirement } from "../../../src/core/version-requirement.js";
 
 export const ROOT = "/project";
@@ -82,6 +82,8 @@ export function memoryHost(replies: Record<string, Reply | Reply[]>, options: Me
   /** Interleaved record of version checks (first entries) and script runs, to check ordering. */
   const events: string[] = [];
   const perLabel = new Map<string, number>();
+  /** A script's input as the text it reads (a result still held as bytes decoded). */
+  const textOf = (input: ScriptInput | undefined): string | undefined => (input === undefined || typeof input === "string" ? input : input.text());
   const host: LoopHost = {
     async runScript(step) {
       if (calls.length >= 200) throw new Error("runaway loop in test (200 calls)");
@@ -91,8 +93,8 @@ export function memoryHost(replies: Record<string, Reply | Reply[]>, options: Me
         script: step.script.name,
         path: step.script.path,
         dir: step.workflow.dir,
-        rawStdin: step.stdin,
-        stdin: step.stdin ?? "",
+        rawStdin: textOf(step.stdin),
+        stdin: textOf(step.stdin) ?? "",
         env: { ...step.env },
       };
       calls.push(call);
