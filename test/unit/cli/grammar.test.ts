@@ -120,7 +120,7 @@ describe("an option added to a command class is accepted, shown and listed (no o
     expect((await loopx(["hello", "--name", "you"], FIXTURES)).stdout).toBe("hello you\n");
     expect(await usageError(["hello", "there"], FIXTURES)).toBe(`unexpected argument "there" (usage: loopx hello [options])`);
     expect(await usageError(["--name", "x"], FIXTURES)).toBe(`unknown option "--name" (--name is an option of 'loopx hello': loopx hello --name <value>)`);
-    expect(await usageError(["nope"], FIXTURES)).toMatch(/commands: run, version, output, env, install, init, runs, note, receipt, otel, completion, hello;/);
+    expect(await usageError(["nope"], FIXTURES)).toMatch(/commands: run, version, output, env, install, init, runs, note, receipt, otel, sandbox, completion, hello;/);
   });
 
   it("the catalog lists what the classes declare, fixtures included", async () => {
@@ -139,7 +139,7 @@ describe("the catalog of loopx's own commands", () => {
   it("lists every command with its options, value kinds and arguments", async () => {
     const catalog = await commandCatalog(COMMAND_GROUPS);
     const byPath = new Map(catalog.map((command) => [command.path.join(" "), command]));
-    expect([...byPath.keys()]).toEqual(["run", "version", "output", "env set", "env remove", "env list", "install", "init", "runs", "runs show", "runs tail", "runs stop", "runs pause", "runs continue", "runs resume", "runs serve", "runs clean", "note", "receipt", "otel test", "completion"]);
+    expect([...byPath.keys()]).toEqual(["run", "version", "output", "env set", "env remove", "env list", "install", "init", "runs", "runs show", "runs tail", "runs stop", "runs pause", "runs continue", "runs resume", "runs serve", "runs clean", "note", "receipt", "otel test", "sandbox show", "completion"]);
     const run = byPath.get("run")!;
     expect(run.options.map((option) => [option.names.join(","), option.value?.kind])).toEqual([
       ["-n", "count"],
