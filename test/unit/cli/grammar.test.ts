@@ -153,6 +153,8 @@ describe("the catalog of loopx's own commands", () => {
       ["--max-tokens", "count"],
       ["--worktree", undefined],
       ["--worktree-copy", "path"],
+      ["--sandbox", undefined],
+      ["--sandbox-allow", "sandbox-rule"],
       ["--summary", undefined],
     ]);
     expect(run.arguments).toEqual([{ kind: "target", placeholder: "<workflow>[:<script>]", required: false, rest: true }]);
