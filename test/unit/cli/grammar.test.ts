@@ -174,7 +174,7 @@ describe("the catalog of loopx's own commands", () => {
     expect(byPath.get("runs tail")).toMatchObject({ options: [{ names: ["--json"] }], arguments: [{ kind: "run-id", placeholder: "<id>", required: false }] });
     expect(byPath.get("runs stop")).toMatchObject({ options: [{ names: ["--now"] }], arguments: [{ kind: "run-id", required: true }] });
     expect(byPath.get("runs resume")).toMatchObject({
-      options: [{ names: ["-n"], value: { kind: "count" } }, { names: ["--max-cost"], value: { kind: "usd" } }, { names: ["--count-estimates"] }, { names: ["--max-tokens"], value: { kind: "count" } }],
+      options: [{ names: ["-n"], value: { kind: "count" } }, { names: ["--max-cost"], value: { kind: "usd" } }, { names: ["--count-estimates"] }, { names: ["--max-tokens"], value: { kind: "count" } }, { names: ["--sandbox"] }, { names: ["--sandbox-allow"], value: { kind: "sandbox-rule" } }],
       arguments: [{ kind: "run-id", required: true }],
     });
     expect(byPath.get("runs serve")!.options.map((option) => [option.names[0], option.value?.kind])).toEqual([
