@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { applyControl, isControlAction, type ControlChannel } from "./controls.js";
 import type { RecordsWatch } from "./records-watch.js";
 import { clampInt, json, reply, text } from "./responses.js";
+import { FLAG } from "./run-index.js";
 import type { EventStreams } from "./streams.js";
 
 /**
@@ -118,6 +119,12 @@ function iterations(context: RouteContext, [id]: string[]): void {
       target: row.target,
       durationMs: row.durationMs,
       flags: row.flags,
+      // As `runs show` has them: the try a resume ran again, the resume above a sitting's first row, the receipts.
+      retry: (row.flags & FLAG.RETRY) !== 0,
+      resumed: index.resumes.filter((resume) => resume.n === n),
+      billed: row.billed,
+      estimate: row.estimate,
+      tokens: row.tokens,
       exitCode: end ? end.exitCode : null,
       signal: end?.signal ?? null,
       goto: end?.output?.goto,

@@ -17,7 +17,18 @@ export const FLAG = {
   TIMEOUT: 4,
   GOTO: 8,
   STOP: 16,
+  /** Started again by a resume (the try the run ended in did not finish): the latest try is shown. */
+  RETRY: 32,
+  STARTED: 64,
 } as const;
+
+/** Where a resume went on: above iteration `n` (its first) in `runs show`. */
+export interface ResumeMark {
+  n: number;
+  time: string;
+  target: string;
+  pid: number;
+}
 
 export interface Timeline {
   /** Iterations in the run (the highest n seen). */
@@ -54,6 +65,8 @@ export class RunIndex {
   private tokens = new Float64Array(INITIAL);
   /** Where the notes of iteration n are: offset, length, offset, length, ... */
   private readonly noteLines = new Map<number, number[]>();
+  /** The run's resumes, in record order. */
+  readonly resumes: ResumeMark[] = [];
 
   /** Feeds one event of the record; `offset`/`length`: where its line is (bytes). */
   add(event: RecordEvent, offset: number, length: number): void {
@@ -62,14 +75,19 @@ export class RunIndex {
         const i = this.slot(event.n);
         if (i < 0) return;
         this.target[i] = this.targetId(event.target);
+        // Started before: a resume runs the iteration again, and this try is the one shown.
+        this.flag[i] = this.flag[i]! & FLAG.STARTED ? FLAG.STARTED | FLAG.RETRY : FLAG.STARTED;
         return;
       }
+      case "run.resume":
+        this.resumes.push({ n: event.iterations + 1, time: event.time, target: event.target, pid: event.pid });
+        return;
       case "iteration.end": {
         const i = this.slot(event.n);
         if (i < 0) return;
         this.durationMs[i] = event.durationMs;
         this.target[i] = this.targetId(event.target);
-        let flags = FLAG.ENDED;
+        let flags = FLAG.ENDED | (this.flag[i]! & (FLAG.STARTED | FLAG.RETRY));
         if (event.exitCode !== 0 || event.signal || event.error !== undefined) flags |= FLAG.FAILED;
         if (event.output?.goto !== undefined) flags |= FLAG.GOTO;
         if (event.output?.stop === true) flags |= FLAG.STOP;
@@ -119,11 +137,12 @@ export class RunIndex {
   }
 
   /** Iteration `n` as the table shows it before its line is read. */
-  iteration(n: number): { n: number; target: string; durationMs: number | null; flags: number } | undefined {
+  iteration(n: number): { n: number; target: string; durationMs: number | null; flags: number; billed: number; estimate: number; tokens: number } | undefined {
     const i = n - 1;
     if (i < 0 || i >= this.count) return undefined;
     const ended = (this.flag[i]! & FLAG.ENDED) !== 0;
-    return { n, target: this.targets[this.target[i]!] ?? "", durationMs: ended ? this.durationMs[i]! : null, flags: this.flag[i]! };
+    const used = { billed: this.billed[i]!, estimate: this.estimate[i]!, tokens: this.tokens[i]! };
+    return { n, target: this.targets[this.target[i]!] ?? "", durationMs: ended ? this.durationMs[i]! : null, flags: this.flag[i]!, ...used };
   }
 
   /**

@@ -10,7 +10,7 @@ import type { ControlChannel } from "./controls.js";
 import { RecordsWatch } from "./records-watch.js";
 import { text } from "./responses.js";
 import { route } from "./routes.js";
-import { hostAllowed, originAllowed, tokenMatches, urlHost } from "./security.js";
+import { SECURITY_HEADERS, hostAllowed, isFaviconAsk, originAllowed, tokenMatches, urlHost } from "./security.js";
 import { EventStreams } from "./streams.js";
 
 /**
@@ -63,7 +63,11 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const gate = (req: IncomingMessage, res: ServerResponse, url: URL): boolean => {
     let refusal: string | undefined;
     if (!hostAllowed(req.headers.host, options.host)) refusal = `refused: Host ${JSON.stringify(req.headers.host ?? "")} does not name this server`;
-    else if (!tokenMatches(url.searchParams.get("token"), token)) refusal = "refused: the token of the URL printed by 'loopx runs serve' is missing or wrong";
+    else if (isFaviconAsk(req, url)) {
+      // Browsers ask for it without the page's token: "no icon", which tells nothing, not a 403.
+      res.writeHead(204, SECURITY_HEADERS).end();
+      return false;
+    } else if (!tokenMatches(url.searchParams.get("token"), token)) refusal = "refused: the token of the URL printed by 'loopx runs serve' is missing or wrong";
     else if (req.method === "POST" && !originAllowed(req.headers.origin, req.headers.host)) refusal = "refused: a request that changes a run must come from the dashboard's own page";
     if (refusal !== undefined) text(res, 403, refusal);
     else if (req.method !== "GET" && req.method !== "HEAD" && req.method !== "POST") {
