@@ -2,7 +2,6 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { applyControl, isControlAction, type ControlChannel } from "./controls.js";
 import type { RecordsWatch } from "./records-watch.js";
 import { clampInt, json, reply, text } from "./responses.js";
-import { FLAG } from "./run-index.js";
 import type { EventStreams } from "./streams.js";
 
 /**
@@ -120,8 +119,8 @@ function iterations(context: RouteContext, [id]: string[]): void {
       durationMs: row.durationMs,
       flags: row.flags,
       // As `runs show` has them: the try a resume ran again, the resume above a sitting's first row, the receipts.
-      retry: (row.flags & FLAG.RETRY) !== 0,
-      resumed: index.resumes.filter((resume) => resume.n === n),
+      retry: row.retry,
+      resumed: index.resumes.filter((resume) => resume.n === n).map(({ time, target, pid }) => ({ n, time, target, pid })),
       billed: row.billed,
       estimate: row.estimate,
       tokens: row.tokens,

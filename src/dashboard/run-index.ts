@@ -17,9 +17,6 @@ export const FLAG = {
   TIMEOUT: 4,
   GOTO: 8,
   STOP: 16,
-  /** Started again by a resume (the try the run ended in did not finish): the latest try is shown. */
-  RETRY: 32,
-  STARTED: 64,
 } as const;
 
 /** Where a resume went on: above iteration `n` (its first) in `runs show`. */
@@ -28,6 +25,8 @@ export interface ResumeMark {
   time: string;
   target: string;
   pid: number;
+  /** Where its line is in the record (bytes). */
+  offset: number;
 }
 
 export interface Timeline {
@@ -67,6 +66,13 @@ export class RunIndex {
   private readonly noteLines = new Map<number, number[]>();
   /** The run's resumes, in record order. */
   readonly resumes: ResumeMark[] = [];
+  /**
+   * Iterations a resume ran again (their first try did not finish): the table marks them, as
+   * `runs show` does. Seen here from a second iteration.start; a record read in bulk skips those
+   * lines, and its reader marks them from the lines before each resume (records-watch.ts).
+   */
+  readonly retried = new Set<number>();
+  private highestStarted = 0;
 
   /** Feeds one event of the record; `offset`/`length`: where its line is (bytes). */
   add(event: RecordEvent, offset: number, length: number): void {
@@ -75,19 +81,19 @@ export class RunIndex {
         const i = this.slot(event.n);
         if (i < 0) return;
         this.target[i] = this.targetId(event.target);
-        // Started before: a resume runs the iteration again, and this try is the one shown.
-        this.flag[i] = this.flag[i]! & FLAG.STARTED ? FLAG.STARTED | FLAG.RETRY : FLAG.STARTED;
+        if (event.n <= this.highestStarted) this.retried.add(event.n);
+        this.highestStarted = Math.max(this.highestStarted, event.n);
         return;
       }
       case "run.resume":
-        this.resumes.push({ n: event.iterations + 1, time: event.time, target: event.target, pid: event.pid });
+        this.resumes.push({ n: event.iterations + 1, time: event.time, target: event.target, pid: event.pid, offset });
         return;
       case "iteration.end": {
         const i = this.slot(event.n);
         if (i < 0) return;
         this.durationMs[i] = event.durationMs;
         this.target[i] = this.targetId(event.target);
-        let flags = FLAG.ENDED | (this.flag[i]! & (FLAG.STARTED | FLAG.RETRY));
+        let flags = FLAG.ENDED;
         if (event.exitCode !== 0 || event.signal || event.error !== undefined) flags |= FLAG.FAILED;
         if (event.output?.goto !== undefined) flags |= FLAG.GOTO;
         if (event.output?.stop === true) flags |= FLAG.STOP;
@@ -137,12 +143,12 @@ export class RunIndex {
   }
 
   /** Iteration `n` as the table shows it before its line is read. */
-  iteration(n: number): { n: number; target: string; durationMs: number | null; flags: number; billed: number; estimate: number; tokens: number } | undefined {
+  iteration(n: number): { n: number; target: string; durationMs: number | null; flags: number; retry: boolean; billed: number; estimate: number; tokens: number } | undefined {
     const i = n - 1;
     if (i < 0 || i >= this.count) return undefined;
     const ended = (this.flag[i]! & FLAG.ENDED) !== 0;
     const used = { billed: this.billed[i]!, estimate: this.estimate[i]!, tokens: this.tokens[i]! };
-    return { n, target: this.targets[this.target[i]!] ?? "", durationMs: ended ? this.durationMs[i]! : null, flags: this.flag[i]!, ...used };
+    return { n, target: this.targets[this.target[i]!] ?? "", durationMs: ended ? this.durationMs[i]! : null, flags: this.flag[i]!, retry: this.retried.has(n), ...used };
   }
 
   /**

@@ -71,7 +71,6 @@ function drawCosts(view, t) {
   const BASE = 130;
   const TOP = 14;
   const n = t.columns.length;
-  const width = W / Math.max(1, n);
   let most = 0;
   let billed = 0;
   let estimate = 0;
@@ -85,6 +84,7 @@ function drawCosts(view, t) {
   costSection.hidden = most === 0 && tokens === 0;
   if (costSection.hidden) return;
   const W = fitChart(costs, BASE + 20);
+  const width = W / Math.max(1, n);
   const nodes = [];
   const scale = most > 0 ? (BASE - TOP) / most : 0;
   const lineScale = Math.max(billed, estimate) > 0 ? (BASE - TOP) / Math.max(billed, estimate) : 0;
