@@ -6,9 +6,13 @@
  *   iteration, as `runs show` does for the same record;
  * - on the run page no mark of the timeline covers an iteration number;
  * - at 390 px the charts are drawn to scale (x and y alike: no squashed text), and the runs list
- *   shows short ids, so a project path is not broken one character per line.
+ *   shows short ids, so a project path is not broken one character per line;
+ * - a plain `chromium --headless` with `--virtual-time-budget` (the README's screenshot recipe)
+ *   gets the drawn page, not "connecting…", with `live=0` in the URL.
  */
+import { execFile } from "node:child_process";
 import type { BrowserContext, Page } from "playwright-core";
+import { ensureChromium } from "../scripts/chromium.mjs";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { isolatedEnv, linuxOnly, runLoopx, RUNTIMES } from "./helpers.js";
 import { CHANNELS, launchBrowser, request, serve } from "./dashboard-helpers.js";
@@ -138,6 +142,25 @@ linuxOnly("the dashboard's seams (Chromium)", () => {
         const lines = await list.locator(`#runs tr[data-run="${run}"] td.project`).evaluate((cell) => Math.round(cell.getBoundingClientRect().height / parseFloat(getComputedStyle(cell).lineHeight)));
         expect(lines, `${run}: ${lines} lines`).toBeLessThanOrEqual(Math.ceil(long.length / 10));
       }
+    } finally {
+      await served.stop();
+    }
+  });
+
+  it("chromium --headless --virtual-time-budget on a page with live=0: the page as drawn, not connecting…", { timeout: 120_000 }, async () => {
+    const env = isolatedEnv();
+    const id = syntheticId("headless");
+    writeSyntheticRecord(env.XDG_STATE_HOME!, { id, iterations: 7 });
+    const served = await serve(node, env);
+    try {
+      const chromium = ensureChromium() as string;
+      const flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", `--user-data-dir=${env.HOME}/chromium`, "--virtual-time-budget=5000", "--dump-dom"];
+      const dom = await new Promise<string>((resolve, reject) =>
+        execFile(chromium, [...flags, `${served.base}/runs/${id}?token=${served.token}&live=0`], { timeout: 100_000, maxBuffer: 16 << 20 }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+      );
+      expect(dom).toContain('<body data-ready="1">');
+      expect(dom).not.toContain("connecting…");
+      expect(dom).toContain('<tr data-n="7"');
     } finally {
       await served.stop();
     }
