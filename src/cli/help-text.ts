@@ -41,12 +41,12 @@ function table(rows: Array<[label: string, description?: string]>, { column, gap
  * The options table of a command's help: its described options, then -h. The column is set by
  * the options with a short name (the spec's); longer loopx-only options wrap.
  */
-function optionsTable(spec: CommandSpec): string {
+function optionsTable(spec: CommandSpec, subcommand = false): string {
   const rows: Array<[string, string]> = spec.options.filter((option) => option.description).map((option) => [optionLabel(option), option.description!]);
   const short = rows.filter(([label]) => /^-[^-]/.test(label)).map(([label]) => 2 + label.length + 3);
   rows.push(["-h, --help", "Show this help"]);
-  // Without a short name of its own (a subcommand's): the widest label that fits sets the column.
-  return `Options:\n${table(rows, short.length > 0 ? { column: Math.max(...short) } : {})}`;
+  // A subcommand without a short option of its own: the widest label that fits sets the column.
+  return `Options:\n${table(rows, subcommand && short.length === 0 ? {} : { column: Math.max(...short, 2 + "-h, --help".length + 3) })}`;
 }
 
 /** `loopx <command> -h` for a command on its own (run, version, output, install) or a subcommand (`runs show`). */
@@ -55,7 +55,7 @@ function commandHelp(spec: CommandSpec, group?: string): string {
   // A subcommand has no body of its own: the line the listings show says what it does.
   const body = spec.details ?? (group !== undefined && spec.description ? `${spec.description}.\n` : undefined);
   if (body) sections.push(body);
-  if (spec.options.some((option) => option.description) || group !== undefined) sections.push(optionsTable(spec));
+  if (spec.options.some((option) => option.description) || group !== undefined) sections.push(optionsTable(spec, group !== undefined));
   if (spec.notes) sections.push(spec.notes);
   if (spec.examples.length > 0) sections.push(examples(spec.examples));
   if (group !== undefined) sections.push(`More in 'loopx ${group} -h'.\n`);
