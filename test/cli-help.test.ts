@@ -195,10 +195,11 @@ describe.concurrent.each(RUNTIMES)("help ($name)", (runtime) => {
       expect(result.stderr).toContain("check.sh");
       expect(result.stderr).toContain("check.ts");
       // The listing shows every file of a collision and marks the problems.
-      expect(result.stdout).toMatch(/^ {4}check {2}\(name collision\) {4}check\.sh, check\.ts$/m);
+      // The files in one column, at least two spaces after the widest script's label.
+      expect(result.stdout).toMatch(/^ {4}check {2}\(name collision\) {2,}check\.sh, check\.ts$/m);
       expect(result.stdout).toMatch(/^ {2}bad\.name {2}\(invalid name\)$/m);
-      expect(result.stdout).toMatch(/^ {4}has space {2}\(invalid name\) {4}has space\.sh$/m);
-      expect(result.stdout).toMatch(/^ {4}index {2}\(default\) {4}index\.sh$/m);
+      expect(result.stdout).toMatch(/^ {4}has space {2}\(invalid name\) {2,}has space\.sh$/m);
+      expect(result.stdout).toMatch(/^ {4}index {2}\(default\) {2,}index\.sh$/m);
       // Invalid workflow name and invalid script name.
       expect(result.stderr).toContain("bad.name");
       expect(result.stderr).toContain("has space");

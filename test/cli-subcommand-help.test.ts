@@ -9,25 +9,25 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNTIMES, expectOneLineError, isolatedEnv, runLoopx, snapshotTree, tempDir } from "./helpers.js";
 
-/** Each (sub)command, and the command whose help it shows (a family shares one help). */
+/** Each (sub)command, and the command whose help it shows (`loopx help <command>`: its own). */
 const COMMANDS: Array<[path: string[], helpOf: string[]]> = [
   [["version"], ["version"]],
   [["output"], ["output"]],
   [["env"], ["env"]],
-  [["env", "set"], ["env"]],
-  [["env", "remove"], ["env"]],
-  [["env", "list"], ["env"]],
+  [["env", "set"], ["help", "env", "set"]],
+  [["env", "remove"], ["help", "env", "remove"]],
+  [["env", "list"], ["help", "env", "list"]],
   [["runs"], ["runs"]],
-  [["runs", "show"], ["runs"]],
-  [["runs", "tail"], ["runs"]],
+  [["runs", "show"], ["help", "runs", "show"]],
+  [["runs", "tail"], ["help", "runs", "tail"]],
   [["install"], ["install"]],
 ];
 
 describe.concurrent.each(RUNTIMES)("-h on every (sub)command ($name)", (runtime) => {
   it.each(COMMANDS)("loopx %j -h / --help: its help on stdout, exit 0, nothing written", async (path, helpOf) => {
-    const reference = await runLoopx(runtime, [...helpOf, "--help"], { cwd: tempDir(), env: isolatedEnv() });
+    const reference = await runLoopx(runtime, helpOf[0] === "help" ? helpOf : [...helpOf, "--help"], { cwd: tempDir(), env: isolatedEnv() });
     expect(reference.code).toBe(0);
-    expect(reference.stdout).toMatch(new RegExp(`^Usage:[\\s\\S]*loopx ${helpOf.join(" ")}\\b`));
+    expect(reference.stdout).toMatch(new RegExp(`^Usage:[\\s\\S]*loopx ${path.join(" ")}\\b`));
     for (const flag of ["-h", "--help"]) {
       const cwd = tempDir();
       const env = isolatedEnv();

@@ -46,7 +46,7 @@ describe("receipts seen where the user looks", () => {
     expect((await loopx(node, ["run", "-n", "1", "b"], other, env)).code).toBe(0);
     const since = await loopx(node, ["runs", "--all", "--since", "1h"], cwd, env);
     const period = since.stdout.split("\n");
-    expect(period.filter((line) => /^total since \S+: \$0\.30 · \$3\.00 est\. · 3\.45k tokens$/.test(line))).toHaveLength(1);
+    expect(period.filter((line) => /^total since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d: \$0\.30 · \$3\.00 est\. · 3\.45k tokens$/.test(line))).toHaveLength(1);
     expect(period).toContain(`  ${cwd}: $0.20 · $2.00 est. · 2.30k tokens`);
     expect(period).toContain(`  ${other}: $0.10 · $1.00 est. · 1.15k tokens`);
     expect(period).toContain("    m-sub: $1.00 est.");

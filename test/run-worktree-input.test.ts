@@ -120,9 +120,16 @@ describe("loopx run --worktree (node)", () => {
     expect(dry.code).toBe(0);
     expect(dry.stdout).toMatch(/^kept +loopx\/live .*: its run is live$/m);
     expect(dry.stdout).toMatch(/^kept +loopx\/done .*: 1 unmerged commit \(--force removes it\)$/m);
+    // What it did, then a summary line (a real clean's lines are not the dry run's).
+    expect(dry.stdout.split("\n").at(-2)).toBe("removed 0 worktrees and their branches, kept 2");
+    const preview = await loopx(channel, ["runs", "clean", "--force", "--dry-run"], root, env);
+    expect(preview.stdout).toMatch(/^would remove loopx\/done .*: 1 unmerged commit$/m);
+    expect(preview.stdout).toMatch(/^would keep loopx\/live .*: its run is live$/m);
+    expect(preview.stdout.split("\n").at(-2)).toBe("would remove 1 worktree and its branch, keep 1 (--dry-run: nothing was removed)");
     const forced = await loopx(channel, ["runs", "clean", "--force"], root, env);
     expect(forced.stdout).toMatch(/^removed +loopx\/done /m);
     expect(forced.stdout).toMatch(/^kept +loopx\/live .*: its run is live$/m);
+    expect(forced.stdout.split("\n").at(-2)).toBe("removed 1 worktree and its branch, kept 1");
     expect(git(root, ["branch", "--list", "loopx/*"], env)).toBe("+ loopx/live\n");
     rmSync(env.HOLD!);
     expect((await live.result).code).toBe(0);
@@ -130,6 +137,7 @@ describe("loopx run --worktree (node)", () => {
     git(root, ["merge", "-q", "--ff-only", "loopx/live"], env);
     const merged = await loopx(channel, ["runs", "clean"], root, env);
     expect(merged.stdout).toMatch(/^removed +loopx\/live /m);
+    expect(merged.stdout.split("\n").at(-2)).toBe("removed 1 worktree and its branch, kept 0");
     expect(git(root, ["worktree", "list"], env).trim().split("\n")).toHaveLength(1);
   });
 

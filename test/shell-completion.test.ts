@@ -71,6 +71,17 @@ describe("loopx completion bash, sourced in a real bash", () => {
     expect(bashComplete(cwd, env, `loopx runs tail ${ids[0]!.slice(0, 11)}`)).toEqual(ids.filter((id) => id.startsWith(ids[0]!.slice(0, 11))).sort());
   });
 
+  it("loopx runs show|tail <TAB> offer only this project's run ids (their latest is this project's); runs stop any project's", async () => {
+    const { cwd, env, ids } = await project();
+    const other = makeProject({ ".loopx/w/index.sh": sh("$LOOPX_BIN output --stop") });
+    expect((await loopx(node, ["run", "w"], other, env)).code).toBe(0);
+    const otherId = JSON.parse((await loopx(node, ["runs", "--json"], other, env)).stdout.trim()) as { id: string };
+    expect(bashComplete(cwd, env, "loopx runs show ")).toEqual(["latest", ...ids].sort());
+    expect(bashComplete(cwd, env, "loopx runs tail ")).toEqual(["latest", ...ids].sort());
+    expect(bashComplete(other, env, "loopx runs show --json ")).toEqual(["latest", otherId.id].sort());
+    expect(bashComplete(cwd, env, "loopx runs stop ")).toEqual(["latest", ...ids, otherId.id].sort());
+  });
+
   it("commands, subcommands and each command's options come from the command classes", async () => {
     const { cwd, env } = await project();
     expect(bashComplete(cwd, env, "loopx ")).toEqual(["completion", "env", "init", "install", "note", "otel", "output", "receipt", "run", "runs", "sandbox", "version"]);

@@ -7,6 +7,8 @@ export type { ValueKind };
 export const VALUE_KIND = Symbol("loopx/value-kind");
 /** Where `optionalValueOption` / `repeatedOption` mark theirs (see OptionSpec). */
 export const VALUE_FORM = Symbol("loopx/value-form");
+/** Where `shownInline` marks a described option that usage lines still show inline (see OptionSpec). */
+export const SHOWN_INLINE = Symbol("loopx/shown-inline");
 
 /**
  * A command class's declarations, read from the class itself: its path, its options and
@@ -27,6 +29,8 @@ export interface CommandSpec {
   details?: string;
   /** The help's text after the options table. */
   notes?: string;
+  /** Examples for the command's own help: [what it does, the command line with `$0` for loopx]. */
+  examples: Array<[string, string]>;
   /**
    * A command with arguments but no options takes every token as an argument, whatever it looks
    * like (`env set K -x` stores "-x"; `-h` as the first argument still asks for help).
@@ -52,6 +56,11 @@ export interface OptionSpec {
   form?: "optional" | "repeated";
   /** For "optional": the kind of its value. */
   optionalKind?: ValueKind;
+  /**
+   * Described (listed in its command's own help) and still shown inline in usage lines: the
+   * options of a subcommand, whose group help and the top-level help show its whole command line.
+   */
+  inline?: boolean;
 }
 
 interface PositionalSpec {
@@ -94,14 +103,20 @@ export function commandSpec(commandClass: CommandClass): CommandSpec {
   const positionals: PositionalSpec[] = [];
   const instance = new commandClass() as unknown as Record<string, unknown>;
   for (const key in instance) {
-    const declaration = instance[key] as { definition?: (builder: unknown, key: string) => void; [VALUE_KIND]?: ValueKind; [VALUE_FORM]?: OptionSpec["form"] } | null;
+    const declaration = instance[key] as {
+      definition?: (builder: unknown, key: string) => void;
+      [VALUE_KIND]?: ValueKind;
+      [VALUE_FORM]?: OptionSpec["form"];
+      [SHOWN_INLINE]?: boolean;
+    } | null;
     if (typeof declaration !== "object" || declaration === null || !(declaration as Record<symbol, unknown>)[Command.isOption]) continue;
     // The subset of clipanion's CommandBuilder that option declarations call.
     const builder = {
       addOption: ({ names, arity = 0, description }: { names: string[]; arity?: number; description?: string }) => {
         const form = declaration[VALUE_FORM];
         const kind = declaration[VALUE_KIND] ?? "text";
-        options.push({ names, value: arity > 0 ? kind : undefined, description, ...(form ? { form } : {}), ...(form === "optional" ? { optionalKind: kind } : {}) });
+        const inline = declaration[SHOWN_INLINE] === true ? { inline: true } : {};
+        options.push({ names, value: arity > 0 ? kind : undefined, description, ...(form ? { form } : {}), ...(form === "optional" ? { optionalKind: kind } : {}), ...inline });
       },
       addPositional: ({ name = key, required }: { name?: string; required?: boolean } = {}) =>
         void positionals.push({ name, required: required !== false, rest: false }),
@@ -119,6 +134,7 @@ export function commandSpec(commandClass: CommandClass): CommandSpec {
     description: commandClass.usage?.description,
     details: commandClass.usage?.details,
     notes: loopxClass.notes,
+    examples: commandClass.usage?.examples ?? [],
     verbatim: options.length === 0 && positionals.length > 0,
     helpShortCircuits: loopxClass.helpShortCircuits === true,
   };
@@ -132,8 +148,8 @@ export function commandSpec(commandClass: CommandClass): CommandSpec {
  * top-level overview) shortens inline option values to their initial: `[--result <v>]`.
  */
 export function synopsis(spec: CommandSpec, compact = false): string {
-  const inline = spec.options.filter((option) => !option.description).map((option) => optionSynopsis(option, compact));
-  const listed = spec.options.some((option) => option.description) ? ["[options]"] : [];
+  const inline = spec.options.filter((option) => !option.description || option.inline).map((option) => optionSynopsis(option, compact));
+  const listed = spec.options.some((option) => option.description && !option.inline) ? ["[options]"] : [];
   return [...spec.path, ...listed, ...argumentSynopsis(spec), ...inline].join(" ");
 }
 

@@ -69,8 +69,11 @@ complete -c loopx -f -a '(__loopx_candidates)'
   }
 }
 
-/** Where the values of each kind come from (loaded only when asked). */
-async function valuesOf(kind: string, cwd: string, env: Record<string, string | undefined>): Promise<string[]> {
+/** The commands whose run id is this project's (their `latest` is too): the others steer any run. */
+const PROJECT_RUN_IDS = new Set(["runs show", "runs tail"]);
+
+/** Where the values of each kind come from (loaded only when asked); `command`: the command's path. */
+async function valuesOf(kind: string, cwd: string, env: Record<string, string | undefined>, command: string[] = []): Promise<string[]> {
   switch (kind) {
     case "target": {
       const { discover } = await import("../runtime/workflow-files.js");
@@ -83,7 +86,9 @@ async function valuesOf(kind: string, cwd: string, env: Record<string, string | 
     }
     case "run-id": {
       const { listRecordIds, recordsDir } = await import("../records/store.js");
-      return ["latest", ...listRecordIds(recordsDir(env))];
+      if (!PROJECT_RUN_IDS.has(command.join(" "))) return ["latest", ...listRecordIds(recordsDir(env))];
+      const { projectRunIds } = await import("../records/project-runs.js");
+      return ["latest", ...projectRunIds(recordsDir(env), cwd)];
     }
     case "run-state":
       return [...(await import("../core/run-states.js")).RUN_STATES];
@@ -137,7 +142,7 @@ export async function complete(line: string, groups: CommandGroups, cwd = proces
   if (pendingKind !== undefined) return lines(await valuesOf(pendingKind, cwd, env));
   if (current.startsWith("-") && !command.verbatim) return lines([...command.options.flatMap((option) => option.names), "-h", "--help"]);
   const argument = command.arguments[positionals] ?? command.arguments.find((candidate) => candidate.rest);
-  const values = argument ? await valuesOf(argument.kind, cwd, env) : [];
+  const values = argument ? await valuesOf(argument.kind, cwd, env, command.path) : [];
   // `loopx runs <TAB>`: the group's subcommands too.
   if (positionals === 0 && rest.length === 0) {
     for (const other of catalog) {

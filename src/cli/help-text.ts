@@ -12,7 +12,9 @@ Usage:
   loopx <command> [options]
   loopx -h | --help
 `;
-const TOP_LEVEL_OUTRO = "Start a project: 'loopx init', then 'loopx run main'.\nRun 'loopx run -h' to list the workflows in .loopx/, 'loopx install -h' for sources.\n";
+const TOP_LEVEL_OUTRO =
+  "Start a project: 'loopx init', then 'loopx run main'.\nRun 'loopx run -h' to list the workflows in .loopx/, 'loopx install -h' for sources.\n" +
+  "'loopx help <command>' (e.g. 'loopx help runs show') prints what '<command> -h' does.\n";
 
 /** Rows wider than this put their description on the next line. */
 const MAX_COLUMN = 40;
@@ -39,20 +41,30 @@ function table(rows: Array<[label: string, description?: string]>, { column, gap
  * The options table of a command's help: its described options, then -h. The column is set by
  * the options with a short name (the spec's); longer loopx-only options wrap.
  */
-function optionsTable(spec: CommandSpec): string {
+function optionsTable(spec: CommandSpec, subcommand = false): string {
   const rows: Array<[string, string]> = spec.options.filter((option) => option.description).map((option) => [optionLabel(option), option.description!]);
-  rows.push(["-h, --help", "Show this help"]);
   const short = rows.filter(([label]) => /^-[^-]/.test(label)).map(([label]) => 2 + label.length + 3);
-  return `Options:\n${table(rows, { column: Math.max(...short) })}`;
+  rows.push(["-h, --help", "Show this help"]);
+  // A subcommand without a short option of its own: the widest label that fits sets the column.
+  return `Options:\n${table(rows, subcommand && short.length === 0 ? {} : { column: Math.max(...short, 2 + "-h, --help".length + 3) })}`;
 }
 
-/** `loopx <command> -h` for a command on its own (run, version, output, install). */
-function commandHelp(spec: CommandSpec): string {
+/** `loopx <command> -h` for a command on its own (run, version, output, install) or a subcommand (`runs show`). */
+function commandHelp(spec: CommandSpec, group?: string): string {
   const sections = [`Usage: loopx ${synopsis(spec)}\n`];
-  if (spec.details) sections.push(spec.details);
-  if (spec.options.some((option) => option.description)) sections.push(optionsTable(spec));
+  // A subcommand has no body of its own: the line the listings show says what it does.
+  const body = spec.details ?? (group !== undefined && spec.description ? `${spec.description}.\n` : undefined);
+  if (body) sections.push(body);
+  if (spec.options.some((option) => option.description) || group !== undefined) sections.push(optionsTable(spec, group !== undefined));
   if (spec.notes) sections.push(spec.notes);
+  if (spec.examples.length > 0) sections.push(examples(spec.examples));
+  if (group !== undefined) sections.push(`More in 'loopx ${group} -h'.\n`);
   return sections.join("\n");
+}
+
+/** `Examples:`, each command line under its comment. */
+function examples(list: Array<[string, string]>): string {
+  return `Examples:\n${list.map(([what, line]) => `  # ${what}\n  ${line.replace(/^\$0\b/, "loopx")}\n`).join("")}`;
 }
 
 /**
@@ -64,9 +76,13 @@ function groupHelp(group: CommandGroup): string {
   return [`Usage:\n${table(rows, { gap: 2 })}`, ...(group.details ? [group.details] : [])].join("\n");
 }
 
-/** The help a command's `-h` shows: its group's if it has siblings. */
-export function helpFor(group: CommandGroup): string {
-  return group.commands.length > 1 ? groupHelp(group) : commandHelp(commandSpec(group.commands[0]!));
+/**
+ * The help a command's `-h` shows: a command on its own, a subcommand (`runs show`, `env set`)
+ * and the bare command of a family (`runs`, whose help is the family's) each their own.
+ */
+export function helpFor(group: CommandGroup, spec?: CommandSpec): string {
+  if (group.commands.length === 1) return commandHelp(commandSpec(group.commands[0]!));
+  return spec !== undefined && spec.path.length > 1 ? commandHelp(spec, group.name) : groupHelp(group);
 }
 
 /** `loopx -h`: every command, a group with a description as one row. */

@@ -12,18 +12,21 @@ export function runHelp(usage: string, projectRoot: string, warn: (message: stri
   for (const issue of discovery.issues) warn(issue);
   const lines = [usage, "Workflows in .loopx/:"];
   if (discovery.workflows.size === 0) lines.push("  (none)");
-  for (const workflow of discovery.workflows.values()) {
+  const scripts = [...discovery.workflows.values()].map(scriptRows);
+  // One column for the file names across every workflow, two spaces after the widest script label.
+  const column = Math.max(0, ...scripts.flat().map(([label]) => label.length)) + 2;
+  for (const [i, workflow] of [...discovery.workflows.values()].entries()) {
     lines.push(`  ${workflow.name}${isValidName(workflow.name) ? "" : "  (invalid name)"}`);
-    lines.push(...scriptLines(workflow));
+    lines.push(...scripts[i]!.map(([label, files]) => `    ${label.padEnd(column)}${files}`));
   }
   return lines.join("\n") + "\n";
 }
 
 /**
- * One line per script name with every file that carries it, so a collision shows all its files
+ * One row per script name with every file that carries it, so a collision shows all its files
  * and an invalid name is marked where it is listed (the warnings on stderr say why).
  */
-function scriptLines(workflow: DiscoveredWorkflow): string[] {
+function scriptRows(workflow: DiscoveredWorkflow): Array<[label: string, files: string]> {
   const byBase = new Map<string, string[]>();
   for (const file of workflow.files) byBase.set(file.base, [...(byBase.get(file.base) ?? []), file.fileName]);
   return [...byBase].map(([base, fileNames]) => {
@@ -32,7 +35,6 @@ function scriptLines(workflow: DiscoveredWorkflow): string[] {
       fileNames.length > 1 ? "(name collision)" : "",
       isValidName(base) ? "" : "(invalid name)",
     ].filter(Boolean);
-    return `    ${base}${notes.length ? `  ${notes.join(" ")}` : ""}    ${fileNames.join(", ")}`;
+    return [`${base}${notes.length ? `  ${notes.join(" ")}` : ""}`, fileNames.join(", ")];
   });
 }
-

@@ -27,6 +27,22 @@ async function topLevelOptionError(token: string, groups: CommandGroups): Promis
 }
 
 /**
+ * `loopx help [<command>...]` (loopx's own addition): the arguments that print the same help,
+ * `<command>... -h`; words that name no command are a usage error, as `loopx <word>` is.
+ */
+async function helpArguments(words: string[], groups: CommandGroups): Promise<string[]> {
+  if (words.length === 0) return ["-h"];
+  const [name, ...sub] = words as [string, ...string[]];
+  if (!Object.hasOwn(groups, name)) {
+    throw new UsageError(`no command ${JSON.stringify(name)} to show help for (commands: ${Object.keys(groups).join(", ")})`);
+  }
+  const paths = (await groups[name]!()).commands.map((command) => commandSpec(command).path.join(" "));
+  const asked = words.join(" ");
+  if (sub.length > 0 && !paths.includes(asked)) throw new UsageError(`no command "loopx ${asked}" to show help for (${name}: ${paths.join(", ")})`);
+  return [...words, "-h"];
+}
+
+/**
  * The spec's grammar (§4, §11, §12): top-level `-h` first, no implicit `run`, every other flag at
  * top level an error; then the command's own grammar (grammar.ts) and help, from its class.
  * `groups`: the commands (tests add a fixture command).
@@ -46,6 +62,7 @@ export async function main(argv: string[], groups: CommandGroups = COMMAND_GROUP
     stdout.write(await complete(args[0] ?? "", groups));
     return 0;
   }
+  if (command === "help") return main(await helpArguments(args, groups), groups);
   if (!Object.hasOwn(groups, command)) {
     throw new UsageError(`unknown command ${JSON.stringify(command)} (commands: ${Object.keys(groups).join(", ")}; to run a workflow: loopx run <workflow>)`);
   }
@@ -53,7 +70,7 @@ export async function main(argv: string[], groups: CommandGroups = COMMAND_GROUP
   const selected = selectCommand(group, args);
   if (selected === "group-help" || wantsHelp(selected.spec, selected.args)) {
     const { helpFor } = await import("./help-text.js");
-    let help = helpFor(group);
+    let help = helpFor(group, selected === "group-help" ? undefined : selected.spec);
     if (command === "run") help = (await import("./help.js")).runHelp(help, process.cwd(), warnToStderr);
     stdout.write(help);
     return 0;

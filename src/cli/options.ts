@@ -1,7 +1,7 @@
 import { Option } from "clipanion";
 import { parseDuration } from "../core/duration.js";
 import { UsageError } from "../core/errors.js";
-import { VALUE_FORM, VALUE_KIND, type ValueKind } from "./command-spec.js";
+import { SHOWN_INLINE, VALUE_FORM, VALUE_KIND, type ValueKind } from "./command-spec.js";
 
 /**
  * An option that takes one value: clipanion's `Option.String` plus the kind of its value. The
@@ -13,6 +13,15 @@ export function valueOption(names: string, kind: ValueKind, description?: string
   const option = Option.String(names, { description }) as unknown as Record<symbol, unknown>;
   option[VALUE_KIND] = kind;
   return option as unknown as string | undefined;
+}
+
+/**
+ * `declaration` (an option field's value), described for its command's own help and still shown
+ * inline in usage lines (a subcommand's options: see OptionSpec.inline).
+ */
+export function shownInline<T>(declaration: T): T {
+  (declaration as unknown as Record<symbol, unknown>)[SHOWN_INLINE] = true;
+  return declaration;
 }
 
 /** A flag that may carry a value after `=` (`--worktree`, `--worktree=<name>`): true, the value, or undefined. */

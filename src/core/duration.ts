@@ -1,20 +1,20 @@
 /**
  * Durations for the time limits (`--timeout`, `--max-time`): a number of seconds (`90`, `1.5`), or
- * numbers with units `h`, `m`, `s`, `ms`, combined largest first, each unit at most once (`1h30m`,
- * `2m30s`, `1s500ms`). Zero, negative, empty or anything else is refused.
+ * numbers with units `w`, `d`, `h`, `m`, `s`, `ms`, combined largest first, each unit at most once
+ * (`7d`, `1h30m`, `2m30s`, `1s500ms`; `--since 2w`). Zero, negative, empty or anything else is refused.
  */
 import { LoopxError } from "./errors.js";
 
-const UNIT_MS = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 } as const;
+const UNIT_MS = { w: 604_800_000, d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000, ms: 1 } as const;
 type Unit = keyof typeof UNIT_MS;
-const ORDER: Unit[] = ["h", "m", "s", "ms"];
+const ORDER: Unit[] = ["w", "d", "h", "m", "s", "ms"];
 const NUMBER = "(?:[0-9]+(?:\\.[0-9]+)?|\\.[0-9]+)";
-const PART = new RegExp(`^(${NUMBER})(ms|h|m|s)`);
+const PART = new RegExp(`^(${NUMBER})(ms|w|d|h|m|s)`);
 const SECONDS = new RegExp(`^${NUMBER}$`);
 
 /** Milliseconds for `text`, or a reason it is not a duration. Fractions of a millisecond round up. */
 export function parseDuration(text: string): { ok: true; ms: number } | { ok: false; error: string } {
-  const bad = (why: string) => ({ ok: false as const, error: `${JSON.stringify(text)} is not a duration: ${why} (e.g. 90, 30s, 20m, 1h30m, 500ms)` });
+  const bad = (why: string) => ({ ok: false as const, error: `${JSON.stringify(text)} is not a duration: ${why} (e.g. 90, 30s, 20m, 1h30m, 500ms, 7d, 2w)` });
   if (text === "") return bad("it is empty");
   let total = 0;
   if (SECONDS.test(text)) {
@@ -27,7 +27,7 @@ export function parseDuration(text: string): { ok: true; ms: number } | { ok: fa
       if (!match) return bad(/^-/.test(rest) ? "it is negative" : `unexpected ${JSON.stringify(rest)}`);
       const unit = match[2] as Unit;
       const rank = ORDER.indexOf(unit);
-      if (rank <= last) return bad(`units go largest first, each once (h, m, s, ms)`);
+      if (rank <= last) return bad(`units go largest first, each once (w, d, h, m, s, ms)`);
       last = rank;
       total += Number(match[1]) * UNIT_MS[unit];
       rest = rest.slice(match[0].length);

@@ -36,6 +36,10 @@ function parseEnvLine(raw: string, line: number): EnvFileLine {
   const eq = raw.indexOf("=");
   if (eq < 0) return { line, raw, problem: "no '=' (expected KEY=VALUE)" };
   const key = raw.slice(0, eq);
+  // A shell's `export X=1` is not the spec's format (§8.1: its key "export X" is invalid, so the
+  // line is ignored): the warning says why, and what the line would be.
+  const exported = /^export\s+([A-Za-z_][A-Za-z0-9_]*)$/.exec(key);
+  if (exported) return { line, raw, problem: `'export ' is shell syntax, not part of loopx's .env format (spec §8.1): write ${exported[1]}=... without it` };
   if (!isValidEnvKey(key)) return { line, raw, problem: `invalid key ${JSON.stringify(key)} (keys match [A-Za-z_][A-Za-z0-9_]*, no spaces around '=')` };
   const value = unquote(raw.slice(eq + 1).trimEnd());
   // No process environment can carry a NUL byte: report it against the file, not the script.

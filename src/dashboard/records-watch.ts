@@ -101,6 +101,7 @@ export class RecordsWatch {
       const index = new RunIndex();
       readLines(tracked.path, 0, tracked.follower.complete, (event, offset, length) => index.add(event, offset, length), undefined, false, ITERATION_START);
       if (tracked.lastStart) index.add(tracked.lastStart, 0, 0); // the one start line the index needs
+      for (const resume of index.resumes) if (startedBefore(tracked.path, resume.offset, resume.n)) index.retried.add(resume.n);
       tracked.detail = index;
     }
     return tracked.detail;
@@ -255,5 +256,27 @@ export class RecordsWatch {
       tracked.sent = key;
       this.emit({ kind: "run", run });
     }
+  }
+}
+
+/** How far before a resume its interrupted iteration's start line is looked for. */
+const RESUME_LOOKBACK = 64 * 1024;
+
+/**
+ * True if iteration `n` started in the lines just before `offset` (a resume's line): the resume
+ * then runs it again. The bulk read skips start lines; the few before each resume are read here.
+ */
+function startedBefore(path: string, offset: number, n: number): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+    const from = Math.max(0, offset - RESUME_LOOKBACK);
+    const buffer = Buffer.alloc(offset - from);
+    readSync(fd, buffer, 0, buffer.length, from);
+    return buffer.toString("utf8").split("\n").some((line) => line.startsWith(ITERATION_START) && line.includes(`"n":${n},`));
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }

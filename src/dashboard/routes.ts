@@ -118,6 +118,12 @@ function iterations(context: RouteContext, [id]: string[]): void {
       target: row.target,
       durationMs: row.durationMs,
       flags: row.flags,
+      // As `runs show` has them: the try a resume ran again, the resume above a sitting's first row, the receipts.
+      retry: row.retry,
+      resumed: index.resumes.filter((resume) => resume.n === n).map(({ time, target, pid }) => ({ n, time, target, pid })),
+      billed: row.billed,
+      estimate: row.estimate,
+      tokens: row.tokens,
       exitCode: end ? end.exitCode : null,
       signal: end?.signal ?? null,
       goto: end?.output?.goto,

@@ -19,6 +19,16 @@ export const FLAG = {
   STOP: 16,
 } as const;
 
+/** Where a resume went on: above iteration `n` (its first) in `runs show`. */
+export interface ResumeMark {
+  n: number;
+  time: string;
+  target: string;
+  pid: number;
+  /** Where its line is in the record (bytes). */
+  offset: number;
+}
+
 export interface Timeline {
   /** Iterations in the run (the highest n seen). */
   count: number;
@@ -54,6 +64,15 @@ export class RunIndex {
   private tokens = new Float64Array(INITIAL);
   /** Where the notes of iteration n are: offset, length, offset, length, ... */
   private readonly noteLines = new Map<number, number[]>();
+  /** The run's resumes, in record order. */
+  readonly resumes: ResumeMark[] = [];
+  /**
+   * Iterations a resume ran again (their first try did not finish): the table marks them, as
+   * `runs show` does. Seen here from a second iteration.start; a record read in bulk skips those
+   * lines, and its reader marks them from the lines before each resume (records-watch.ts).
+   */
+  readonly retried = new Set<number>();
+  private highestStarted = 0;
 
   /** Feeds one event of the record; `offset`/`length`: where its line is (bytes). */
   add(event: RecordEvent, offset: number, length: number): void {
@@ -62,8 +81,13 @@ export class RunIndex {
         const i = this.slot(event.n);
         if (i < 0) return;
         this.target[i] = this.targetId(event.target);
+        if (event.n <= this.highestStarted) this.retried.add(event.n);
+        this.highestStarted = Math.max(this.highestStarted, event.n);
         return;
       }
+      case "run.resume":
+        this.resumes.push({ n: event.iterations + 1, time: event.time, target: event.target, pid: event.pid, offset });
+        return;
       case "iteration.end": {
         const i = this.slot(event.n);
         if (i < 0) return;
@@ -119,11 +143,12 @@ export class RunIndex {
   }
 
   /** Iteration `n` as the table shows it before its line is read. */
-  iteration(n: number): { n: number; target: string; durationMs: number | null; flags: number } | undefined {
+  iteration(n: number): { n: number; target: string; durationMs: number | null; flags: number; retry: boolean; billed: number; estimate: number; tokens: number } | undefined {
     const i = n - 1;
     if (i < 0 || i >= this.count) return undefined;
     const ended = (this.flag[i]! & FLAG.ENDED) !== 0;
-    return { n, target: this.targets[this.target[i]!] ?? "", durationMs: ended ? this.durationMs[i]! : null, flags: this.flag[i]! };
+    const used = { billed: this.billed[i]!, estimate: this.estimate[i]!, tokens: this.tokens[i]! };
+    return { n, target: this.targets[this.target[i]!] ?? "", durationMs: ended ? this.durationMs[i]! : null, flags: this.flag[i]!, retry: this.retried.has(n), ...used };
   }
 
   /**

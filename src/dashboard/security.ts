@@ -12,6 +12,8 @@ import { isIP } from "node:net";
  *   --host: a DNS-rebinding page (evil.example resolving to 127.0.0.1) sends its own name.
  * - Requests that change state are POSTs whose Origin is this server; no CORS headers are ever
  *   sent, so other origins can neither read answers nor send non-simple requests.
+ * - The one exception to the token: a browser's own `GET /favicon.ico` (no query), answered 204
+ *   with no body; nothing else is reachable without the token.
  * - The page runs only its own script (CSP, no inline script) and shows every text of a record as
  *   text (textContent, never HTML).
  */
@@ -26,6 +28,11 @@ export const SECURITY_HEADERS: Record<string, string> = {
   "cache-control": "no-store",
   "cross-origin-resource-policy": "same-origin",
 };
+
+/** True for the browser's own request for a page icon: GET or HEAD of exactly `/favicon.ico`, no query. */
+export function isFaviconAsk(req: { method?: string }, url: URL): boolean {
+  return (req.method === "GET" || req.method === "HEAD") && url.pathname === "/favicon.ico" && url.search === "";
+}
 
 /** True if `given` is the token (constant time). */
 export function tokenMatches(given: string | null | undefined, token: string): boolean {

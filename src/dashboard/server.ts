@@ -10,7 +10,7 @@ import type { ControlChannel } from "./controls.js";
 import { RecordsWatch } from "./records-watch.js";
 import { text } from "./responses.js";
 import { route } from "./routes.js";
-import { hostAllowed, originAllowed, tokenMatches, urlHost } from "./security.js";
+import { SECURITY_HEADERS, hostAllowed, isFaviconAsk, originAllowed, tokenMatches, urlHost } from "./security.js";
 import { EventStreams } from "./streams.js";
 
 /**
@@ -47,6 +47,13 @@ const SHARED_JS =
   `const formatUsd = (${formatUsd.toString()});\nconst formatTokens = (${formatTokens.toString()});\nconst addUsd = (${addUsd.toString()});\n` +
   `const FINISHED = ${JSON.stringify(FINISHED_REASONS)};\nconst STATES = ${JSON.stringify(RUN_STATES)};\nconst GOING = ${JSON.stringify(GOING_STATES)};\n`;
 
+/** A browser's own ask for a page icon, without the page's token: "no icon" (it tells nothing), not a 403. */
+function answeredFavicon(req: IncomingMessage, res: ServerResponse, url: URL): boolean {
+  if (!isFaviconAsk(req, url)) return false;
+  res.writeHead(204, SECURITY_HEADERS).end();
+  return true;
+}
+
 export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
   const token = options.token ?? randomBytes(24).toString("base64url");
   const watch = new RecordsWatch(options.dir);
@@ -63,6 +70,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const gate = (req: IncomingMessage, res: ServerResponse, url: URL): boolean => {
     let refusal: string | undefined;
     if (!hostAllowed(req.headers.host, options.host)) refusal = `refused: Host ${JSON.stringify(req.headers.host ?? "")} does not name this server`;
+    else if (answeredFavicon(req, res, url)) return false;
     else if (!tokenMatches(url.searchParams.get("token"), token)) refusal = "refused: the token of the URL printed by 'loopx runs serve' is missing or wrong";
     else if (req.method === "POST" && !originAllowed(req.headers.origin, req.headers.host)) refusal = "refused: a request that changes a run must come from the dashboard's own page";
     if (refusal !== undefined) text(res, 403, refusal);

@@ -19,8 +19,8 @@ function runningTotal(totals: RunTotals | undefined): string {
  * summary line alone wherever stderr goes. Never on stdout. Styled on a terminal unless NO_COLOR is
  * set or TERM=dumb. The summary of a failed run says why it failed, so the CLI prints no second
  * line for the same failure (the error is marked as reported). The first line and the summary name
- * the run (its id's first 8 characters, longer if they name another run too; on a terminal its
- * shortest unique prefix is bold): what `loopx runs stop` and the other steering commands take.
+ * the run (its id's first 8 characters, longer if they name another run too; on a terminal those
+ * are bold): what `loopx runs stop` and the other steering commands take.
  */
 
 const DIM = ["\x1b[2m", "\x1b[22m"] as const;
@@ -32,18 +32,25 @@ const COLOURS: Record<string, readonly [string, string]> = {
 };
 const YELLOW = ["\x1b[33m", "\x1b[39m"] as const;
 const BOLD = ["\x1b[1m", "\x1b[22m"] as const;
-/** How much of the run's id the lines show, at least. */
+/**
+ * How much of the run's id the lines show and highlight, at least: its whole start time (8 base-36
+ * digits of milliseconds, core/run-id.ts). A shorter prefix can name a run that starts after this
+ * line was written (6 digits: any run started in the same 1.3 s), so runs started together would
+ * show the same one; 8 differ unless they started in the same millisecond, and those are told
+ * apart by the runs known when the line is written and again at the summary.
+ */
 const SHOWN_ID = 8;
 
 /**
- * The run's id as the lines show it: at least its first 8 characters, as many as name it alone
- * among the runs known now (recorded, or with a control channel); `unique` of them name it today.
+ * The run's id as the lines show and highlight it: at least its first 8 characters, as many as
+ * name it alone among the runs known now (recorded, or with a control channel), and never fewer
+ * than `before` (what an earlier line showed).
  */
-function shownRunId(id: string, known: () => Set<string>): { text: string; unique: number } {
+function shownRunId(id: string, known: () => Set<string>, before = 0): { text: string; unique: number } {
   const ids = known();
   ids.add(id);
-  const unique = uniquePrefixLengths([...ids]).get(id) ?? id.length;
-  return { text: id.slice(0, Math.max(SHOWN_ID, unique)), unique };
+  const unique = Math.max(SHOWN_ID, before, uniquePrefixLengths([...ids]).get(id) ?? id.length);
+  return { text: id.slice(0, unique), unique };
 }
 
 /** True when progress lines show before each script here (stderr a terminal, or LOOPX_PROGRESS=1). */
@@ -72,7 +79,8 @@ function lineWriter(styled: boolean, knownIds: () => Set<string>): LineWriter {
     write(text, colour, run) {
       let line = shownText(text);
       if (run) {
-        id ??= shownRunId(run.id, knownIds);
+        // The summary checks again: a run that started in the same millisecond is known by now.
+        id = id === undefined || run.at === "end" ? shownRunId(run.id, knownIds, id?.unique) : id;
         const named = styled ? `run ${BOLD[0]}${id.text.slice(0, id.unique)}${BOLD[1]}${colour[0]}${id.text.slice(id.unique)}` : `run ${id.text}`;
         line = run.at === "start" ? `${named} · ${line}` : `${line} · ${named}`;
       }

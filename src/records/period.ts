@@ -2,6 +2,7 @@ import { addRunTotals, describeTotals, emptyRunTotals, recordTotals, type RunTot
 import type { RecordEvent } from "../core/events.js";
 import { shownText } from "../core/untrusted-text.js";
 import { parseRecord } from "./parse.js";
+import { formatLocalTime } from "./wording.js";
 import type { RunSummary } from "./run-state.js";
 
 /**
@@ -58,7 +59,8 @@ export function periodTotals(summaries: RunSummary[], since: number): PeriodTota
 /** The lines under `loopx runs --since …`: the period's total, then each project's and each model's. */
 export function formatPeriodTotals(period: PeriodTotals): string {
   if (period.totals.receipts === 0) return `no receipts in these ${period.runs} runs\n`;
-  const lines = [`total since ${period.since}: ${describeTotals(period.totals)}`];
+  // In local time, as the table's start column is (--json keeps the ISO time).
+  const lines = [`total since ${formatLocalTime(period.since)}: ${describeTotals(period.totals)}`];
   for (const [project, totals] of Object.entries(period.projects)) {
     lines.push(`  ${project}: ${describeTotals(totals)}`);
     for (const [model, one] of Object.entries(totals.models)) lines.push(`    ${model}: ${describeTotals(one)}`);

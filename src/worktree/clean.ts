@@ -69,18 +69,31 @@ async function unmerged(info: WorktreeInfo, env: Env): Promise<number | undefine
   return count.code === 0 ? Number(count.stdout.trim()) : undefined;
 }
 
-async function cleanOne(found: Found, env: Env, options: CleanOptions): Promise<string> {
+type Outcome = "kept" | "removed" | "failed";
+
+async function cleanOne(found: Found, env: Env, options: CleanOptions): Promise<{ outcome: Outcome; line: string }> {
   const { info } = found;
   const where = `${info.branch}  ${info.path}  (run ${found.id})`;
-  if (found.live) return `kept     ${where}: its run is live`;
+  // A dry run says what it would do; a real one what it did.
+  const keep = options.dryRun ? "would keep" : "kept    ";
+  if (found.live) return { outcome: "kept", line: `${keep} ${where}: its run is live` };
   const [state, ahead] = await Promise.all([worktreeState(info, env), unmerged(info, env)]);
   const reasons = [
     ...(ahead === undefined ? ["its branch cannot be read"] : ahead > 0 ? [`${ahead} unmerged commit${ahead === 1 ? "" : "s"}`] : []),
     ...(state.changes > 0 ? [`${state.changes} uncommitted change${state.changes === 1 ? "" : "s"}`] : []),
   ];
-  if (reasons.length > 0 && !options.force) return `kept     ${where}: ${reasons.join(", ")} (--force removes it)`;
-  if (options.dryRun) return `would remove ${where}: ${reasons.length > 0 ? reasons.join(", ") : describeWork(state)}`;
-  return (await removeWorktree(info, env)) ? `removed  ${where}` : `failed   ${where}: git worktree remove failed (git worktree remove --force ${info.path})`;
+  if (reasons.length > 0 && !options.force) return { outcome: "kept", line: `${keep} ${where}: ${reasons.join(", ")} (--force removes it)` };
+  if (options.dryRun) return { outcome: "removed", line: `would remove ${where}: ${reasons.length > 0 ? reasons.join(", ") : describeWork(state)}` };
+  if (await removeWorktree(info, env)) return { outcome: "removed", line: `removed  ${where}` };
+  return { outcome: "failed", line: `failed   ${where}: git worktree remove failed (git worktree remove --force ${info.path})` };
+}
+
+/** The last line: how many were removed (or would be), kept and failed. */
+function summaryLine(counts: Record<Outcome, number>, dryRun: boolean): string {
+  const removed = counts.removed === 1 ? "1 worktree and its branch" : `${counts.removed} worktrees and their branches`;
+  const parts = dryRun ? [`would remove ${removed}`, `keep ${counts.kept}`] : [`removed ${removed}`, `kept ${counts.kept}`];
+  if (counts.failed > 0) parts.push(`failed to remove ${counts.failed}`);
+  return `${parts.join(", ")}${dryRun ? " (--dry-run: nothing was removed)" : ""}`;
 }
 
 /** Lists and removes; returns the exit code (1 when a removal failed). */
@@ -90,11 +103,12 @@ export async function cleanWorktrees(env: Env, options: CleanOptions, write: (te
     write(`no worktrees of runs${options.all ? "" : ` of ${options.cwd}`} to clean${options.all ? "" : " (--all: every project's)"}\n`);
     return 0;
   }
-  let failed = false;
+  const counts: Record<Outcome, number> = { kept: 0, removed: 0, failed: 0 };
   for (const one of found) {
-    const line = await cleanOne(one, env, options);
-    failed ||= line.startsWith("failed");
+    const { outcome, line } = await cleanOne(one, env, options);
+    counts[outcome]++;
     write(`${line}\n`);
   }
-  return failed ? 1 : 0;
+  write(`${summaryLine(counts, options.dryRun)}\n`);
+  return counts.failed > 0 ? 1 : 0;
 }

@@ -3,7 +3,7 @@ import { LoopxError, UsageError } from "../../core/errors.js";
 import type { RunOutcome, RunRequest } from "../../engine/index.js";
 import { RUN_OPTIONS, type RunOptionValues } from "../../engine/options.js";
 import { placeholder } from "../command-spec.js";
-import { optionalValueOption, parseOptionText, repeatedOption, valueOption } from "../options.js";
+import { optionalValueOption, parseOptionText, repeatedOption, shownInline, valueOption } from "../options.js";
 
 /**
  * `loopx run [options] <workflow>[:<script>]` (spec §4.1, §4.2). Its options are declared here
@@ -97,10 +97,12 @@ export function declareRunOptions(command: object, resume = false): void {
   const fields = command as Record<string, unknown>;
   for (const { name, cli } of RUN_OPTIONS) {
     if (!cli || (resume && !cli.resume)) continue;
-    const description = resume ? undefined : cli.description;
-    if (cli.form === "optional" && cli.kind) fields[name] = optionalValueOption(cli.names, cli.kind, description ?? "");
-    else if (cli.form === "repeated" && cli.kind) fields[name] = repeatedOption(cli.names, cli.kind, description ?? "");
+    const description = cli.description;
+    if (cli.form === "optional" && cli.kind) fields[name] = optionalValueOption(cli.names, cli.kind, description);
+    else if (cli.form === "repeated" && cli.kind) fields[name] = repeatedOption(cli.names, cli.kind, description);
     else fields[name] = cli.kind ? valueOption(cli.names, cli.kind, description) : Option.Boolean(cli.names, false, { description });
+    // On `runs resume`: listed in its own help, inline in `runs -h` and the top-level help.
+    if (resume) shownInline(fields[name]);
   }
 }
 

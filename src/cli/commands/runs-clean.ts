@@ -1,14 +1,21 @@
 import { Command, Option } from "clipanion";
+import { shownInline } from "../options.js";
+
+const flag = (name: string, description: string) => shownInline(Option.Boolean(name, false, { description }));
 
 /** `loopx runs clean [--force] [--dry-run] [--all]`: removes the worktrees ended runs kept (loopx's own addition). */
 export class RunsCleanCommand extends Command {
   static override paths = [["runs", "clean"]];
   static override usage = Command.Usage({
     description: "Remove the worktrees (and loopx/ branches) that ended --worktree\nruns kept; never a live run's, nor unmerged work without --force",
+    examples: [
+      ["what would be removed, and what kept and why", "$0 runs clean --dry-run"],
+      ["remove this project's merged ones", "$0 runs clean"],
+    ],
   });
-  force = Option.Boolean("--force", false);
-  dryRun = Option.Boolean("--dry-run", false);
-  all = Option.Boolean("--all", false);
+  force = flag("--force", "Remove unmerged commits and uncommitted changes too");
+  dryRun = flag("--dry-run", "Only list what it would remove and keep");
+  all = flag("--all", "Every project's, not only this directory's");
 
   async execute(): Promise<number> {
     const { cleanWorktrees } = await import("../../worktree/clean.js");

@@ -2,7 +2,7 @@ import { Command, Option } from "clipanion";
 import { UsageError } from "../../core/errors.js";
 import type { CommandGroup } from "../command-spec.js";
 import { RUN_STATES } from "../../core/run-states.js";
-import { parseCount, parseDurationOption, valueOption } from "../options.js";
+import { parseCount, parseDurationOption, shownInline, valueOption } from "../options.js";
 import { declareRunOptions, givenRunOptions } from "./run.js";
 import { RunsCleanCommand } from "./runs-clean.js";
 
@@ -48,11 +48,18 @@ export class RunsListCommand extends Command {
 /** `loopx runs show [<id> | latest] [--last N] [--json]`: one row per iteration. */
 export class RunsShowCommand extends Command {
   static override paths = [["runs", "show"]];
-  static override usage = Command.Usage({ description: "One run's iterations (a unique prefix of the id is enough;\nno id or latest: this project's newest run)" });
-  json = Option.Boolean("--json", false);
-  last = valueOption("--last", "count");
-  markdown = Option.Boolean("--markdown", false);
-  outcome = Option.Boolean("--outcome", false);
+  static override usage = Command.Usage({
+    description: "One run's iterations (a unique prefix of the id is enough;\nno id or latest: this project's newest run)",
+    examples: [
+      ["this project's newest run, one row per iteration", "$0 runs show"],
+      ["the last 5 iterations of run mwzod2k3 (a unique prefix of its id)", "$0 runs show mwzod2k3 --last 5"],
+      ["the newest run's events, one JSON object per line", "$0 runs show latest --json"],
+    ],
+  });
+  json = flag("--json", "The record's events, one JSON object per line (then a totals line)");
+  last = value("--last", "count", "Only the last <count> iterations");
+  markdown = flag("--markdown", "The run as a Markdown summary (the GitHub Action's job summary)");
+  outcome = flag("--outcome", "How the run ended, as one JSON object");
   id = Option.String({ name: "run-id", required: false });
 
   async execute(): Promise<number> {
@@ -68,8 +75,11 @@ export class RunsShowCommand extends Command {
 /** `loopx runs tail [<id> | latest] [--json]`: follows a run until it ends; exits as the run did. */
 export class RunsTailCommand extends Command {
   static override paths = [["runs", "tail"]];
-  static override usage = Command.Usage({ description: "Follow a run until it ends (no id or latest: this project's\nnewest run); exits with the run's exit code" });
-  json = Option.Boolean("--json", false);
+  static override usage = Command.Usage({
+    description: "Follow a run until it ends (no id or latest: this project's\nnewest run); exits with the run's exit code",
+    examples: [["follow this project's newest run", "$0 runs tail"], ["its events as JSON lines", "$0 runs tail mwzod2k3 --json"]],
+  });
+  json = flag("--json", "The record's events, one JSON object per line");
   id = Option.String({ name: "run-id", required: false });
 
   async execute(): Promise<number> {
@@ -77,6 +87,10 @@ export class RunsTailCommand extends Command {
     return tailRun(process.env, this.id, process.cwd(), this.json, out);
   }
 }
+
+/** A subcommand's option: described in its own help, inline in `runs -h` and the top-level help. */
+const flag = (name: string, description: string) => shownInline(Option.Boolean(name, false, { description }));
+const value = (name: string, kind: Parameters<typeof valueOption>[1], description: string) => shownInline(valueOption(name, kind, description));
 
 /** Ids get their shortest unique prefix in bold on a terminal (NO_COLOR / TERM=dumb: never). */
 function highlightIds(): boolean {
@@ -86,8 +100,14 @@ function highlightIds(): boolean {
 /** `loopx runs stop <id> [--now]`: the running script finishes and no further one starts (--now: as Ctrl-C). */
 export class RunsStopCommand extends Command {
   static override paths = [["runs", "stop"]];
-  static override usage = Command.Usage({ description: "Stop a run after its running script (--now: as Ctrl-C)" });
-  now = Option.Boolean("--now", false);
+  static override usage = Command.Usage({
+    description: "Stop a run after its running script (--now: as Ctrl-C)",
+    examples: [
+      ["no further script starts in run mwzod2k3 (its id's bold prefix on its terminal)", "$0 runs stop mwzod2k3"],
+      ["stop it now, as Ctrl-C in its terminal would", "$0 runs stop mwzod2k3 --now"],
+    ],
+  });
+  now = flag("--now", "Interrupt the running script, as Ctrl-C in the run's terminal");
   id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
@@ -100,7 +120,10 @@ export class RunsStopCommand extends Command {
 /** `loopx runs pause <id>`: the running script finishes; the next one waits for `runs continue`. */
 export class RunsPauseCommand extends Command {
   static override paths = [["runs", "pause"]];
-  static override usage = Command.Usage({ description: "Pause a run: its running script finishes, the next one waits" });
+  static override usage = Command.Usage({
+    description: "Pause a run: its running script finishes, the next one waits",
+    examples: [["pause run mwzod2k3; 'loopx runs continue mwzod2k3' goes on", "$0 runs pause mwzod2k3"]],
+  });
   id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
@@ -113,7 +136,7 @@ export class RunsPauseCommand extends Command {
 /** `loopx runs continue <id>`: a paused run goes on. */
 export class RunsContinueCommand extends Command {
   static override paths = [["runs", "continue"]];
-  static override usage = Command.Usage({ description: "Continue a paused run" });
+  static override usage = Command.Usage({ description: "Continue a paused run", examples: [["run mwzod2k3 starts its next script", "$0 runs continue mwzod2k3"]] });
   id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
@@ -128,6 +151,10 @@ export class RunsResumeCommand extends Command {
   static override paths = [["runs", "resume"]];
   static override usage = Command.Usage({
     description: "Resume a run that ended early or died, where it was\n(-n: <count> more iterations; default: what its -n left;\n--max-cost / --max-tokens: the whole run's new budget)",
+    examples: [
+      ["go on where run mwzod2k3 ended, with what its -n left", "$0 runs resume mwzod2k3"],
+      ["10 more iterations, and a budget of $5 for the whole run", "$0 runs resume mwzod2k3 -n 10 --max-cost 5"],
+    ],
   });
   // -n and the budgets: the run options marked `resume` in engine/options.ts RUN_OPTIONS.
   declare id: string;
@@ -147,10 +174,16 @@ export class RunsResumeCommand extends Command {
 /** `loopx runs serve [--port <port>] [--host <address>] [--open]`: a live web dashboard over the records. */
 export class RunsServeCommand extends Command {
   static override paths = [["runs", "serve"]];
-  static override usage = Command.Usage({ description: "A live web dashboard of every run, at the URL it prints" });
-  port = valueOption("--port", "port");
-  host = valueOption("--host", "address");
-  open = Option.Boolean("--open", false);
+  static override usage = Command.Usage({
+    description: "A live web dashboard of every run, at the URL it prints",
+    examples: [
+      ["serve on 127.0.0.1:7420 and open the URL in a browser", "$0 runs serve --open"],
+      ["any free port", "$0 runs serve --port 0"],
+    ],
+  });
+  port = value("--port", "port", "The port to listen on (default 7420; 0: any free port)");
+  host = value("--host", "address", "The address to listen on (default 127.0.0.1; another one warns)");
+  open = flag("--open", "Open the URL in a browser");
 
   async execute(): Promise<number> {
     const [{ serveRuns }, { VERSION }, { warnToStderr }] = await Promise.all([

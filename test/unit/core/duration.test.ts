@@ -36,11 +36,15 @@ describe("parseDuration", () => {
     ["1.5m", 90_000],
     ["0.0001s", 1],
     ["0h1s", 1000],
+    ["1d", 86_400_000],
+    ["7d", 604_800_000],
+    ["2w", 1_209_600_000],
+    ["1w2d3h", 788_400_000],
   ])("%j is %i ms", (text, expected) => {
     expect(ms(text)).toBe(expected);
   });
 
-  it.each(["", "0", "0s", "0h0m", "-5", "-1s", "5x", "1h1h", "30m1h", "s", "1 h", " 1", "1s ", "1e3", "1.", "1,5", "+1", "NaN", "Infinity", "1d", "1hm", "1sms", "0x10", "٣"])(
+  it.each(["", "0", "0s", "0h0m", "-5", "-1s", "5x", "1h1h", "30m1h", "s", "1 h", " 1", "1s ", "1e3", "1.", "1,5", "+1", "NaN", "Infinity", "1d1w", "1hm", "1sms", "0x10", "٣"])(
     "%j is refused with one line naming it",
     (text) => {
       const parsed = parseDuration(text);

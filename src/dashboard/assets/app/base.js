@@ -74,8 +74,19 @@ function stateBadge(run) {
   return h("span", { class: `state ${run.state}`, "data-state": run.state }, run.newerVersion ? "newer loopx" : run.state);
 }
 
-/** One EventSource for the page: "runs" (all, on connect), "run" (one changed), "removed". */
+/**
+ * One EventSource for the page: "runs" (all, on connect), "run" (one changed), "removed". With
+ * `live=0` in the URL the page asks once and stays as it is: its network goes idle, which a
+ * headless browser's screenshot (`--virtual-time-budget`) waits for.
+ */
 function subscribe(onRuns, onRun, onRemoved) {
+  if (new URLSearchParams(location.search).get("live") === "0") {
+    getJson("/api/runs").then((all) => {
+      live.textContent = "not live (live=0)";
+      onRuns(all);
+    });
+    return;
+  }
   const source = new EventSource(url("/api/events"));
   source.addEventListener("open", () => {
     live.textContent = "live";

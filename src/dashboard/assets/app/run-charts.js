@@ -1,12 +1,22 @@
 // The run page's charts, drawn from its timeline (/api/runs/<id>/timeline): the iterations' durations
-// and marks, and their cost once the run has receipts.
+// and marks, and their cost once the run has receipts. Each is drawn in the CSS pixels of its box
+// (viewBox = its size), so its text is never stretched or squashed, whatever the screen's width.
+
+/** The chart's width in CSS pixels, made its viewBox (with `height`); 1000 before it is laid out. */
+function fitChart(chart, height) {
+  const width = Math.max(200, Math.round(chart.getBoundingClientRect().width) || 1000);
+  chart.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  return width;
+}
 
 /** A bar per column, as tall as its longest iteration (the mean inside it), its marks below; a click on one opens its table page. */
 function drawTimeline(view, t) {
   const { chart, legend } = view;
-  const W = 1000;
+  // Bars down to BASE, the marks' four rows under it, the iteration numbers under those.
   const BASE = 170;
   const TOP = 16;
+  const LABELS = BASE + 4 + 4 * 8 + 14;
+  const W = fitChart(chart, LABELS + 6);
   const nodes = [];
   const n = t.columns.length;
   const width = W / Math.max(1, n);
@@ -33,16 +43,16 @@ function drawTimeline(view, t) {
   });
   nodes.push(svg("text", { class: "axis", x: 2, y: 11 }, t.maxMs > 0 ? `longest ${formatElapsed(t.maxMs)}` : ""));
   nodes.push(svg("line", { x1: 0, x2: W, y1: BASE + 0.5, y2: BASE + 0.5, stroke: "#c8ced8" }));
-  if (t.perColumn === 1 && n <= 40) {
+  if (t.perColumn === 1 && width >= 7 * String(t.count).length + 4) {
     // Few iterations: each bar gets its number.
     t.columns.forEach((c, i) => {
-      nodes.push(svg("text", { class: "axis", x: i * width + width / 2, y: 208, "text-anchor": "middle" }, String(c[0])));
+      nodes.push(svg("text", { class: "axis", x: i * width + width / 2, y: LABELS, "text-anchor": "middle" }, String(c[0])));
     });
   } else {
-    nodes.push(svg("text", { class: "axis", x: 2, y: 208 }, t.count ? "1" : "no iterations yet"));
-    if (t.count > 1) nodes.push(svg("text", { class: "axis", x: W - 2, y: 208, "text-anchor": "end" }, `${t.count}${t.perColumn > 1 ? ` · ${t.perColumn} iterations per bar` : ""}`));
+    nodes.push(svg("text", { class: "axis", x: 2, y: LABELS }, t.count ? "1" : "no iterations yet"));
+    if (t.count > 1) nodes.push(svg("text", { class: "axis", x: W - 2, y: LABELS, "text-anchor": "end" }, `${t.count}${t.perColumn > 1 ? ` · ${t.perColumn} iterations per bar` : ""}`));
   }
-  if (!t.count) nodes.push(svg("text", { class: "axis", x: 2, y: 208 }, "no iterations yet"));
+  if (!t.count) nodes.push(svg("text", { class: "axis", x: 2, y: LABELS }, "no iterations yet"));
   chart.replaceChildren(...nodes);
   chart.setAttribute("data-columns", String(n));
   chart.setAttribute("data-count", String(t.count));
@@ -58,11 +68,9 @@ function drawTimeline(view, t) {
  */
 function drawCosts(view, t) {
   const { costs, costSection } = view;
-  const W = 1000;
   const BASE = 130;
   const TOP = 14;
   const n = t.columns.length;
-  const width = W / Math.max(1, n);
   let most = 0;
   let billed = 0;
   let estimate = 0;
@@ -75,6 +83,8 @@ function drawCosts(view, t) {
   }
   costSection.hidden = most === 0 && tokens === 0;
   if (costSection.hidden) return;
+  const W = fitChart(costs, BASE + 20);
+  const width = W / Math.max(1, n);
   const nodes = [];
   const scale = most > 0 ? (BASE - TOP) / most : 0;
   const lineScale = Math.max(billed, estimate) > 0 ? (BASE - TOP) / Math.max(billed, estimate) : 0;

@@ -40,6 +40,12 @@ function runPage(id) {
   );
   refresh(view);
   followRun(view);
+  // The charts are drawn to their box's width (run-charts.js): again when it changes.
+  let resized;
+  window.addEventListener("resize", () => {
+    clearTimeout(resized);
+    resized = setTimeout(() => refresh(view), 150);
+  });
 }
 
 /** The page's elements, and its state: `run` (the run's summary), `from` (highest n of the table page shown; undefined: follow the newest). */
@@ -49,12 +55,13 @@ function runView(id) {
   view.current = h("div", { class: "current", id: "current", hidden: true });
   view.answer = h("span", { class: "answer", id: "control-answer" });
   view.buttons = CONTROLS.map(([action, label]) => h("button", { type: "button", "data-action": action, onclick: () => control(view, action, label) }, label));
-  view.chart = svg("svg", { id: "timeline", viewBox: "0 0 1000 210", preserveAspectRatio: "none", role: "img" });
+  view.chart = svg("svg", { id: "timeline", viewBox: "0 0 1000 226", role: "img" });
   view.legend = h("div", { class: "legend", id: "legend" });
-  view.costs = svg("svg", { id: "costs", viewBox: "0 0 1000 150", preserveAspectRatio: "none", role: "img" });
+  view.costs = svg("svg", { id: "costs", viewBox: "0 0 1000 150", role: "img" });
   view.costSection = h("div", { id: "cost-section", hidden: true }, h("h2", {}, "Cost"), h("div", { class: "chart" }, view.costs, h("div", { class: "legend" }, h("span", {}, h("span", { class: "swatch billed" }), "billed"), h("span", {}, h("span", { class: "swatch estimate" }), "estimate (not paid per call)"), h("span", {}, h("span", { class: "swatch line" }), "cumulative"))));
   view.pager = h("div", { class: "pager" });
   view.body = h("tbody", { id: "iterations" });
+  view.head = h("thead", {});
   main.replaceChildren(
     h("h1", {}, "Run ", h("span", { id: "run-id" }, id), " ", h("span", { id: "run-state" })),
     view.facts,
@@ -65,7 +72,7 @@ function runView(id) {
     view.costSection,
     h("h2", {}, "Iterations"),
     view.pager,
-    h("div", { class: "table-box" }, h("table", {}, h("thead", {}, h("tr", {}, ...["#", "Target", "Duration", "Exit", "Next", "Result"].map((t, i) => h("th", { class: i === 0 || i === 2 ? "num" : undefined }, t)))), view.body)),
+    h("div", { class: "table-box" }, h("table", {}, view.head, view.body)),
   );
   view.chart.addEventListener("click", (e) => {
     const first = e.target?.getAttribute?.("data-last");

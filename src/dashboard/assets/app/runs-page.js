@@ -17,7 +17,8 @@ function runsPage() {
 
   function render() {
     const sorted = [...runs.values()].sort((a, b) => (a.id < b.id ? 1 : -1));
-    body.replaceChildren(...sorted.filter((run) => (!project.value || run.project === project.value) && (!state.value || run.state === state.value)).map(runRow));
+    const shown = shortIds(sorted.map((run) => run.id));
+    body.replaceChildren(...sorted.filter((run) => (!project.value || run.project === project.value) && (!state.value || run.state === state.value)).map((run) => runRow(run, shown.get(run.id))));
     empty.hidden = runs.size > 0;
   }
 
@@ -60,14 +61,28 @@ function syncFilters(runs, project, state) {
   }
 }
 
+/**
+ * Each id's first 8 characters (its start time), more where those name another run too: what the
+ * terminal shows and `loopx runs stop` takes. The whole id is the link's title.
+ */
+function shortIds(ids) {
+  const sorted = [...ids].sort();
+  const common = (a, b) => {
+    let i = 0;
+    while (a && b && i < a.length && a[i] === b[i]) i++;
+    return i;
+  };
+  return new Map(sorted.map((id, i) => [id, id.slice(0, Math.max(8, Math.max(common(id, sorted[i - 1]), common(id, sorted[i + 1])) + 1))]));
+}
+
 /** A run's row in the runs table. */
-function runRow(run) {
+function runRow(run, shown) {
   return h(
     "tr",
     { "data-run": run.id, "data-iterations": run.iterations },
-    h("td", {}, h("a", { href: url(`/runs/${run.id}`) }, run.id)),
+    h("td", {}, h("a", { href: url(`/runs/${run.id}`), title: run.id, class: "run-id" }, shown || run.id)),
     h("td", {}, stateBadge(run)),
-    h("td", { class: "text" }, run.project),
+    h("td", { class: "text project" }, run.project),
     h("td", {}, run.worktree ? `${run.target} · ${run.worktree.branch}` : run.target),
     h("td", {}, run.start ? formatLocalTime(run.start) : ""),
     h("td", { class: "num", "data-ticking": GOING.includes(run.state) ? run.id : undefined }, durationText(run)),
