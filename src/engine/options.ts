@@ -208,19 +208,40 @@ export const RUN_OPTIONS = [
       return value as number | undefined;
     },
   }),
+  // The stall sensor (src/stall/): the engine composes its part with the scratch directory.
+  declare({
+    name: "stallAfter",
+    cli: { names: "--stall-after", kind: "count", description: "End the run \"stalled\" (exit 4) after <count> iterations in a row without progress (loopx's own addition)", resume: true, example: "a count, e.g. --stall-after 3" },
+    api: true,
+    recorded: true,
+    check: (value) => {
+      if (value !== undefined && (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1)) throw new LoopxError(`stallAfter must be a positive integer, got ${describeValue(value)}`);
+      return value as number | undefined;
+    },
+  }),
   // A run in its own git worktree (src/worktree/): checked together (worktree/option.ts); the engine
   // makes the worktree before the session exists and gives it the run's project root.
   declare({
     name: "worktree",
     cli: { names: "--worktree", kind: "worktree-name", form: "optional", description: "Run in a new git worktree on branch loopx/<name> (default name: the run id; loopx's own addition)" },
     api: true,
-    check: (value, _root, given) => validateWorktreeOption(value, given.worktreeCopy),
+    check: (value, _root, given) => validateWorktreeOption(value, given.worktreeCopy, given.worktreeMerge),
   }),
   declare({
     name: "worktreeCopy",
     cli: { names: "--worktree-copy", kind: "path", form: "repeated", description: "Copy this untracked path into the worktree too (repeatable; loopx's own addition)" },
     api: true,
     check: (value) => value as string[] | undefined,
+  }),
+  declare({
+    name: "worktreeMerge",
+    cli: { names: "--worktree-merge", description: "With --worktree: merge the run's branch (--no-ff) into the branch it started from when its workflow stops it with exit 0 (loopx's own addition)" },
+    api: true,
+    requires: "worktree",
+    check: (value) => {
+      if (value !== undefined && typeof value !== "boolean") throw new LoopxError(`worktreeMerge must be a boolean, got ${describeValue(value)}`);
+      return value === true ? true : undefined;
+    },
   }),
   declare({
     name: "summary",

@@ -75,6 +75,8 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
       return "left early by its caller";
     case "budget":
       return end.message ?? "budget reached";
+    case "stalled":
+      return end.message ?? "stalled";
   }
 }
 

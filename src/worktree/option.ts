@@ -7,7 +7,7 @@ import { checkWorktreeName } from "./place.js";
  * RunOptions.worktree (`--worktree[=<name>]`) and RunOptions.worktreeCopy (`--worktree-copy`),
  * checked: undefined when the run works in the project's own tree (the default, which costs nothing).
  */
-export function validateWorktreeOption(worktree: unknown, copy: unknown): WorktreeOption | undefined {
+export function validateWorktreeOption(worktree: unknown, copy: unknown, merge?: unknown): WorktreeOption | undefined {
   if (copy !== undefined && (!Array.isArray(copy) || copy.some((path) => typeof path !== "string" || path === "" || path.includes("\0")))) {
     throw new LoopxError(`worktreeCopy must be an array of paths, got ${Array.isArray(copy) ? "an array holding a non-path" : describeValue(copy)}`);
   }
@@ -16,5 +16,5 @@ export function validateWorktreeOption(worktree: unknown, copy: unknown): Worktr
     return undefined;
   }
   if (worktree !== true && typeof worktree !== "string") throw new LoopxError(`worktree must be true or a name, got ${describeValue(worktree)}`);
-  return { ...(typeof worktree === "string" ? { name: checkWorktreeName(worktree) } : {}), copy: (copy as string[] | undefined) ?? [] };
+  return { ...(typeof worktree === "string" ? { name: checkWorktreeName(worktree) } : {}), copy: (copy as string[] | undefined) ?? [], ...(merge === true ? { merge: true } : {}) };
 }
