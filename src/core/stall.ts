@@ -106,17 +106,18 @@ function repeated(flat: FlatIteration[], mark: number | undefined): string {
   const parts: string[] = [];
   const states = new Map<number, string>();
   for (const item of flat) if (item.since !== undefined) states.set(item.since, item.state!);
-  for (const [since, words] of states) parts.push(`the workspace as it was ${since === 0 ? "at the start" : `after iteration ${since}`} (${words})`);
+  const left = [...states].map(([since, words]) => `as it was ${since === 0 ? "at the start" : `after iteration ${since}`} (${words})`);
+  if (left.length > 0) parts.push(`they left the workspace ${left.join(" or ")}`);
   const signals = flat.flatMap((item) => item.signals ?? []);
   if (signals.length > 0) {
     const distinct = [...new Set(signals.map(String))].slice(0, 3);
-    parts.push(`progress ${distinct.join(", ")}${mark !== undefined ? `, short of beating the best (${mark}) by the minimum step` : ", seen before"}`);
+    parts.push(`their progress (${distinct.join(", ")}) ${mark !== undefined ? `did not beat the best (${mark}) by the minimum step` : "was seen before"}`);
   }
-  return parts.length > 0 ? parts.join("; ") : "no progress signal and no workspace to compare";
+  return parts.length > 0 ? parts.join("; ") : "no progress signal came, and there is no git work tree to compare";
 }
 
 /** The one line a stalled run ends with. */
 export function stallMessage(after: number, flat: FlatIteration[], mark: number | undefined): string {
   const ns = flat.map((item) => item.n);
-  return `stalled: iteration${ns.length === 1 ? "" : "s"} ${iterationList(ns)} made no progress (--stall-after ${after}): they repeated ${repeated(flat, mark)}`;
+  return `stalled: iteration${ns.length === 1 ? "" : "s"} ${iterationList(ns)} made no progress (--stall-after ${after}): ${repeated(flat, mark)}`;
 }
