@@ -157,7 +157,7 @@ interface TreeSharedEvent extends EventBase {
  * The stall sensor (`--stall-after`, loopx's own addition; src/stall/) ended the run: `after`
  * iterations in a row made no progress. Just before `run.end` (reason `stalled`), with the evidence.
  */
-export interface RunStallEvent extends EventBase {
+interface RunStallEvent extends EventBase {
   type: "run.stall";
   /** --stall-after's count. */
   after: number;
