@@ -9,7 +9,7 @@
 import type { RunEndReason } from "./run-states.js";
 import type { Receipt, RunTotals } from "./receipt-types.js";
 import type { WorktreeInfo } from "./worktree-events.js";
-import type { FlatIteration } from "./stall.js";
+import type { StallEvidence } from "./stall.js";
 
 /** Bumped only when a field changes meaning; readers report records of a newer version. */
 export const EVENT_VERSION = 1;
@@ -153,20 +153,9 @@ interface TreeSharedEvent extends EventBase {
   pid: number;
 }
 
-/**
- * The stall sensor (`--stall-after`, loopx's own addition; src/stall/) ended the run: `after`
- * iterations in a row made no progress. Just before `run.end` (reason `stalled`), with the evidence.
- */
-interface RunStallEvent extends EventBase {
+/** The stall sensor (`--stall-after`; core/stall.ts) ended the run: just before `run.end` (reason `stalled`), with the evidence. */
+interface RunStallEvent extends EventBase, StallEvidence {
   type: "run.stall";
-  /** --stall-after's count. */
-  after: number;
-  /** The flat iterations, each with the state it left (first seen after iteration `since`; 0: the start) and its progress values. */
-  flat: FlatIteration[];
-  /** The run's best progress number, when a script sent one. */
-  mark?: number;
-  /** The one line loopx printed. */
-  message: string;
 }
 
 /** The events a part may add to its run (see RunControls.emit): the fields the session fills in left out. */
@@ -247,19 +236,7 @@ export interface WarningEvent extends EventBase {
   message: string;
 }
 
-export type LoopEvent =
-  | RunStartEvent
-  | RunResumeEvent
-  | IterationStartEvent
-  | IterationEndEvent
-  | RunPauseEvent
-  | RunContinueEvent
-  | RunStopEvent
-  | WarningEvent
-  | RunHookEvent
-  | TreeSharedEvent
-  | RunStallEvent
-  | RunEndEvent;
+export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | TreeSharedEvent | RunStallEvent | RunEndEvent;
 
 /**
  * A line a script added to its run's record (`loopx note`, `note()`; see

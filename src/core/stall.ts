@@ -1,3 +1,6 @@
+import { describeValue } from "./describe.js";
+import { LoopxError } from "./errors.js";
+
 /**
  * The stall sensor (`loopx run --stall-after <n>`, loopx's own addition), its pure half: what
  * counts as progress, and when a run has gone `n` iterations without any. The workspace's
@@ -36,6 +39,26 @@ export interface FlatIteration {
   state?: string;
   /** The progress values it sent that did not count. */
   signals?: Array<number | string>;
+}
+
+/** What the `run.stall` event (events.ts) holds: `after` flat iterations in a row, and what they did. */
+export interface StallEvidence {
+  /** --stall-after's count. */
+  after: number;
+  /** The flat iterations, each with the state it left (first seen after iteration `since`; 0: the start) and its progress values. */
+  flat: FlatIteration[];
+  /** The run's best progress number, when a script sent one. */
+  mark?: number;
+  /** The one line loopx printed. */
+  message: string;
+}
+
+/** --stall-after / RunOptions.stallAfter, checked: a positive integer, or undefined (no sensor). */
+export function validateStallAfter(value: unknown): number | undefined {
+  if (value !== undefined && (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1)) {
+    throw new LoopxError(`stallAfter must be a positive integer, got ${describeValue(value)}`);
+  }
+  return value;
 }
 
 export class StallTracker {

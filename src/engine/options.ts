@@ -6,7 +6,8 @@ import type { LoopEvent, RecordedOptions } from "../core/events.js";
 import type { RunPart } from "../core/run-part.js";
 import type { ValueKind } from "../core/value-kinds.js";
 import { timeLimits } from "../parts/time-limits.js";
-import { validateWorktreeOption } from "../worktree/option.js";
+import { validateWorktreeMerge, validateWorktreeOption } from "../worktree/option.js";
+import { validateStallAfter } from "../core/stall.js";
 
 /**
  * The options of a run, declared once. Each entry reaches, with no other edit:
@@ -209,16 +210,7 @@ export const RUN_OPTIONS = [
     },
   }),
   // The stall sensor (src/stall/): the engine composes its part with the scratch directory.
-  declare({
-    name: "stallAfter",
-    cli: { names: "--stall-after", kind: "count", description: "End the run \"stalled\" (exit 4) after <count> iterations in a row without progress (loopx's own addition)", resume: true, example: "a count, e.g. --stall-after 3" },
-    api: true,
-    recorded: true,
-    check: (value) => {
-      if (value !== undefined && (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1)) throw new LoopxError(`stallAfter must be a positive integer, got ${describeValue(value)}`);
-      return value as number | undefined;
-    },
-  }),
+  declare({ name: "stallAfter", api: true, recorded: true, check: validateStallAfter, cli: { names: "--stall-after", kind: "count", description: "End the run \"stalled\" (exit 4) after <count> iterations in a row without progress (loopx's own addition)", resume: true, example: "a count, e.g. --stall-after 3" } }),
   // A run in its own git worktree (src/worktree/): checked together (worktree/option.ts); the engine
   // makes the worktree before the session exists and gives it the run's project root.
   declare({
@@ -233,16 +225,7 @@ export const RUN_OPTIONS = [
     api: true,
     check: (value) => value as string[] | undefined,
   }),
-  declare({
-    name: "worktreeMerge",
-    cli: { names: "--worktree-merge", description: "With --worktree: merge the run's branch (--no-ff) into the branch it started from when its workflow stops it with exit 0 (loopx's own addition)" },
-    api: true,
-    requires: "worktree",
-    check: (value) => {
-      if (value !== undefined && typeof value !== "boolean") throw new LoopxError(`worktreeMerge must be a boolean, got ${describeValue(value)}`);
-      return value === true ? true : undefined;
-    },
-  }),
+  declare({ name: "worktreeMerge", api: true, requires: "worktree", check: validateWorktreeMerge, cli: { names: "--worktree-merge", description: "With --worktree: merge the run's branch (--no-ff) into the branch it started from when its workflow stops it with exit 0 (loopx's own addition)" } }),
   declare({
     name: "summary",
     cli: { names: "--summary", description: "Print the summary line when the run ends, also off a terminal (loopx's own addition)" },

@@ -3,6 +3,12 @@ import { LoopxError } from "../core/errors.js";
 import type { WorktreeOption } from "./part.js";
 import { checkWorktreeName } from "./place.js";
 
+/** RunOptions.worktreeMerge / --worktree-merge: true or undefined (worktree's own check takes it in). */
+export function validateWorktreeMerge(value: unknown): true | undefined {
+  if (value !== undefined && typeof value !== "boolean") throw new LoopxError(`worktreeMerge must be a boolean, got ${describeValue(value)}`);
+  return value === true ? true : undefined;
+}
+
 /**
  * RunOptions.worktree (`--worktree[=<name>]`) and RunOptions.worktreeCopy (`--worktree-copy`),
  * checked: undefined when the run works in the project's own tree (the default, which costs nothing).
