@@ -118,7 +118,7 @@ export function givenRunOptions(command: object, resume = false): RunOptionValue
   for (const option of resume ? [] : RUN_OPTIONS) {
     const other = "requires" in option ? RUN_OPTIONS.find((o) => o.name === option.requires) : undefined;
     if (other?.cli && option.cli && given[option.name] !== undefined && given[other.name] === undefined) {
-      throw new UsageError(`${option.cli.names} needs ${other.cli.names}${other.cli.kind ? ` ${placeholder(other.cli.kind)}` : ""}`);
+      throw new UsageError(`${option.cli.names} needs ${other.cli.names}${other.cli.kind && other.cli.form !== "optional" ? ` ${placeholder(other.cli.kind)}` : ""}`);
     }
   }
   return given;
