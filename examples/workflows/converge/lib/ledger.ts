@@ -73,7 +73,8 @@ export function memoryPrompt(ledger: Ledger, root: string): string {
 /** The milestone commit: the work (git add -A) with the handoff and the compacted log as its body; the scratch files cleared. */
 export function milestone(ledger: Ledger, root: string, subject: string): string | undefined {
   const body = [read(ledger.handoff, HANDOFF_CHARS) || "(no handoff)", "", "Log:", read(ledger.log, LOG_CHARS) || "(empty)"].join("\n");
-  const add = spawnSync("git", ["add", "-A"], { cwd: root, encoding: "utf8" });
+  // The project's work, not the loop's own files (.loopx/ is installed, often untracked).
+  const add = spawnSync("git", ["add", "-A", "--", ".", ":(exclude).loopx"], { cwd: root, encoding: "utf8" });
   if (add.status !== 0) return `milestone not committed: git add failed: ${add.stderr.trim().split("\n")[0]}`;
   const commit = spawnSync("git", ["commit", "-q", "--allow-empty", "-m", `${MILESTONE_SUBJECT} (${subject})`, "-m", body], { cwd: root, encoding: "utf8" });
   if (commit.status !== 0) return `milestone not committed: ${(commit.stderr || commit.stdout).trim().split("\n")[0]}`;
