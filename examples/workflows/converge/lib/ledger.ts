@@ -8,7 +8,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileS
 import { join } from "node:path";
 
 /** The subject of every milestone commit (how the next runs find them). */
-export const MILESTONE_SUBJECT = "converge: milestone";
+const MILESTONE_SUBJECT = "converge: milestone";
 /** The working log read back / kept in a milestone: its last lines. */
 const LOG_CHARS = 4000;
 const HANDOFF_CHARS = 8000;
