@@ -90,6 +90,16 @@ describe.concurrent.each(CHANNELS)("--stall-after ($name)", (channel: Channel) =
     expect(only(refused.stderr)).toHaveLength(1);
   });
 
+  it("progress() from \"loopx\" in a TypeScript script keeps a loop alive; the same value again does not", async () => {
+    const env = gitEnv();
+    const root = repo(env, {
+      ".loopx/ts/index.ts": 'import { progress } from "loopx";\nprogress(Number(process.env.LOOPX_ITERATION) > 3 ? 3 : Number(process.env.LOOPX_ITERATION));\n',
+    });
+    const result = await loopx(channel, ["run", "-n", "8", "--stall-after", "2", "ts"], root, env);
+    expect(result.code, result.stderr).toBe(4);
+    expect(only(result.stderr)[0]).toContain("iterations 4 and 5 made no progress (--stall-after 2)");
+  });
+
   it("runs resume goes on with a stalled run: the next iterations count anew", async () => {
     const env = gitEnv();
     // Changes nothing until iteration 4, then commits, and stops at 5.
