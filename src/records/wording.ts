@@ -144,6 +144,8 @@ export function describeSteering(event: RecordEvent): string | undefined {
       return `continued at ${at} after ${formatElapsed(event.pausedMs)} paused`;
     case "run.stop":
       return event.now ? `stop now requested at ${at}` : `stop requested at ${at}${event.running ? ` · ${event.running} finishes, no further script starts` : ""}`;
+    case "run.stall":
+      return `${event.message} (at ${at})`;
     default:
       return undefined;
   }
