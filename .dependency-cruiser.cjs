@@ -13,7 +13,7 @@
 // features do not import each other, except for the few pairs in ALLOWED, each with its reason.
 
 /** The feature folders (src/<name>/). Add yours here. */
-const FEATURES = ["parts", "control", "guardian", "install", "receipts", "hooks", "telemetry", "worktree", "sandbox"];
+const FEATURES = ["parts", "control", "guardian", "install", "receipts", "hooks", "telemetry", "worktree", "sandbox", "stall"];
 
 /** The only imports between features: [from, to, why]. Keep this list short. */
 const ALLOWED = [

@@ -132,6 +132,12 @@ export async function main(env = process.env) {
   } catch (error) {
     return fail(`the input args: ${error.message}`), 1;
   }
+  // The inputs that are run options: before `args`, which may add to them.
+  const stallAfter = input("stall-after", env);
+  if (stallAfter) extra.unshift("--stall-after", stallAfter);
+  const merge = input("worktree-merge", env);
+  if (merge && merge !== "true" && merge !== "false") return fail(`the input worktree-merge must be true or false, got ${JSON.stringify(merge)}`), 1;
+  if (merge === "true") extra.unshift("--worktree", "--worktree-merge");
   const cwd = resolve(env.GITHUB_WORKSPACE ?? process.cwd(), input("working-directory", env) || ".");
   let loopx;
   try {

@@ -1,7 +1,7 @@
 /**
  * loopx loop-overhead benchmark: `npm run bench` (builds dist/ first), or, with dist/ already
  * built, `node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary]
- * [--only loop,startup,scripts,ping,rss,idle-rss,install-size,huge-stdout,records,receipts,control,telemetry,runs-show,strays,guardian,worktree,dashboard,sandbox,node-versions]
+ * [--only loop,startup,scripts,ping,rss,idle-rss,install-size,huge-stdout,records,receipts,control,telemetry,runs-show,strays,guardian,worktree,stall,dashboard,sandbox,node-versions]
  * [--binary <path>] [--before <checkout>] [--json <file>] [--keep]`.
  *
  * This file is the runner; each measured thing is one module in scripts/bench/measures/ (a
@@ -55,6 +55,9 @@
  * Worktrees (worktree): `run -n 1 --worktree` against `run -n 1` in a 10,000-file repository (the
  * worktree made and removed), beside git's own add + remove; and a 50-iteration run both ways.
  *
+ * Stall sensor (stall): one workspace fingerprint in a 10,000-file repository (clean; 10 changed
+ * and 10 untracked files), and a 50-iteration run without and with --stall-after.
+ *
  * Dashboard (dashboard): `loopx runs serve` in Chromium: a 100,000-iteration run's page interactive
  * (target < 1 s), the server's memory, and a live event's way from the record to an open page
  * (target < 500 ms).
@@ -97,6 +100,7 @@ import { benchStrays, formatStrays } from "./bench/measures/strays.js";
 import { benchGuardian, formatGuardian } from "./bench/measures/guardian.js";
 import { benchWorktree, formatWorktree } from "./bench/measures/worktree.js";
 import { benchSandbox, formatSandbox } from "./bench/measures/sandbox.js";
+import { benchStall, formatStall } from "./bench/measures/stall.js";
 import { fmt, loadAverage } from "./bench/report.js";
 import { BUDGET_MS, BUN, JSON_OUT, KEEP, QUICK, ROUNDS, RSS_ITERATIONS, WORK, createProject, flagValue } from "./bench/setup.js";
 
@@ -264,6 +268,14 @@ const MEASURES: Measure[] = [
     async run() {
       const sandbox = await benchSandbox({ quick: QUICK });
       return { print: () => console.log(`\n${formatSandbox(sandbox)}`), json: { sandbox } };
+    },
+  },
+  {
+    id: "stall",
+    title: "--stall-after: one fingerprint of a 10,000-file repository, a 50-iteration run with and without",
+    async run() {
+      const stall = await benchStall({ quick: QUICK });
+      return { print: () => console.log(`\n${formatStall(stall)}`), json: { stall } };
     },
   },
   {

@@ -9,7 +9,8 @@
  */
 // note(): a line in the run's record (loopx's own addition).
 // receipt(): what the script's work used — cost, tokens, model (loopx's own addition).
-export { output, input, note, receipt } from "./api/script-helpers.js";
+// progress(): a progress signal for the run's stall sensor, --stall-after (loopx's own addition).
+export { output, input, note, receipt, progress } from "./api/script-helpers.js";
 export type { Output } from "./core/output.js";
 export type {
   LoopEvent,

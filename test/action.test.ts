@@ -288,6 +288,16 @@ linuxOnly("the loopx GitHub Action's entry", () => {
     }
   });
 
+  it("the stall-after input: a loop without progress ends stalled, exit 4; a worktree-merge that is not true or false is one line", async () => {
+    const project = makeProject({ ".loopx/work/index.sh": COUNTER });
+    const run = await runAction(runnerEnv(project, { target: "work", "stall-after": "2", args: "-n 10" }));
+    expect(run.code, run.stdout + run.stderr).toBe(4);
+    expect(run.outputs).toMatchObject({ state: "stalled", "exit-code": "4", iterations: "2" });
+    const bad = await runAction(runnerEnv(project, { target: "work", "worktree-merge": "yes" }));
+    expect(bad.code).toBe(1);
+    expect(bad.stdout.trim().split("\n")).toEqual([expect.stringMatching(/input worktree-merge must be true or false, got "yes"/)]);
+  });
+
   it("cancellation (SIGINT, then SIGTERM, as GitHub sends them): interrupted, summary written, nothing left", async () => {
     const tag = `action-${process.pid}-${Date.now()}`;
     const project = makeProject({ ".loopx/work/index.sh": sh(`touch "$LOOPX_PROJECT_ROOT/started"; trap '' TERM INT; sleep 60 & wait; sleep 60`) });

@@ -84,13 +84,13 @@ describe("loopx completion bash, sourced in a real bash", () => {
 
   it("commands, subcommands and each command's options come from the command classes", async () => {
     const { cwd, env } = await project();
-    expect(bashComplete(cwd, env, "loopx ")).toEqual(["completion", "env", "init", "install", "note", "otel", "output", "receipt", "run", "runs", "sandbox", "version"]);
+    expect(bashComplete(cwd, env, "loopx ")).toEqual(["completion", "env", "init", "install", "note", "otel", "output", "progress", "receipt", "run", "runs", "sandbox", "version"]);
     expect(bashComplete(cwd, env, "loopx sandbox ")).toEqual(["show"]);
     expect(bashComplete(cwd, env, "loopx runs ")).toEqual(["clean", "continue", "pause", "resume", "serve", "show", "stop", "tail"]);
     expect(bashComplete(cwd, env, "loopx env ")).toEqual(["list", "remove", "set"]);
     expect(bashComplete(cwd, env, "loopx otel ")).toEqual(["test"]);
     expect(bashComplete(cwd, env, "loopx nope ")).toEqual([]);
-    expect(bashComplete(cwd, env, "loopx run --")).toEqual(["--count-estimates", "--help", "--log", "--max-cost", "--max-time", "--max-tokens", "--on-end", "--sandbox", "--sandbox-allow", "--summary", "--timeout", "--worktree", "--worktree-copy"]);
+    expect(bashComplete(cwd, env, "loopx run --")).toEqual(["--count-estimates", "--help", "--log", "--max-cost", "--max-time", "--max-tokens", "--on-end", "--sandbox", "--sandbox-allow", "--stall-after", "--summary", "--timeout", "--worktree", "--worktree-copy", "--worktree-merge"]);
     expect(bashComplete(cwd, env, "loopx runs --state f")).toEqual(["failed"]);
     expect(bashComplete(cwd, env, "loopx completion ")).toEqual(["bash", "fish", "zsh"]);
     // -e takes a file: bash's own file-name completion

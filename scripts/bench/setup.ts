@@ -13,7 +13,7 @@ export function flagValue(name: string): string | undefined {
 }
 if (argv.includes("-h") || argv.includes("--help")) {
   console.log(
-    "usage: node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary] [--only loop,startup,scripts,ping,rss,idle-rss,install-size,huge-stdout,records,receipts,control,telemetry,runs-show,strays,guardian,worktree,dashboard,node-versions] [--binary <path>] [--before <checkout>] [--json <file>] [--keep]\n" +
+    "usage: node --import tsx/esm scripts/bench.ts [--quick] [--rounds N] [--channels node,bun,binary] [--only loop,startup,scripts,ping,rss,idle-rss,install-size,huge-stdout,records,receipts,control,telemetry,runs-show,strays,guardian,worktree,stall,dashboard,sandbox,node-versions] [--binary <path>] [--before <checkout>] [--json <file>] [--keep]\n" +
       "       (npm run bench -- <options> builds dist/ first)",
   );
   process.exit(0);

@@ -52,6 +52,14 @@ export interface RunOptions {
   /** Budget in tokens of every kind (loopx's own addition), as `maxCost`. */
   maxTokens?: number;
   /**
+   * The stall sensor (loopx's own addition), as `loopx run --stall-after <n>`: after `n` iterations
+   * in a row that reach no workspace state the run has not seen (HEAD, changed and untracked files,
+   * in a git project) and send no progress signal that counts (`progress()`), no further script
+   * starts and the loop rejects with a LoopxError naming the flat iterations and what they
+   * repeated (the run ends "stalled"; the CLI exits 4). See README "Stall sensor".
+   */
+  stallAfter?: number;
+  /**
    * loopx's own extension: go on with the recorded run of this id (or unique prefix) where it
    * ended, as `loopx runs resume` does — same LOOPX_RUN_ID, iterations counted on, the script
    * that was running again with the stdin it got, in the run's own project (`cwd` is not used),
@@ -95,6 +103,13 @@ export interface RunOptions {
   sandbox?: boolean | "on" | "off";
   /** With `sandbox`: more `host:port` entries to connect to and paths to write, as `--sandbox-allow`. */
   sandboxAllow?: string[];
+  /**
+   * With `worktree`, as `--worktree-merge`: when the run ends by its workflow's stop, its branch is
+   * merged (`--no-ff`) into the branch the project had checked out when it started, in the project's
+   * own tree; a conflict, uncommitted changes there, or another branch checked out leave it unmerged
+   * (one line on stderr says why and how to merge by hand). Never after any other ending.
+   */
+  worktreeMerge?: boolean;
 }
 
 // Every API option of the run options table (engine/options.ts) is a documented field of RunOptions:

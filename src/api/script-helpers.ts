@@ -6,6 +6,8 @@ import { writeAllSync } from "../os/write-all.js";
 export { note } from "../records/note.js";
 // A receipt of what the script's work used (loopx's own addition).
 export { receipt } from "../receipts/send.js";
+// A progress signal for the run's stall sensor, --stall-after (loopx's own addition).
+export { progress } from "../stall/signal.js";
 
 /** Builds the Output that `output(value)` emits (spec §6.4); throws for values it rejects. */
 export function outputFromValue(value: unknown): Output {

@@ -14,6 +14,7 @@ import type { SandboxDeniedEvent, SandboxInfo } from "./sandbox-events.js";
 export type { SandboxInfo } from "./sandbox-events.js";
 import type { RecordedOptions } from "./recorded-options.js";
 export type { RecordedOptions } from "./recorded-options.js";
+import type { StallEvidence } from "./stall.js";
 
 /** Bumped only when a field changes meaning; readers report records of a newer version. */
 export const EVENT_VERSION = 1;
@@ -147,8 +148,13 @@ interface TreeSharedEvent extends EventBase {
   pid: number;
 }
 
+/** The stall sensor (`--stall-after`; core/stall.ts) ended the run: just before `run.end` (reason `stalled`), with the evidence. */
+interface RunStallEvent extends EventBase, StallEvidence {
+  type: "run.stall";
+}
+
 /** The events a part may add to its run (see RunControls.emit): the fields the session fills in left out. */
-export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | RunHookEvent | TreeSharedEvent | SandboxDeniedEvent, keyof EventBase>;
+export type PartEvent = DistributiveOmit<RunPauseEvent | RunContinueEvent | RunStopEvent | RunHookEvent | TreeSharedEvent | SandboxDeniedEvent | RunStallEvent, keyof EventBase>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface IterationStartEvent extends EventBase {
@@ -225,7 +231,7 @@ export interface WarningEvent extends EventBase {
   message: string;
 }
 
-export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | TreeSharedEvent | SandboxDeniedEvent | RunEndEvent;
+export type LoopEvent = RunStartEvent | RunResumeEvent | IterationStartEvent | IterationEndEvent | RunPauseEvent | RunContinueEvent | RunStopEvent | WarningEvent | RunHookEvent | TreeSharedEvent | SandboxDeniedEvent | RunStallEvent | RunEndEvent;
 
 /**
  * A line a script added to its run's record (`loopx note`, `note()`; see

@@ -17,4 +17,6 @@ export interface RecordedOptions {
   /** `--sandbox` ("on", or "off" given again on a resume) and its `--sandbox-allow` rules (src/sandbox). */
   sandbox?: "on" | "off";
   sandboxAllow?: string[];
+  /** `--stall-after`: iterations in a row without progress that end the run "stalled" (core/stall.ts). */
+  stallAfter?: number;
 }

@@ -30,7 +30,7 @@ export interface RunEnd {
 
 /** A cancellation requested from outside the engine. The first one decides how the run ends. */
 export interface RunCancel {
-  reason: "interrupted" | "hangup" | "quit" | "timed-out" | "aborted" | "returned" | "stopped-on-request" | "budget";
+  reason: "interrupted" | "hangup" | "quit" | "timed-out" | "aborted" | "returned" | "stopped-on-request" | "budget" | "stalled";
   /**
    * Sent to the running script's process group (grace, then SIGKILL, as on Ctrl-C); none for a
    * cancellation between two scripts (a stop on request), which leaves nothing to end.

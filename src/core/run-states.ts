@@ -1,5 +1,5 @@
 /** How a run ended: `run.end`'s reason (core/events.ts), and the states `loopx runs` shows. */
-export const RUN_END_REASONS = ["stopped", "stopped-on-request", "limit", "failed", "interrupted", "hangup", "quit", "timed-out", "budget", "aborted", "returned", "killed", "crashed"] as const;
+export const RUN_END_REASONS = ["stopped", "stopped-on-request", "limit", "failed", "interrupted", "hangup", "quit", "timed-out", "budget", "stalled", "aborted", "returned", "killed", "crashed"] as const;
 export type RunEndReason = (typeof RUN_END_REASONS)[number];
 
 /** The states of a run whose loop is going (its control channel answers): running, paused after `runs pause`, stopping after `runs stop`. */

@@ -17,4 +17,9 @@ export interface WorktreeInfo {
   repo: string;
   /** Paths (relative to the worktree's top) copied in from that tree: `.loopx/` and --worktree-copy. */
   copied: string[];
+  /**
+   * `--worktree-merge`: the branch the main tree had checked out when the run started; the run's
+   * branch is merged into it (`--no-ff`) when the run ends by its workflow's stop (worktree/merge.ts).
+   */
+  mergeInto?: string;
 }

@@ -6,8 +6,9 @@ import type { LoopEvent, RecordedOptions } from "../core/events.js";
 import type { RunPart } from "../core/run-part.js";
 import type { ValueKind } from "../core/value-kinds.js";
 import { timeLimits } from "../parts/time-limits.js";
-import { validateWorktreeOption } from "../worktree/option.js";
+import { validateWorktreeMerge, validateWorktreeOption } from "../worktree/option.js";
 import { checkSandboxMode, checkSandboxRules } from "../sandbox/option.js";
+import { validateStallAfter } from "../core/stall.js";
 
 /**
  * The options of a run, declared once. Each entry reaches, with no other edit:
@@ -209,13 +210,15 @@ export const RUN_OPTIONS = [
       return value as number | undefined;
     },
   }),
+  // The stall sensor (src/stall/): the engine composes its part with the scratch directory.
+  declare({ name: "stallAfter", api: true, recorded: true, check: validateStallAfter, cli: { names: "--stall-after", kind: "count", description: "End the run \"stalled\" (exit 5) after <count> iterations in a row without progress (loopx's own addition)", resume: true, example: "a count, e.g. --stall-after 3" } }),
   // A run in its own git worktree (src/worktree/): checked together (worktree/option.ts); the engine
   // makes the worktree before the session exists and gives it the run's project root.
   declare({
     name: "worktree",
     cli: { names: "--worktree", kind: "worktree-name", form: "optional", description: "Run in a new git worktree on branch loopx/<name> (default name: the run id; loopx's own addition)" },
     api: true,
-    check: (value, _root, given) => validateWorktreeOption(value, given.worktreeCopy),
+    check: (value, _root, given) => validateWorktreeOption(value, given.worktreeCopy, given.worktreeMerge),
   }),
   declare({
     name: "worktreeCopy",
@@ -226,6 +229,7 @@ export const RUN_OPTIONS = [
     check: (value) => (Array.isArray(value) && value.length > 0 ? (value as string[]) : undefined),
   }),
   // The fence (src/sandbox/): the engine proves it before the run's first event (engine/sandbox.ts).
+  declare({ name: "worktreeMerge", api: true, requires: "worktree", check: validateWorktreeMerge, cli: { names: "--worktree-merge", description: "With --worktree: merge the run's branch (--no-ff) into the branch it started from when its workflow stops it with exit 0 (loopx's own addition)" } }),
   declare({ name: "sandbox", cli: { names: "--sandbox", kind: "sandbox-mode", form: "optional", resume: true, description: "Run every script in a fence: writes to the project only, no secrets, allowed hosts only (Linux, bubblewrap; loopx's own addition)" }, api: true, recorded: true, check: checkSandboxMode }),
   declare({ name: "sandboxAllow", cli: { names: "--sandbox-allow", kind: "sandbox-rule", form: "repeated", resume: true, description: "With --sandbox: also allow connecting to <host:port>, or writing <path> (repeatable; loopx's own addition)" }, api: true, recorded: true, check: checkSandboxRules }),
   declare({

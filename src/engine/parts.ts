@@ -21,6 +21,7 @@ import type { Budget } from "../core/budget.js";
 import { TelemetryPart } from "../telemetry/part.js";
 import { telemetryEnabled } from "../telemetry/settings.js";
 import { VERSION } from "../version.js";
+import { StallSensor } from "../stall/part.js";
 
 /**
  * The parts for one run, in the order they begin (they end in reverse order). A feature nobody
@@ -67,6 +68,8 @@ export function runParts(plan: RunPlan, worktree?: RunWorktree): RunPart[] {
   parts.push(strays());
   // The parts of the run's options (time limits, ...; engine/options.ts), each given its own value.
   parts.push(...plan.optionParts);
+  // --stall-after: its progress file is in the scratch directory.
+  if (plan.options.stallAfter !== undefined) parts.push(new StallSensor(plan.options.stallAfter, () => tmpdir.scratch?.path));
   if (env.LOOPX_CONTROL !== "0") parts.push(controlPart(env, records));
   parts.push(...receiptParts(plan, tmpdir));
   // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.

@@ -76,6 +76,8 @@ export function describeEnding(end: Pick<RunEndEvent, "reason" | "target" | "sig
       return "left early by its caller";
     case "budget":
       return end.message ?? "budget reached";
+    case "stalled":
+      return end.message ?? "stalled";
   }
 }
 
@@ -143,6 +145,8 @@ export function describeSteering(event: RecordEvent): string | undefined {
       return `continued at ${at} after ${formatElapsed(event.pausedMs)} paused`;
     case "run.stop":
       return event.now ? `stop now requested at ${at}` : `stop requested at ${at}${event.running ? ` · ${event.running} finishes, no further script starts` : ""}`;
+    case "run.stall":
+      return `${event.message} (at ${at})`;
     default:
       return undefined;
   }

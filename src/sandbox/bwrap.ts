@@ -3,6 +3,7 @@ import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
 import { DEFAULT_READS, DENIED_READS, type SandboxPolicy } from "./policy.js";
+import type { Env } from "../core/env.js";
 
 /**
  * The fence on Linux: bubblewrap (bwrap), given one command line per script. The whole file system
@@ -15,7 +16,6 @@ import { DEFAULT_READS, DENIED_READS, type SandboxPolicy } from "./policy.js";
  * stays in the process group loopx signals, and its strays are found as without the fence.
  */
 
-type Env = Record<string, string | undefined>;
 
 /** bwrap on PATH, or undefined. */
 export function findBwrap(env: Env): string | undefined {

@@ -13,6 +13,7 @@ import { bwrapArgs, bwrapVersion, findBwrap, type FenceLayout } from "./bwrap.js
 import { effectivePolicy, policyDigest, policySources, SANDBOX_EXIT_CODE, unsafeEntry, type SandboxPolicy } from "./policy.js";
 import { probeFence } from "./probe.js";
 import { RELAY_SOURCE } from "./relay.js";
+import type { Env } from "../core/env.js";
 
 export { describePolicy } from "./show.js";
 
@@ -24,7 +25,6 @@ export { describePolicy } from "./show.js";
  * part, reports what its proxy refused and takes its far ends down when the run ends.
  */
 
-type Env = Record<string, string | undefined>;
 
 export interface SandboxRequest {
   projectRoot: string;

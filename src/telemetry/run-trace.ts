@@ -84,6 +84,9 @@ export class RunTrace {
       case "run.stop":
         this.run?.addEvent(event.type, {}, Date.parse(event.time));
         break;
+      case "run.stall":
+        this.run?.addEvent(event.type, { "loopx.stall.message": event.message }, Date.parse(event.time));
+        break;
       case "run.end":
         this.end(event);
         break;

@@ -22,6 +22,8 @@ export interface WorktreeRequest {
   /** --worktree-copy: paths relative to the project root (or absolute, inside the repository). */
   copy: string[];
   env: Env;
+  /** --worktree-merge: the branch checked out now is where the run's branch lands back. */
+  merge?: boolean;
 }
 
 export interface CreatedWorktree {
@@ -48,6 +50,13 @@ async function repository(projectRoot: string, env: Env): Promise<{ top: string;
   return { top, commonDir, head: head.stdout.trim() };
 }
 
+/** --worktree-merge: the branch the main tree has checked out (a detached HEAD has none to land on). */
+async function checkedOutBranch(top: string, env: Env): Promise<string> {
+  const found = await git(top, ["symbolic-ref", "-q", "--short", "HEAD"], env);
+  if (found.code !== 0 || found.stdout.trim() === "") throw new LoopxError(`--worktree-merge needs a branch to merge into: ${top} is on a detached HEAD`);
+  return found.stdout.trim();
+}
+
 /** What was made so far, undone in reverse order. */
 class Undo {
   private readonly steps: Array<() => Promise<unknown> | void> = [];
@@ -70,6 +79,7 @@ export async function createWorktree(request: WorktreeRequest): Promise<CreatedW
   const name = checkWorktreeName(request.name);
   const { top, commonDir, head } = await repository(request.projectRoot, env);
   const branch = worktreeBranch(name);
+  const mergeInto = request.merge ? await checkedOutBranch(top, env) : undefined;
   const taken = await git(top, ["show-ref", "--verify", "--quiet", `refs/heads/${branch}`], env);
   if (taken.code === 0) throw new LoopxError(`--worktree=${name}: branch ${branch} already exists (pick another name, or remove it: git branch -D ${branch})`);
   const dir = repositoryWorktrees(env, top, commonDir);
@@ -96,7 +106,7 @@ export async function createWorktree(request: WorktreeRequest): Promise<CreatedW
     await gitOk(top, ["branch", "--no-track", branch, head], env, `--worktree: cannot create branch ${branch}`);
     await gitOk(top, ["worktree", "add", "-q", path, branch], env, `--worktree: git worktree add ${path} failed`);
     const { copied, uncommitted, warnings } = await fillWorktree(top, path, rel, copies, env);
-    return { info: { name, branch, path, base: head, repo: top, copied }, projectRoot: rel === "" ? path : join(path, rel), uncommitted, warnings };
+    return { info: { name, branch, path, base: head, repo: top, copied, ...(mergeInto !== undefined ? { mergeInto } : {}) }, projectRoot: rel === "" ? path : join(path, rel), uncommitted, warnings };
   } catch (error) {
     await undo.run();
     throw error;

@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import type { WorktreeInfo } from "../core/worktree-events.js";
 import { git } from "./git.js";
 import type { Env } from "../core/env.js";
+import { mergeBack } from "./merge.js";
 
 /**
  * What a run's worktree holds at its end, and its removal. A worktree with no commit since its
@@ -71,9 +72,17 @@ export function describeWork(state: WorktreeState): string {
  * The end rules, applied once when the run ends: nothing done → removed (undefined is returned);
  * otherwise kept, and the line saying where and how to review it is returned.
  */
-export async function finishWorktree(info: WorktreeInfo, env: Env): Promise<string | undefined> {
-  const state = await worktreeState(info, env);
+export async function finishWorktree(info: WorktreeInfo, env: Env, passed = false): Promise<string | undefined> {
+  let state = await worktreeState(info, env);
   if (!state.exists) return undefined;
+  if (info.mergeInto !== undefined && passed && state.commits !== undefined && state.commits > 0) {
+    const merge = await mergeBack(info, env);
+    if (!merge.merged) return merge.line;
+    state = { ...state, commits: 0 };
+    if (state.changes > 0) return `${merge.line}; worktree kept: ${info.branch} at ${info.path} (${describeWork(state).replace(/^0 commits and /, "")} left uncommitted)`;
+    if (!(await removeWorktree(info, env))) return `${merge.line}; the worktree ${info.path} could not be removed (git worktree remove --force ${info.path})`;
+    return merge.line;
+  }
   if (state.commits === 0 && state.changes === 0) {
     if (await removeWorktree(info, env)) return undefined;
     return `worktree ${info.path} has no commit and no change, but could not be removed (git worktree remove --force ${info.path})`;

@@ -1,4 +1,4 @@
-import type { RunPart } from "../core/run-part.js";
+import type { RunEnd, RunPart } from "../core/run-part.js";
 import type { WorktreeInfo } from "../core/worktree-events.js";
 import { join, relative } from "node:path";
 import { createWorktree, type CreatedWorktree } from "./create.js";
@@ -14,6 +14,13 @@ import type { Env } from "../core/env.js";
 export interface WorktreeOption {
   name?: string;
   copy: string[];
+  /** --worktree-merge: land the branch back on the branch the run started from when the run passes. */
+  merge?: boolean;
+}
+
+/** A run that passed: its workflow stopped it with exit 0 (never a failed, stalled, budget, limit or stopped-from-outside one). */
+function passed(end: RunEnd): boolean {
+  return end.reason === "stopped" && end.exitCode === 0;
 }
 
 /** The run a worktree is made for. */
@@ -55,7 +62,7 @@ export class RunWorktree {
 
   /** Makes the worktree of a new run (see create.ts); one line on `notify` if the main tree has uncommitted changes. */
   static async create(option: WorktreeOption, run: RunAsked): Promise<RunWorktree> {
-    const made = await createWorktree({ projectRoot: run.projectRoot, name: option.name ?? run.id, copy: option.copy, env: run.env });
+    const made = await createWorktree({ projectRoot: run.projectRoot, name: option.name ?? run.id, copy: option.copy, env: run.env, merge: option.merge === true });
     if (made.uncommitted.length > 0) run.warn(uncommittedLine(made, run.workflow));
     for (const warning of made.warnings) run.warn(warning);
     return new RunWorktree(made.info, made.projectRoot, run.env, run.notify);
@@ -67,8 +74,8 @@ export class RunWorktree {
   }
 
   /** The end rules (finish.ts), once, however many times asked (the part's end, the engine's conclusion). */
-  finish(): Promise<void> {
-    this.finishing ??= finishWorktree(this.info, this.env).then(
+  finish(end?: RunEnd): Promise<void> {
+    this.finishing ??= finishWorktree(this.info, this.env, end !== undefined && passed(end)).then(
       (line) => void (line !== undefined && this.notify(line)),
       (error: unknown) => this.notify(`worktree ${this.info.path}: ${error instanceof Error ? error.message : String(error)}`),
     );
@@ -77,6 +84,6 @@ export class RunWorktree {
 
   /** Ends with the run: after its scripts are gone, before run.end. */
   get part(): RunPart {
-    return { end: () => this.finish() };
+    return { end: (end) => this.finish(end) };
   }
 }

@@ -15,6 +15,7 @@ export const COMMAND_GROUPS: CommandGroups = {
   runs: async () => (await import("./runs.js")).RUNS_COMMANDS,
   note: async () => oneCommand("note", (await import("./note.js")).NoteCommand),
   receipt: async () => oneCommand("receipt", (await import("./receipt.js")).ReceiptCommand),
+  progress: async () => oneCommand("progress", (await import("./progress.js")).ProgressCommand),
   otel: async () => (await import("./otel.js")).OTEL_COMMANDS,
   sandbox: async () => (await import("./sandbox.js")).SANDBOX_COMMANDS,
   completion: async () => oneCommand("completion", (await import("./completion.js")).CompletionCommand),

@@ -120,7 +120,7 @@ describe("an option added to a command class is accepted, shown and listed (no o
     expect((await loopx(["hello", "--name", "you"], FIXTURES)).stdout).toBe("hello you\n");
     expect(await usageError(["hello", "there"], FIXTURES)).toBe(`unexpected argument "there" (usage: loopx hello [options])`);
     expect(await usageError(["--name", "x"], FIXTURES)).toBe(`unknown option "--name" (--name is an option of 'loopx hello': loopx hello --name <value>)`);
-    expect(await usageError(["nope"], FIXTURES)).toMatch(/commands: run, version, output, env, install, init, runs, note, receipt, otel, sandbox, completion, hello;/);
+    expect(await usageError(["nope"], FIXTURES)).toMatch(/commands: run, version, output, env, install, init, runs, note, receipt, progress, otel, sandbox, completion, hello;/);
   });
 
   it("the catalog lists what the classes declare, fixtures included", async () => {
@@ -139,7 +139,7 @@ describe("the catalog of loopx's own commands", () => {
   it("lists every command with its options, value kinds and arguments", async () => {
     const catalog = await commandCatalog(COMMAND_GROUPS);
     const byPath = new Map(catalog.map((command) => [command.path.join(" "), command]));
-    expect([...byPath.keys()]).toEqual(["run", "version", "output", "env set", "env remove", "env list", "install", "init", "runs", "runs show", "runs tail", "runs stop", "runs pause", "runs continue", "runs resume", "runs serve", "runs clean", "note", "receipt", "otel test", "sandbox show", "completion"]);
+    expect([...byPath.keys()]).toEqual(["run", "version", "output", "env set", "env remove", "env list", "install", "init", "runs", "runs show", "runs tail", "runs stop", "runs pause", "runs continue", "runs resume", "runs serve", "runs clean", "note", "receipt", "progress", "otel test", "sandbox show", "completion"]);
     const run = byPath.get("run")!;
     expect(run.options.map((option) => [option.names.join(","), option.value?.kind])).toEqual([
       ["-n", "count"],
@@ -151,8 +151,10 @@ describe("the catalog of loopx's own commands", () => {
       ["--max-cost", "usd"],
       ["--count-estimates", undefined],
       ["--max-tokens", "count"],
+      ["--stall-after", "count"],
       ["--worktree", undefined],
       ["--worktree-copy", "path"],
+      ["--worktree-merge", undefined],
       ["--sandbox", undefined],
       ["--sandbox-allow", "sandbox-rule"],
       ["--summary", undefined],
@@ -174,7 +176,7 @@ describe("the catalog of loopx's own commands", () => {
     expect(byPath.get("runs tail")).toMatchObject({ options: [{ names: ["--json"] }], arguments: [{ kind: "run-id", placeholder: "<id>", required: false }] });
     expect(byPath.get("runs stop")).toMatchObject({ options: [{ names: ["--now"] }], arguments: [{ kind: "run-id", required: true }] });
     expect(byPath.get("runs resume")).toMatchObject({
-      options: [{ names: ["-n"], value: { kind: "count" } }, { names: ["--max-cost"], value: { kind: "usd" } }, { names: ["--count-estimates"] }, { names: ["--max-tokens"], value: { kind: "count" } }, { names: ["--sandbox"] }, { names: ["--sandbox-allow"], value: { kind: "sandbox-rule" } }],
+      options: [{ names: ["-n"], value: { kind: "count" } }, { names: ["--max-cost"], value: { kind: "usd" } }, { names: ["--count-estimates"] }, { names: ["--max-tokens"], value: { kind: "count" } }, { names: ["--stall-after"], value: { kind: "count" } }, { names: ["--sandbox"] }, { names: ["--sandbox-allow"], value: { kind: "sandbox-rule" } }],
       arguments: [{ kind: "run-id", required: true }],
     });
     expect(byPath.get("runs serve")!.options.map((option) => [option.names[0], option.value?.kind])).toEqual([

@@ -18,7 +18,7 @@ describe("run options", () => {
 
   it("valid options come back checked; nothing given is no limit, no variables", () => {
     const onEvent = () => {};
-    const none = { envFile: undefined, log: undefined, onEnd: undefined, maxCost: undefined, countEstimates: undefined, maxTokens: undefined, summary: false, record: false, signal: undefined, telemetry: undefined, worktree: undefined, worktreeCopy: undefined, sandbox: undefined, sandboxAllow: undefined };
+    const none = { envFile: undefined, log: undefined, onEnd: undefined, maxCost: undefined, countEstimates: undefined, maxTokens: undefined, stallAfter: undefined, summary: false, record: false, signal: undefined, telemetry: undefined, worktree: undefined, worktreeCopy: undefined, worktreeMerge: undefined, sandbox: undefined, sandboxAllow: undefined };
     expect(validateRunOptions({ maxIterations: 0, env: { A: "1" }, timeout: 1.5, maxTime: 10, onEvent })).toStrictEqual({ ...none, maxIterations: 0, env: { A: "1" }, timeout: 1.5, maxTime: 10, onEvent });
     expect(validateRunOptions({})).toStrictEqual({ ...none, maxIterations: undefined, env: {}, timeout: undefined, maxTime: undefined, onEvent: undefined });
     // --worktree only when asked for (src/worktree/option.ts).

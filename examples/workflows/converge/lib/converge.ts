@@ -6,7 +6,10 @@
 import { spawn, spawnSync } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
+import * as loopx from "loopx";
 import { input, output } from "loopx";
+import { ballot, juryConfidence, juryFindings, juryOf, lensText, parseReview, type Ballot, type Jury, type Reviewer } from "./jury.ts";
+import { ledgerOf, logRound, memoryPrompt, milestone, type Ledger } from "./ledger.ts";
 import { agentSpec, type AgentSpec } from "./shared/agent.ts";
 import { limitPolicy } from "./shared/limits.ts";
 import { activeAgent, retryIn, runAgentWithRetries } from "./shared/run-agent.ts";
@@ -51,6 +54,13 @@ interface Settings {
   maxRounds: number;
   idleMs: number;
   convergeDir: string;
+  /** The reviewers once the gate passed (CONVERGE_REVIEWERS; default: the one judge). */
+  jury: Jury;
+  /** CONVERGE_MEMORY=1: the Ledger (ledger.ts); CONVERGE_MILESTONE=1 commits on convergence. */
+  ledger?: Ledger;
+  milestone: boolean;
+  /** The smallest rise of the jury's confidence that counts as progress for loopx's stall sensor. */
+  progressStep: number;
 }
 
 function settings(): Settings {
@@ -66,7 +76,16 @@ function settings(): Settings {
     const gate = vars.CONVERGE_GATE ?? "";
     if (gate.trim() === "") throw new Error("no gate: set CONVERGE_GATE to the command that must pass (for example: npm test)");
     const fallbackType = vars.AGENT_TYPE || "claude";
+    const judge = agentSpec(vars, "CONVERGE_JUDGE_", vars.CONVERGE_WORKER_TYPE || fallbackType, true);
+    const memory = vars.CONVERGE_MEMORY === "1";
+    if (vars.CONVERGE_MILESTONE === "1" && !memory) throw new Error("CONVERGE_MILESTONE=1 needs CONVERGE_MEMORY=1 (the milestone's body is the memory's handoff and log)");
+    const step = vars.CONVERGE_PROGRESS_STEP ? Number(vars.CONVERGE_PROGRESS_STEP) : 0.05;
+    if (!Number.isFinite(step) || step < 0) throw new Error(`CONVERGE_PROGRESS_STEP must be a non-negative number, got ${JSON.stringify(vars.CONVERGE_PROGRESS_STEP)}`);
     return {
+      jury: juryOf(vars, judge.type, workflowDir, convergeDir),
+      ...(memory ? { ledger: ledgerOf(convergeDir) } : {}),
+      milestone: vars.CONVERGE_MILESTONE === "1",
+      progressStep: step,
       vars,
       workflowDir,
       projectRoot,
@@ -74,7 +93,7 @@ function settings(): Settings {
       gate,
       worker: agentSpec(vars, "CONVERGE_WORKER_", fallbackType),
       // The judge reads and never writes: its CLI's read-only mode, and the tree checked after it.
-      judge: agentSpec(vars, "CONVERGE_JUDGE_", vars.CONVERGE_WORKER_TYPE || fallbackType, true),
+      judge,
       maxRetries: intVar(vars, "MAX_RETRIES", 3),
       retryBackoffMs: durationVar(vars, "RETRY_BACKOFF", 10_000),
       maxRounds: intVar(vars, "CONVERGE_MAX_ROUNDS", 0),
@@ -139,8 +158,8 @@ function stopInterrupted(state: State, where: string): never {
   process.exit(code);
 }
 
-async function callAgent(role: "worker" | "judge", spec: AgentSpec, prompt: string, s: Settings, state: State, tmp: string) {
-  if (!which(spec.cli)) fail(NAME, `${role} agent CLI not found on PATH: ${spec.cli} (CONVERGE_${role.toUpperCase()}_TYPE=${spec.type}; set CONVERGE_${role.toUpperCase()}_CLI to override)`);
+async function callAgent(role: string, spec: AgentSpec, prompt: string, s: Settings, state: State, tmp: string, raw = role) {
+  if (!which(spec.cli)) fail(NAME, `${role} agent CLI not found on PATH: ${spec.cli} (${spec.prefix}TYPE=${spec.type}; set ${spec.prefix}CLI to override)`);
   const log = logFile(s, state);
   writeState(tmp, STATE, state);
   appendFileSync(log, `=== round ${state.round}: ${role} (${[spec.cli, ...spec.args].join(" ")}) ===\n`);
@@ -148,7 +167,7 @@ async function callAgent(role: "worker" | "judge", spec: AgentSpec, prompt: stri
   const result = await runAgentWithRetries(
     spec,
     prompt,
-    { cwd: s.projectRoot, logFile: log, rawFile: join(tmp, `last_${role}_output`), idleMs: s.idleMs },
+    { cwd: s.projectRoot, logFile: log, rawFile: join(tmp, `last_${raw}_output`), idleMs: s.idleMs },
     {
       maxRetries: s.maxRetries,
       backoffMs: s.retryBackoffMs,
@@ -176,6 +195,7 @@ async function callAgent(role: "worker" | "judge", spec: AgentSpec, prompt: stri
 /** Sends findings back to the worker, unless the round cap is reached. */
 function backToWorker(s: Settings, state: State, tmp: string, report: string, findings: string): never {
   writeState(tmp, STATE, state);
+  if (s.ledger) logRound(s.ledger, `round ${state.round}: ${report}`);
   say(NAME, `round ${state.round}: ${report} — findings go back to the worker`);
   if (s.maxRounds > 0 && state.round >= s.maxRounds) {
     fail(NAME, `not converged after ${state.round} rounds (CONVERGE_MAX_ROUNDS=${s.maxRounds}), ${duration(Date.now() - state.startedAt)}; rounds ${history(state)}; last findings: ${firstLine(findings)}`);
@@ -199,6 +219,7 @@ export async function runWorker(): Promise<void> {
     GATE: s.gate,
     ROUND: String(state.round),
     FINDINGS: findings === "" ? "" : `## Findings from round ${state.round - 1} — address every one\n\n${findings}\n`,
+    MEMORY: s.ledger ? memoryPrompt(s.ledger, s.projectRoot) : "",
   });
   await callAgent("worker", s.worker, prompt, s, state, tmp);
   output({ goto: "gate" });
@@ -244,6 +265,7 @@ export async function runJudge(): Promise<void> {
   const tmp = runDir(NAME);
   const state = load(tmp);
   const gateOutput = (await input()).trim();
+  if (s.jury.reviewers.length > 1 || s.jury.reviewers[0]!.name !== "judge" || s.jury.dimensions.length > 0) return runJury(s, state, tmp, gateOutput);
   onInterrupt(state, () => "judge agent");
   say(NAME, `round ${state.round}: judge (${s.judge.type}: ${[s.judge.cli, ...s.judge.args].join(" ")}, fresh context)`);
   const prompt = substitute(readFileSync(join(s.workflowDir, "JUDGE.md"), "utf8"), {
@@ -252,10 +274,13 @@ export async function runJudge(): Promise<void> {
     GATE: s.gate,
     ROUND: String(state.round),
     GATE_OUTPUT: gateOutput === "" ? "(no output)" : gateOutput,
+    LENS: "",
+    RUBRIC: "",
   });
   const before = treeFingerprint(s.projectRoot, tmp);
   const result = await callAgent("judge", s.judge, prompt, s, state, tmp);
   const changed = before === undefined ? [] : changedSince(s.projectRoot, tmp, before);
+  recordVerdicts(s, state, [ballot(s.jury, s.jury.reviewers[0]!, parseReview(result.response), changed)]);
   // The verdict counts only in the judge's own response text (never in an echoed prompt).
   const verdicts = [...result.response.matchAll(VERDICT)].map((m) => m[1]!.toUpperCase());
   const verdict = verdicts[verdicts.length - 1];
@@ -277,8 +302,7 @@ export async function runJudge(): Promise<void> {
     round.judge = "approved";
     writeState(tmp, STATE, state);
     say(NAME, `round ${state.round}: gate passed, judge approved`);
-    say(NAME, `converged after ${state.round} round${state.round === 1 ? "" : "s"} (${duration(Date.now() - state.startedAt)}${cost}): gate \`${s.gate}\` passed and the judge approved; rounds ${history(state)}`);
-    output({ stop: true });
+    converged(s, state, `converged after ${state.round} round${state.round === 1 ? "" : "s"} (${duration(Date.now() - state.startedAt)}${cost}): gate \`${s.gate}\` passed and the judge approved; rounds ${history(state)}`);
   }
   round.judge = "rejected";
   const reasons = result.response.replace(VERDICT, "").trim();
@@ -288,13 +312,110 @@ export async function runJudge(): Promise<void> {
   backToWorker(s, state, tmp, verdict ? `gate passed, judge rejected: ${firstLine(reasons)}` : "gate passed, judge gave no verdict", findings);
 }
 
+/** Each reviewer's verdict as a note in the run's record (`loopx runs show`, the dashboard), and the jury's confidence as progress for loopx's stall sensor. */
+function recordVerdicts(s: Settings, state: State, ballots: Ballot[]): void {
+  for (const b of ballots) {
+    const { review, reviewer } = b;
+    const confidence = review.confidence !== undefined ? `, confidence ${Math.round(review.confidence * 100)}%` : "";
+    const text = `converge round ${state.round}: ${reviewer.name}: ${b.approves ? "approves" : `does not approve (${b.why ?? "rejected"})`}${confidence}`;
+    loopx.note(text, {
+      round: state.round,
+      reviewer: reviewer.name,
+      type: reviewer.type,
+      ...(reviewer.model ? { model: reviewer.model } : {}),
+      ...(reviewer.lens ? { lens: reviewer.lens } : {}),
+      verdict: review.verdict ?? null,
+      approves: b.approves,
+      ...(review.confidence !== undefined ? { confidence: review.confidence } : {}),
+      scores: review.scores,
+      ...(b.mean !== undefined ? { mean: Number(b.mean.toFixed(4)) } : {}),
+      ...(b.changed.length ? { changed: b.changed.slice(0, 20) } : {}),
+      findings: review.findings.slice(0, 1500),
+    });
+  }
+  // The jury's confidence beats its best by CONVERGE_PROGRESS_STEP: progress (judge jitter is not).
+  (loopx as { progress?: (value: number, options: { minStep: number }) => boolean }).progress?.(Number(juryConfidence(ballots).toFixed(4)), { minStep: s.progressStep });
+}
+
+/** The run converged: the memory's milestone (CONVERGE_MILESTONE=1), the summary line, stop. */
+function converged(s: Settings, state: State, line: string): never {
+  if (s.ledger) {
+    logRound(s.ledger, `round ${state.round}: converged`);
+    if (s.milestone) {
+      const failed = milestone(s.ledger, s.projectRoot, `round ${state.round}`);
+      if (failed) say(NAME, failed);
+    }
+  }
+  say(NAME, line);
+  output({ stop: true });
+}
+
+/** The spec a reviewer runs with: its type's read-only preset (CONVERGE_REVIEWER_<TYPE>_* settings), its model. */
+function reviewerSpec(s: Settings, reviewer: Reviewer): AgentSpec {
+  const prefix = `CONVERGE_REVIEWER_${reviewer.type.toUpperCase()}_`;
+  const spec = agentSpec({ ...s.vars, [`${prefix}TYPE`]: reviewer.type }, prefix, reviewer.type, true);
+  return reviewer.model ? { ...spec, args: [...spec.args, "--model", reviewer.model] } : spec;
+}
+
+const RUBRIC_TEXT = (dimensions: string[]) =>
+  [
+    "",
+    "Give your confidence in your verdict as `<confidence>N%</confidence>`.",
+    ...(dimensions.length
+      ? ["Score each of these dimensions from 0 to 1, one line each, as `<score dimension=\"name\">0.8</score>`:", ...dimensions.map((d) => `- ${d}`)]
+      : []),
+    "",
+  ].join("\n");
+
+/** The jury: every reviewer (at most CONVERGE_JURY_CONCURRENCY at once), then the quorum decides. */
+async function runJury(s: Settings, state: State, tmp: string, gateOutput: string): Promise<void> {
+  const { jury } = s;
+  onInterrupt(state, () => "jury");
+  say(NAME, `round ${state.round}: jury of ${jury.reviewers.length} (quorum ${jury.quorum}, ${jury.concurrency} at once): ${jury.reviewers.map((r) => r.name).join(", ")}`);
+  const ballots: Ballot[] = new Array(jury.reviewers.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < jury.reviewers.length; i = next++) {
+      const reviewer = jury.reviewers[i]!;
+      const prompt = substitute(readFileSync(join(s.workflowDir, "JUDGE.md"), "utf8"), {
+        ...s.vars,
+        TASK: s.task,
+        GATE: s.gate,
+        ROUND: String(state.round),
+        GATE_OUTPUT: gateOutput === "" ? "(no output)" : gateOutput,
+        LENS: reviewer.lens ? `\n## Your lens\n\n${lensText(jury, reviewer.lens)}\n` : "",
+        RUBRIC: RUBRIC_TEXT(jury.dimensions),
+      });
+      const before = treeFingerprint(s.projectRoot, tmp, `r${i}`);
+      const result = await callAgent(`reviewer ${reviewer.name}`, reviewerSpec(s, reviewer), prompt, s, state, tmp, `reviewer${i}`);
+      const changed = before === undefined ? [] : changedSince(s.projectRoot, tmp, before, `r${i}`);
+      ballots[i] = ballot(jury, reviewer, parseReview(result.response), changed);
+      say(NAME, `round ${state.round}: ${reviewer.name}: ${ballots[i]!.approves ? "approves" : `does not approve (${ballots[i]!.why})`}`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(jury.concurrency, jury.reviewers.length) }, worker));
+  recordVerdicts(s, state, ballots);
+  const approvals = ballots.filter((b) => b.approves).length;
+  const round = current(state);
+  const tally = `${approvals} of ${jury.reviewers.length} approved (quorum ${jury.quorum})`;
+  if (approvals >= jury.quorum) {
+    round.judge = "approved";
+    writeState(tmp, STATE, state);
+    const cost = state.totalCost !== undefined ? `, total cost ${costText(state.totalCost, usd)}` : "";
+    converged(s, state, `converged after ${state.round} round${state.round === 1 ? "" : "s"} (${duration(Date.now() - state.startedAt)}${cost}): gate \`${s.gate}\` passed and the jury approved, ${tally}; rounds ${history(state)}`);
+  }
+  round.judge = "rejected";
+  const findings = `The jury did not approve the work (${tally}). The findings of the reviewers who did not approve:\n\n${juryFindings(ballots, FINDINGS_LIMIT)}`;
+  backToWorker(s, state, tmp, `gate passed, jury: ${tally}`, findings);
+}
+
 /**
  * The working tree's content as a git tree id (tracked and untracked files, ignored ones left
  * out), through a scratch index so the user's index is untouched; undefined outside a git
  * repository.
  */
-function treeFingerprint(root: string, tmp: string): string | undefined {
-  const index = join(tmp, "judge-check.index");
+function treeFingerprint(root: string, tmp: string, tag = ""): string | undefined {
+  const index = join(tmp, `judge-check${tag}.index`);
   rmSync(index, { force: true });
   const env = { ...process.env, GIT_INDEX_FILE: index };
   const add = spawnSync("git", ["add", "-A", "."], { cwd: root, env, stdio: "ignore" });
@@ -304,8 +425,8 @@ function treeFingerprint(root: string, tmp: string): string | undefined {
 }
 
 /** The files (relative to the project root) that differ from the tree `before`. */
-function changedSince(root: string, tmp: string, before: string): string[] {
-  const after = treeFingerprint(root, tmp);
+function changedSince(root: string, tmp: string, before: string, tag = ""): string[] {
+  const after = treeFingerprint(root, tmp, tag);
   if (after === undefined || after === before) return [];
   const diff = spawnSync("git", ["diff-tree", "-r", "--name-status", "--no-renames", before, after], { cwd: root, encoding: "utf8" });
   const lines = diff.stdout.trim().split("\n").filter(Boolean);
