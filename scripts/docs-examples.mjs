@@ -39,7 +39,7 @@ export function examplesOf(markdown) {
     if (!fence) continue;
     const end = lines.findIndex((l, j) => j > i && l.startsWith("```"));
     if (end < 0) throw new Error(`line ${i + 1}: a code fence is not closed`);
-    const lang = fence[1];
+    const lang = fence[1] ?? "";
     if (RUNNABLE.has(lang)) {
       const directive = /^<!-- example: (skip|exit)\b\s*(.*?)\s*-->$/.exec((lines[i - 1] ?? "").trim());
       const example = { line: i + 1, lang, code: lines.slice(i + 1, end).join("\n"), exit: 0 };
@@ -107,8 +107,11 @@ export function runPage(file, { dist = join(ROOT, "dist") } = {}) {
       const done = spawnSync("bash", ["-ec", code], { cwd: place.work, env: place.env, encoding: "utf8" });
       if (done.status !== 0) return { ran, skipped, failures: [`${name}: its example-setup failed: ${(done.stderr || done.stdout).trim().split("\n").at(-1)}`] };
     }
-    examples.forEach((example, index) => {
-      if (example.skip) return void skipped++;
+    for (const [index, example] of examples.entries()) {
+      if (example.skip) {
+        skipped++;
+        continue;
+      }
       ran++;
       const done = runBlock(example, index, place);
       const code = done.status ?? (done.signal ? `signal ${done.signal}` : "none");
@@ -116,7 +119,7 @@ export function runPage(file, { dist = join(ROOT, "dist") } = {}) {
         const why = (done.stderr || done.stdout || "").trim().split("\n").slice(-3).join(" | ");
         failures.push(`${name}:${example.line}: the ${example.lang} example exited ${code}, the page says ${example.exit}${why ? `: ${why}` : ""}`);
       }
-    });
+    }
   } finally {
     rmSync(place.dir, { recursive: true, force: true });
   }

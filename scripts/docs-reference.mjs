@@ -100,7 +100,10 @@ function schemaPage(title, intro, schemaFile) {
   return `${GENERATED}\n\n# ${title}\n\n${intro}\n\nThe JSON Schema: [${schemaFile}](/${schemaFile}) (generated from the TypeScript types).\n`;
 }
 
-/** Every generated file: docs-relative path → content. */
+/**
+ * Every generated file: docs-relative path → content.
+ * @param {{ dist?: string, runOptions?: any[], runStates?: readonly string[] }} [given]
+ */
 export async function referencePages({ dist = join(ROOT, "dist"), runOptions, runStates } = {}) {
   const options = runOptions ?? (await import(pathToFileURL(join(dist, "engine", "options.js")).href)).RUN_OPTIONS;
   const states = runStates ?? (await import(pathToFileURL(join(dist, "core", "run-states.js")).href)).RUN_STATES;

@@ -8,7 +8,6 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-// @ts-expect-error: a plain .mjs script without types
 import { documentedPages, examplesOf, runPage } from "../../scripts/docs-examples.mjs";
 
 const scratch = mkdtempSync(join(tmpdir(), "loopx-docs-planted-"));

@@ -9,7 +9,6 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../helpers.js";
-// @ts-expect-error: a plain .mjs script without types
 import { runOptionsPage, runStatesPage, stalePages, STATE_MEANINGS } from "../../scripts/docs-reference.mjs";
 
 const DOCS = join(ROOT, "docs");
@@ -18,7 +17,10 @@ const DOCS = join(ROOT, "docs");
 function loopxNames(dir: string): Set<string> {
   const names = new Set<string>();
   const walk = (path: string) => {
-    if (statSync(path).isDirectory()) return readdirSync(path).forEach((entry) => walk(join(path, entry)));
+    if (statSync(path).isDirectory()) {
+      for (const entry of readdirSync(path)) walk(join(path, entry));
+      return;
+    }
     if (!/\.(ts|js|mjs)$/.test(path) || path.endsWith("assets.generated.ts")) return;
     for (const match of readFileSync(path, "utf8").matchAll(/\bLOOPX_[A-Z0-9_]*[A-Z0-9]\b/g)) names.add(match[0]);
   };
