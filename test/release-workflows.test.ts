@@ -32,7 +32,7 @@ function breakOnce(text: string, from: string | RegExp, to: string): string {
 }
 
 describe("workflow files validate against GitHub's workflow schema (action-validator)", () => {
-  for (const name of ["ci.yml", "release.yml"]) {
+  for (const name of ["ci.yml", "release.yml", "docs.yml"]) {
     it(`${name} is valid`, () => {
       const result = validate(read(name), name);
       expect(result.stderr).toBe("");
