@@ -14,6 +14,7 @@ import { marked, type Token, type Tokens } from "marked";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { BINARY, carriersOf, isolatedEnv, linuxOnly, makeProject, NODE, ROOT, sh, sleep, tempDir, VERSION, waitFor } from "./helpers.js";
+import { manualText } from "./fixtures/manual.js";
 
 const ACTION_YML = parse(readFileSync(join(ROOT, "action.yml"), "utf8")) as {
   inputs: Record<string, { default?: string }>;
@@ -346,9 +347,9 @@ describe("action.yml", () => {
   });
 });
 
-describe("what the README tells a user to write", () => {
+describe("what the manual tells a user to write", () => {
   it("`uses: <owner>/<name>@v<major>`: package.json's repository, and the major tag the release moves for this version", () => {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const readme = manualText();
     const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string; repository: { url: string } };
     const repository = /^git\+https:\/\/github\.com\/([^/]+\/[^/]+)\.git$/.exec(pkg.repository.url)![1];
     const uses = [...readme.matchAll(/uses: ([^\s`]+\/loopx)@(v[0-9.]+)/g)];

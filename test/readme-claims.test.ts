@@ -9,8 +9,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BUN, CHANNELS, ROOT, isolatedEnv, makeProject, makeSymlink, runCommand } from "./helpers.js";
 import { loopx } from "./fixtures/channels.js";
+import { manualText } from "./fixtures/manual.js";
 
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
+/** The README and the docs: where the manual's lists live. */
+const MANUAL = manualText();
 const statesIn = (text: string) => new Set([...text.matchAll(/[a-z][a-z-]+/g)].map((m) => m[0]));
 
 describe("README claims", () => {
@@ -18,7 +21,7 @@ describe("README claims", () => {
     const { RUN_STATES } = (await import(join(ROOT, "dist", "core", "run-states.js"))) as { RUN_STATES: readonly string[] };
     const help = (await loopx(CHANNELS[0]!, ["runs", "-h"], makeProject(), isolatedEnv())).stdout;
     const helpStates = /States: ([\s\S]*?)\n\n/.exec(help)?.[1];
-    const readmeStates = /state \((`running`[\s\S]*?)\),\n/.exec(README)?.[1];
+    const readmeStates = /state \((`running`[\s\S]*?)\),\n/.exec(MANUAL)?.[1];
     expect(helpStates).toBeDefined();
     expect(readmeStates).toBeDefined();
     const inHelp = statesIn(helpStates!);
@@ -39,7 +42,8 @@ describe("README claims", () => {
 
 describe("the README's Bun row", () => {
   it("`bunx --bun loopx` runs loopx under Bun; a plain `bunx loopx` runs it under Node when node is on PATH, as the README says", async () => {
-    expect(README).toContain("| Bun (≥ 1.0) | nothing to install | `bunx --bun loopx run <workflow>` |");
+    expect(README).toContain("| Bun (≥ 1.0) | nothing to install | `bunx --bun loopx version` |");
+    expect(README).toContain("`bunx --bun` is what runs loopx under Bun (a plain `bunx loopx` runs it under Node when `node` is\non PATH)");
     const cwd = makeProject({ ".loopx/main/index.sh": "#!/bin/bash\necho '{\"stop\":true}'\n" });
     makeSymlink(ROOT, join(cwd, "node_modules", "loopx"));
     makeSymlink("../loopx/dist/bin.js", join(cwd, "node_modules", ".bin", "loopx"));

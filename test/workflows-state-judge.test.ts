@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, RUNTIMES, runLoopx, type RunResult } from "./helpers.js";
 import { FakeAgents, claudeStream, lastWorkflowLine, sessionLog, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
 import { sendTarball, startServer, type TestServer } from "./fixtures/install/support.js";
+import { manualText } from "./fixtures/manual.js";
 
 const NODE = RUNTIMES[0]!;
 const COMPLETE = "<promise>COMPLETE</promise>";
@@ -142,7 +143,7 @@ describe("completion counts only on a line of its own in the final answer", () =
 
 describe("README", () => {
   it("says what a converge round is in script runs (two when the gate fails, three when it passes)", () => {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8").replace(/\s+/g, " ");
+    const readme = manualText().replace(/\s+/g, " ");
     expect(readme).not.toContain("(three per round)");
     expect(readme).toContain("`-n` caps script runs (two per round when the gate fails, three when it passes)");
   });

@@ -60,6 +60,8 @@ describe("the docs' reference", () => {
     const page = readFileSync(join(DOCS, "reference", "exit-codes.md"), "utf8");
     const { BUDGET_EXIT_CODE } = await import(join(ROOT, "dist", "core", "budget.js"));
     const { TimeoutError } = await import(join(ROOT, "dist", "core", "errors.js"));
-    for (const code of [0, 1, BUDGET_EXIT_CODE, new TimeoutError("x").exitCode, 130, 143]) expect(page).toMatch(new RegExp(`\\b${code}\\b`));
+    const { STALL_EXIT_CODE } = await import(join(ROOT, "dist", "core", "stall.js"));
+    const { SANDBOX_EXIT_CODE } = await import(join(ROOT, "dist", "sandbox", "policy.js"));
+    for (const code of [0, 1, BUDGET_EXIT_CODE, SANDBOX_EXIT_CODE, STALL_EXIT_CODE, new TimeoutError("x").exitCode, 130, 143]) expect(page).toMatch(new RegExp(`\\b${code}\\b`));
   });
 });

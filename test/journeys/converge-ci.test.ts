@@ -4,13 +4,14 @@
  * its last line says it did not converge. (The form `loopx run -n 30 converge` ended 0 at the cap,
  * its last line a round like any other: a green job.)
  */
-import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CLIS, ROOT, runCommand, tempDir, type Cli } from "../helpers.js";
+import { CLIS, runCommand, tempDir, type Cli } from "../helpers.js";
 import { claudeStream, FakeAgents, lastWorkflowLine, workflowEnv, workflowProject } from "../fixtures/agents/support.js";
+import { manualText } from "../fixtures/manual.js";
 
-const README = readFileSync(join(ROOT, "README.md"), "utf8");
+const README = manualText();
 /** The README's converge command: the one line that runs converge with a task and a gate. */
 const COMMAND = /^(CONVERGE_TASK=.*\bloopx run\b.*\bconverge)$/m.exec(README)?.[1];
 

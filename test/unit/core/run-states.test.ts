@@ -10,6 +10,7 @@ import { GOING_STATES, RUN_END_REASONS, RUN_STATES } from "../../../src/core/run
 import { main } from "../../../src/cli/main.js";
 import { ASSETS } from "../../../src/dashboard/assets.generated.js";
 import { ROOT } from "../../helpers.js";
+import { manualText } from "../../fixtures/manual.js";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -34,8 +35,8 @@ describe("run states, declared once", () => {
     expect(help).toContain(`States: ${RUN_STATES.join(", ")} (crashed:`);
   });
 
-  it("the README's list of `loopx runs` states holds exactly these", () => {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  it("the manual's list of `loopx runs` states holds exactly these", () => {
+    const readme = manualText();
     const sentence = /state \((`running`[\s\S]*?)\),\n/.exec(readme)?.[1];
     expect(sentence).toBeDefined();
     expect(new Set([...sentence!.matchAll(/`([a-z][a-z-]*)`/g)].map((m) => m[1]))).toEqual(new Set(RUN_STATES));
