@@ -40,16 +40,19 @@ try {
     __LOOPX_HELPERS_JS__: readFileSync(join(work, "helpers.js"), "utf8"),
     __LOOPX_PRELOAD_JS__: readFileSync(join(work, "preload.js"), "utf8"),
     __LOOPX_ENV_PRELOAD_JS__: readFileSync(join(work, "env-preload.js"), "utf8"),
-    __LOOPX_WORKFLOWS_TGZ__: readFileSync(join(work, "workflows.tar.gz")).toString("base64"),
   };
-  const defineArgs = Object.entries(defines).flatMap(([name, value]) => ["--define", `${name}=${JSON.stringify(value)}`]);
+  // The archive is too large for one argument (Linux caps each at 128 KiB): a module of the entry
+  // sets it on globalThis before bin.ts runs, and the define names that.
+  writeFileSync(join(work, "workflows-archive.js"), `globalThis.__loopxWorkflowsTgz = ${JSON.stringify(readFileSync(join(work, "workflows.tar.gz")).toString("base64"))};\n`);
+  writeFileSync(join(work, "entry.ts"), `import "./workflows-archive.js";\nimport ${JSON.stringify(join(root, "src", "bin.ts"))};\n`);
+  const defineArgs = [...Object.entries(defines).flatMap(([name, value]) => ["--define", `${name}=${JSON.stringify(value)}`]), "--define", "__LOOPX_WORKFLOWS_TGZ__=globalThis.__loopxWorkflowsTgz"];
 
   mkdirSync(outDir, { recursive: true });
   for (const target of targets) {
     const name = `loopx-${target}`;
     const temp = join(work, name);
     // --bytecode: precompiled JS, ~20 ms less start-up for every `loopx` and `$LOOPX_BIN output`.
-    run(["build", "src/bin.ts", "--compile", "--minify", "--bytecode", "--format=esm", `--target=bun-${target}`, ...defineArgs, "--outfile", temp]);
+    run(["build", join(work, "entry.ts"), "--compile", "--minify", "--bytecode", "--format=esm", `--target=bun-${target}`, ...defineArgs, "--outfile", temp]);
     renameSync(temp, join(outDir, name));
     console.log(`built dist/bin/${name}`);
   }
