@@ -289,11 +289,11 @@ linuxOnly("the loopx GitHub Action's entry", () => {
     }
   });
 
-  it("the stall-after input: a loop without progress ends stalled, exit 4; a worktree-merge that is not true or false is one line", async () => {
+  it("the stall-after input: a loop without progress ends stalled, exit 5; a worktree-merge that is not true or false is one line", async () => {
     const project = makeProject({ ".loopx/work/index.sh": COUNTER });
     const run = await runAction(runnerEnv(project, { target: "work", "stall-after": "2", args: "-n 10" }));
-    expect(run.code, run.stdout + run.stderr).toBe(4);
-    expect(run.outputs).toMatchObject({ state: "stalled", "exit-code": "4", iterations: "2" });
+    expect(run.code, run.stdout + run.stderr).toBe(5);
+    expect(run.outputs).toMatchObject({ state: "stalled", "exit-code": "5", iterations: "2" });
     const bad = await runAction(runnerEnv(project, { target: "work", "worktree-merge": "yes" }));
     expect(bad.code).toBe(1);
     expect(bad.stdout.trim().split("\n")).toEqual([expect.stringMatching(/input worktree-merge must be true or false, got "yes"/)]);

@@ -242,7 +242,8 @@ export async function runRalph(mode: Mode): Promise<void> {
       },
       stopping: () => interrupted !== undefined,
       policies: s.policies,
-      onClassified: (attempt, failure, action, waitMs, final) => recordFailure(NAME, attempt, failure, action, waitMs, final === true, (text) => log(state, text)),
+      // An agent ended because loopx is ending the run (Ctrl-C, --timeout) did not fail: nothing to classify.
+      onClassified: (attempt, failure, action, waitMs, final) => interrupted === undefined && recordFailure(NAME, attempt, failure, action, waitMs, final === true, (text) => log(state, text)),
       limits: limitPolicy(NAME, s.vars, s.agent, waited, (text) => log(state, text)),
     },
   );
