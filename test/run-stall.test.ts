@@ -40,9 +40,9 @@ describe.concurrent.each(CHANNELS)("--stall-after ($name)", (channel: Channel) =
     expect(all.filter((event) => event.type === "iteration.start")).toHaveLength(3);
     const stall = all.find((event) => event.type === "run.stall");
     expect(stall).toMatchObject({ after: 3, message: line.slice("loopx: ".length), flat: [1, 2, 3].map((n) => ({ n, since: 0 })) });
-    expect(all.at(-1)).toMatchObject({ type: "run.end", reason: "stalled", exitCode: 4, iterations: 3 });
+    expect(all.at(-1)).toMatchObject({ type: "run.end", reason: "stalled", exitCode: 5, iterations: 3 });
     const ending = JSON.parse(readFileSync(join(root, "..", `end-${channel.name}.json`), "utf8"));
-    expect(ending).toMatchObject({ state: "stalled", exitCode: 4 });
+    expect(ending).toMatchObject({ state: "stalled", exitCode: 5 });
     const listed = await loopx(channel, ["runs", "--state", "stalled"], root, env);
     expect(listed.stdout).toContain(id);
     const shown = await loopx(channel, ["runs", "show", id], root, env);
