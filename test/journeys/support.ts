@@ -58,7 +58,7 @@ function toolsDir(): string {
  */
 export function fakeClaude(agents: FakeAgents): string {
   const dir = tempDir("loopx-journey-claude-");
-  writeFileSync(join(dir, "claude"), `#!/bin/bash\nFAKE_AGENT_DIR=${JSON.stringify(agents.dir)} exec bash ${JSON.stringify(join(ROOT, "test", "fixtures", "agents", "fake-agent.sh"))} "$@"\n`);
+  writeFileSync(join(dir, "claude"), `#!/bin/bash\nFAKE_AGENT_DIR=${JSON.stringify(agents.dir)} FAKE_AGENT_NAME=claude exec bash ${JSON.stringify(join(ROOT, "test", "fixtures", "agents", "fake-agent.sh"))} "$@"\n`);
   chmodSync(join(dir, "claude"), 0o755);
   return dir;
 }
