@@ -148,7 +148,8 @@ describe("usage limits: park until the reset, then the same iteration again", ()
   });
 
   it.concurrent("on a terminal: a countdown on one line while parked, cleared before the run goes on", async () => {
-    const resetsAt = Math.ceil(Date.now() / 1000) + 3;
+    // Room for loopx, ralph and its preflight to start on a loaded box before the limit is seen.
+    const resetsAt = Math.ceil(Date.now() / 1000) + 7;
     const fake = new FakeAgents().step(1, { out: claudeLimitStream(resetsAt), code: 1 }).step(2, { out: claudeStream(`Done.\n${COMPLETE}`) });
     const project = workflowProject(["ralph"]);
     const env = workflowEnv(fake, { LIMIT_MARGIN: "0.5s", TERM: "xterm-256color", LOOPX_PROGRESS: "0" });
@@ -156,7 +157,7 @@ describe("usage limits: park until the reset, then the same iteration again", ()
     const result = await runCommand("script", ["-qfec", command, "/dev/null"], { cwd: project, env, timeoutMs: 60_000 });
     expect(result.code, result.stdout).toBe(0);
     const screen = result.stdout; // script(1) puts the terminal's output on stdout
-    expect(screen).toMatch(/\r\x1b\[Kralph: waiting for the usage limit · [1-4]s left/);
+    expect(screen).toMatch(/\r\x1b\[Kralph: waiting for the usage limit · [1-8]s left/);
     expect(screen).toContain("\r\x1b[K· session"); // cleared, then the next attempt's view
     expect(fake.calls()).toBe(2);
   });
