@@ -268,15 +268,7 @@ export async function runJudge(): Promise<void> {
   if (s.jury.reviewers.length > 1 || s.jury.reviewers[0]!.name !== "judge" || s.jury.dimensions.length > 0) return runJury(s, state, tmp, gateOutput);
   onInterrupt(state, () => "judge agent");
   say(NAME, `round ${state.round}: judge (${s.judge.type}: ${[s.judge.cli, ...s.judge.args].join(" ")}, fresh context)`);
-  const prompt = substitute(readFileSync(join(s.workflowDir, "JUDGE.md"), "utf8"), {
-    ...s.vars,
-    TASK: s.task,
-    GATE: s.gate,
-    ROUND: String(state.round),
-    GATE_OUTPUT: gateOutput === "" ? "(no output)" : gateOutput,
-    LENS: "",
-    RUBRIC: "",
-  });
+  const prompt = judgePrompt(readFileSync(join(s.workflowDir, "JUDGE.md"), "utf8"), s, state, gateOutput, "", "");
   const before = treeFingerprint(s.projectRoot, tmp);
   const result = await callAgent("judge", s.judge, prompt, s, state, tmp);
   const changed = before === undefined ? [] : changedSince(s.projectRoot, tmp, before);
@@ -351,6 +343,19 @@ function converged(s: Settings, state: State, line: string): never {
 }
 
 /** The spec a reviewer runs with: its type's read-only preset (CONVERGE_REVIEWER_<TYPE>_* settings), its model. */
+/** JUDGE.md filled in for one reviewer of this round: the lone judge, or a juror with its lens and the rubric. */
+function judgePrompt(template: string, s: Settings, state: State, gateOutput: string, lens: string, rubric: string): string {
+  return substitute(template, {
+    ...s.vars,
+    TASK: s.task,
+    GATE: s.gate,
+    ROUND: String(state.round),
+    GATE_OUTPUT: gateOutput === "" ? "(no output)" : gateOutput,
+    LENS: lens,
+    RUBRIC: rubric,
+  });
+}
+
 function reviewerSpec(s: Settings, reviewer: Reviewer): AgentSpec {
   const prefix = `CONVERGE_REVIEWER_${reviewer.type.toUpperCase()}_`;
   const spec = agentSpec({ ...s.vars, [`${prefix}TYPE`]: reviewer.type }, prefix, reviewer.type, true);
@@ -373,19 +378,13 @@ async function runJury(s: Settings, state: State, tmp: string, gateOutput: strin
   onInterrupt(state, () => "jury");
   say(NAME, `round ${state.round}: jury of ${jury.reviewers.length} (quorum ${jury.quorum}, ${jury.concurrency} at once): ${jury.reviewers.map((r) => r.name).join(", ")}`);
   const ballots: Ballot[] = new Array(jury.reviewers.length);
+  const template = readFileSync(join(s.workflowDir, "JUDGE.md"), "utf8");
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < jury.reviewers.length; i = next++) {
       const reviewer = jury.reviewers[i]!;
-      const prompt = substitute(readFileSync(join(s.workflowDir, "JUDGE.md"), "utf8"), {
-        ...s.vars,
-        TASK: s.task,
-        GATE: s.gate,
-        ROUND: String(state.round),
-        GATE_OUTPUT: gateOutput === "" ? "(no output)" : gateOutput,
-        LENS: reviewer.lens ? `\n## Your lens\n\n${lensText(jury, reviewer.lens)}\n` : "",
-        RUBRIC: RUBRIC_TEXT(jury.dimensions),
-      });
+      const lens = reviewer.lens ? `\n## Your lens\n\n${lensText(jury, reviewer.lens)}\n` : "";
+      const prompt = judgePrompt(template, s, state, gateOutput, lens, RUBRIC_TEXT(jury.dimensions));
       const before = treeFingerprint(s.projectRoot, tmp, `r${i}`);
       const result = await callAgent(`reviewer ${reviewer.name}`, reviewerSpec(s, reviewer), prompt, s, state, tmp, `reviewer${i}`);
       const changed = before === undefined ? [] : changedSince(s.projectRoot, tmp, before, `r${i}`);
