@@ -14,6 +14,10 @@ export default defineConfig({
     // CI's 2 cores — while most tests spend their time waiting on the processes they spawn: two
     // files keep both cores busy (the suite ran in ~19 min instead of ~28 at the same load).
     maxWorkers: 2,
+    // A test that fails is run once more before it counts as failed. The suite starts thousands of
+    // real processes on two busy cores, where a wait that holds on a quiet machine can run out
+    // once; a real fault fails both times (and the report lists the retry).
+    retry: 1,
     // clipanion's ESM build imports a directory ("../platform"), which Node's ESM loader refuses:
     // unit tests of src/cli/ get it through Vite's resolver instead.
     server: { deps: { inline: ["clipanion"] } },

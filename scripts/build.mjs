@@ -5,7 +5,7 @@
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeDashboardAssets } from "./dashboard-assets.mjs";
 import { packWorkflows } from "./pack-workflows.mjs";
@@ -22,6 +22,7 @@ try {
     stdio: "inherit",
   });
   bundleEntries(out);
+  await bundleCli(out);
   chmodSync(join(out, "bin.js"), 0o755);
   // LOOPX_BIN under Bun (runtime/platform/runtime.ts loopxBin): the same entry, started by Bun.
   writeFileSync(join(out, "bin-bun.js"), `#!/usr/bin/env bun\n// LOOPX_BIN when loopx runs under Bun: bin.js, started by Bun rather than Node.\nimport "./bin.js";\n`, { mode: 0o755 });
@@ -80,9 +81,56 @@ function bundleEntries(out) {
     { file: "bin.js", external: ["./cli/main.js", "./version.js", "./guardian/guardian.js"] },
   ];
   for (const { file, external } of entries) {
-    esbuild().buildSync({ ...BUNDLE, entryPoints: [join(out, file)], outfile: join(out, file), allowOverwrite: true, absWorkingDir: out, external: ["node:*", ...external] });
+    esbuild().buildSync({ ...BUNDLE, entryPoints: [join(out, file)], outfile: join(out, file), allowOverwrite: true, absWorkingDir: out, external: ["node:*", ...external], define: distUp(file) });
   }
   bundleTelemetrySdk(out);
+}
+
+/** runtime/platform/runtime.ts's way up to dist/ from a bundle written at `file` (relative to dist/). */
+function distUp(file) {
+  const depth = file.split("/").length - 1;
+  return { __LOOPX_DIST_UP__: JSON.stringify(depth === 0 ? "./" : "../".repeat(depth)) };
+}
+
+/**
+ * cli/main.js, the full CLI that bin.js loads for every command but the fast ones, rewritten in
+ * place as a bundle split at its dynamic imports: a command's code (and tar, semver, tsx's
+ * caller, the dashboard, …) stays a chunk loaded only by the command that needs it, while the ~170
+ * modules a `loopx run` used to resolve, read and link one by one (a third of its start-up CPU
+ * under Node) become a handful of files. Every output file sits in dist/cli/, at one depth, so the
+ * modules that find package files from import.meta.url still do (runtime.ts through distUp; the
+ * others are at cli/'s depth already, or stay external). Not minified: the `// <module>` lines
+ * esbuild writes before each module's code say what a chunk holds (test/startup-imports reads them).
+ */
+async function bundleCli(out) {
+  // Left as modules of their own: other entries of bin.js, and the SDK bundled on its own.
+  const external = new Set(["version.js", "guardian/guardian.js", "telemetry/sdk.js"]);
+  const cliDir = join(out, "cli");
+  const keepExternal = {
+    name: "loopx-external-entries",
+    setup(build) {
+      build.onResolve({ filter: /^\.\.?\// }, (args) => {
+        const target = resolve(args.resolveDir, args.path);
+        if (!external.has(relative(out, target))) return undefined;
+        return { path: relative(cliDir, target), external: true };
+      });
+    },
+  };
+  const banner = { js: 'import { createRequire as loopxCreateRequire } from "node:module"; const require = loopxCreateRequire(import.meta.url);' };
+  await esbuild().build({
+    ...BUNDLE,
+    entryPoints: [join(cliDir, "main.js")],
+    outdir: cliDir,
+    entryNames: "[name]",
+    chunkNames: "[name]-[hash]",
+    splitting: true,
+    allowOverwrite: true,
+    absWorkingDir: out,
+    external: ["node:*", "esbuild"],
+    plugins: [keepExternal],
+    banner,
+    define: distUp("cli/main.js"),
+  });
 }
 
 /**

@@ -461,7 +461,7 @@ describe.concurrent.each(RUNTIMES)("loopx env: properties ($name)", (runtime) =>
         const dump = new Map(readFileSync(join(cwd, "env.dump"), "utf8").split("\0").filter(Boolean).map((r) => [r.slice(0, r.indexOf("=")), r.slice(r.indexOf("=") + 1)] as const));
         for (const [key, value] of pairs) expect(dump.get(key)).toBe(value);
       }),
-      { numRuns: 10 },
+      { numRuns: 4 },
     );
   });
 });

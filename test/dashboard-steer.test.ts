@@ -8,7 +8,7 @@
  * id and new iterations. Each button's answer line says what happened, and the page follows the
  * run's state live.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -21,13 +21,14 @@ const bun: ServeChannel = { name: "bun", argv: [BUN, BIN] };
 
 const WORKFLOWS = {
   // Each iteration: trace, its run id and pid for the test, as many seconds of work as the file
-  // `sleep` says (3 by default), a result.
+  // `sleep` says (3 by default), then waits while the file `hold` exists, a result.
   ".loopx/w/index.sh": sh(
     [
       'echo "start $LOOPX_ITERATION" >> "$LOOPX_PROJECT_ROOT/trace.log"',
       'echo "$LOOPX_RUN_ID" > "$LOOPX_PROJECT_ROOT/run.id"',
       'echo $$ > "$LOOPX_PROJECT_ROOT/script.pid"',
       'sleep "$(cat "$LOOPX_PROJECT_ROOT/sleep" 2>/dev/null || echo 3)"',
+      'while [ -e "$LOOPX_PROJECT_ROOT/hold" ]; do sleep 0.1; done',
       'echo "end $LOOPX_ITERATION" >> "$LOOPX_PROJECT_ROOT/trace.log"',
       'echo "{\\"result\\":\\"iteration $LOOPX_ITERATION\\"}"',
     ].join("\n"),
@@ -170,11 +171,13 @@ linuxOnly("the dashboard steers real runs", () => {
   it("pause holds the next script until continue; the page shows paused, then running again", async () => {
     await withScene(node, async (scene) => {
       const { page } = scene;
-      writeFileSync(join(scene.cwd, "sleep"), "1.5");
+      writeFileSync(join(scene.cwd, "sleep"), "0");
+      writeFileSync(join(scene.cwd, "hold"), ""); // iteration 1 ends only once pause was pressed
       const id = await startRun(scene);
       await openRun(scene, id);
       await page.locator("#current").waitFor({ state: "visible", timeout: 10_000 });
       expect(await press(page, "pause")).toBe(`run ${id} pauses after w:index finishes (loopx runs continue ${id})`);
+      rmSync(join(scene.cwd, "hold"));
       await pageState(page, "paused");
       expect(await page.locator("button[data-action='pause']").isDisabled()).toBe(true);
 
@@ -245,10 +248,13 @@ linuxOnly("the dashboard steers real runs", () => {
   it("under bun too: stop after this iteration from the page ends the run stopped-on-request", async () => {
     await withScene(bun, async (scene) => {
       const { page } = scene;
-      writeFileSync(join(scene.cwd, "sleep"), "1");
+      // Iteration 1 is held until the stop is pressed: a loaded machine cannot let it end first.
+      writeFileSync(join(scene.cwd, "sleep"), "0");
+      writeFileSync(join(scene.cwd, "hold"), "");
       const id = await startRun(scene);
       await openRun(scene, id);
       expect(await press(page, "stop")).toBe(`run ${id} stops after w:index finishes`);
+      rmSync(join(scene.cwd, "hold"));
       expect((await scene.loop!.result).code).toBe(0);
       await pageState(page, "stopped-on-request");
       expect(trace(scene.cwd)).toEqual(["start 1", "end 1"]);

@@ -246,7 +246,9 @@ describe.concurrent.each(RUNTIMES)("loopx install: hostile archives ($name)", (r
     await failsCleanly(runtime, ["-y", `${server.origin}/flow.tgz`], /^loopx: refusing to install http:\/\/127\.0\.0\.1:\d+\/flow\.tgz: hardlink "flow\/h" points through symlink "flow\/up"\n$/);
   });
 
-  it("installs an archive of 100,000 tiny entries, every one of them", async (context) => {
+  // One runtime is enough: node-tar writes the same way under both, and the disk bounds it (two
+  // runtimes' 100,000 files at once once took a loaded CI box past 300 s).
+  if (runtime === RUNTIMES[0]) it("installs an archive of 100,000 tiny entries, every one of them", async (context) => {
     const server = await serveFile(context, archives.many);
     const cwd = makeProject(EXISTING);
     const { env, tmp } = installEnv();
@@ -262,7 +264,7 @@ describe.concurrent.each(RUNTIMES)("loopx install: hostile archives ($name)", (r
     expect(readFileSync(join(cwd, ".loopx", "many", "d042", "f99842.md"), "utf8")).toBe("99842\n");
     expect(listDir(tmp)).toEqual([]);
     rmSync(cwd, { recursive: true, force: true }); // 100,000 files: not left in the machine's TMPDIR
-  }, 330_000); // generous: the two runtimes' 100,000 files are written at the same time
+  }, 330_000); // generous: the other cases of the file run at the same time
 
   it("installs an archive padded with zeros after its end (as tar tools pad it), under the limit", async (context) => {
     const server = await serveFile(context, archives.padded);

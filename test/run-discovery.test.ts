@@ -19,6 +19,7 @@ import {
   sh,
   tempDir,
   warnings,
+  tableFor,
   type RunResult,
 } from "./helpers.js";
 
@@ -69,7 +70,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       }
     });
 
-    it.concurrent.each(["mjs", "cjs", "json", "md", "txt", "bash", "py", "sh.bak"])(
+    it.concurrent.each(tableFor(runtime, ["mjs", "cjs", "json", "md", "txt", "bash", "py", "sh.bak"]))(
       "a .%s file is not a script: a directory holding only that is not a workflow, and it is not a script of a workflow",
       async (ext) => {
         const cwd = makeProject({
@@ -197,7 +198,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
 
   describe("name restrictions are global and fatal for run <target>, warnings for run -h", () => {
     const badWorkflows = ["-bad", "has.dot", "has space", "caf\u00e9", "a+b"];
-    it.concurrent.each(badWorkflows)("sibling workflow %j", async (bad) => {
+    it.concurrent.each(tableFor(runtime, badWorkflows))("sibling workflow %j", async (bad) => {
       const cwd = makeProject({
         ".loopx/good/index.sh": mark("good"),
         [`.loopx/${bad}/index.sh`]: mark("bad"),
@@ -209,7 +210,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
     });
 
     const badScripts = ["my.script", "-x", "has space", "caf\u00e9", "a+b"];
-    it.concurrent.each(badScripts)("script %j in a sibling workflow", async (bad) => {
+    it.concurrent.each(tableFor(runtime, badScripts))("script %j in a sibling workflow", async (bad) => {
       const cwd = makeProject({
         ".loopx/good/index.sh": mark("good"),
         ".loopx/other/index.sh": mark("other"),
@@ -348,7 +349,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
   });
 
   describe("workflow names that look special are ordinary", () => {
-    it.concurrent.each(["default", "version", "run", "output", "env", "install", "help"])(
+    it.concurrent.each(tableFor(runtime, ["default", "version", "run", "output", "env", "install", "help"]))(
       "`loopx run %s` runs the workflow of that name",
       async (name) => {
         const cwd = makeProject({

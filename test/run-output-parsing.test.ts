@@ -22,6 +22,7 @@ import {
   runLoopx,
   sh,
   type RunResult,
+  tableFor,
   type Runtime,
 } from "./helpers.js";
 import { utf16 } from "./fixtures/arbitraries.js";
@@ -126,7 +127,7 @@ const pipeCases: Array<[string, string, string]> = [
 
 describe.each(RUNTIMES)("run: structured output parsing ($name)", (runtime) => {
   describe("falls back to raw result → loop resets (no goto, no stop)", () => {
-    it.concurrent.each(resetCases)("%s", async (_name, payload) => {
+    it.concurrent.each(tableFor(runtime, resetCases))("%s", async (_name, payload) => {
       const cwd = fixture(payload);
       const result = await runFixture(runtime, cwd);
       expectClean(result);
@@ -135,7 +136,7 @@ describe.each(RUNTIMES)("run: structured output parsing ($name)", (runtime) => {
   });
 
   describe("parsed as a goto to ralph:b", () => {
-    it.concurrent.each(gotoCases)("%s", async (_name, payload) => {
+    it.concurrent.each(tableFor(runtime, gotoCases))("%s", async (_name, payload) => {
       const cwd = fixture(payload);
       const result = await runFixture(runtime, cwd);
       expectClean(result);
@@ -145,7 +146,7 @@ describe.each(RUNTIMES)("run: structured output parsing ($name)", (runtime) => {
   });
 
   describe("parsed as stop → exit 0 after one iteration", () => {
-    it.concurrent.each(stopCases)("%s", async (_name, payload) => {
+    it.concurrent.each(tableFor(runtime, stopCases))("%s", async (_name, payload) => {
       const cwd = fixture(payload);
       const result = await runFixture(runtime, cwd, 5);
       expectClean(result);
@@ -154,7 +155,7 @@ describe.each(RUNTIMES)("run: structured output parsing ($name)", (runtime) => {
   });
 
   describe("result is coerced with String(value) and piped to the goto target", () => {
-    it.concurrent.each(pipeCases)("%s", async (_name, json, expected) => {
+    it.concurrent.each(tableFor(runtime, pipeCases))("%s", async (_name, json, expected) => {
       const cwd = fixture(`{"result": ${json}, "goto": "b"}\n`);
       const result = await runFixture(runtime, cwd, 2);
       expectClean(result);
@@ -225,7 +226,7 @@ describe.each(RUNTIMES)("run: structured output parsing ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["index"]);
     });
 
-    it.concurrent.each(invalid)("goto %j", async (target) => {
+    it.concurrent.each(tableFor(runtime, invalid))("goto %j", async (target) => {
       const cwd = fixture(`${JSON.stringify({ goto: target, result: "r" })}\n`, extra);
       const line = expectLoopxError(await runFixture(runtime, cwd), target);
       expect(line).toMatch(/goto/i);
@@ -249,7 +250,7 @@ describe.each(RUNTIMES)("run: structured output parsing ($name)", (runtime) => {
       ["a script that exists only in another workflow", "step", "step"],
       ["a loose file directly in .loopx/", "loose:index", "loose"],
     ];
-    it.concurrent.each(cases)("%s (%s)", async (_name, target, needle) => {
+    it.concurrent.each(tableFor(runtime, cases))("%s (%s)", async (_name, target, needle) => {
       const cwd = fixture(`${JSON.stringify({ goto: target })}\n`, extra);
       const line = expectLoopxError(await runFixture(runtime, cwd), needle);
       expect(line).toMatch(/goto/i);

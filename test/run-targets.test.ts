@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { RUNTIMES, expectClean, expectLoopxError, isolatedEnv, makeProject, readTrace, runIsolated as run, runLoopx, sh, tempDir } from "./helpers.js";
+import { RUNTIMES, expectClean, expectLoopxError, isolatedEnv, makeProject, readTrace, runIsolated as run, runLoopx, sh, tempDir, tableFor } from "./helpers.js";
 import { argString } from "./fixtures/arbitraries.js";
 
 /** Records "<workflow>:<label>" and stops. */
@@ -84,13 +84,13 @@ describe.each(RUNTIMES)("run: targets ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual([]);
     });
 
-    it.concurrent.each(INVALID)("%j", async (target) => {
+    it.concurrent.each(tableFor(runtime, INVALID))("%j", async (target) => {
       const cwd = project();
       expectLoopxError(await run(runtime, cwd, ["run", target]), target.trimEnd() === target ? target : target.trimEnd());
       expect(readTrace(cwd)).toEqual([]);
     });
 
-    it.concurrent.each([":script", "wf:", "a:b:c", "bad name", ""])("%j is rejected with -n 0 as well", async (target) => {
+    it.concurrent.each(tableFor(runtime, [":script", "wf:", "a:b:c", "bad name", ""]))("%j is rejected with -n 0 as well", async (target) => {
       const cwd = project();
       expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", target]));
       expect(readTrace(cwd)).toEqual([]);
@@ -103,7 +103,7 @@ describe.each(RUNTIMES)("run: targets ($name)", (runtime) => {
       return expectLoopxError(reference, ".loopx");
     };
 
-    it.concurrent.each(["", ":", ":script", "wf:", "a:b:c", "bad name", "wf:bad.name"])(
+    it.concurrent.each(tableFor(runtime, ["", ":", ":script", "wf:", "a:b:c", "bad name", "wf:bad.name"]))(
       "with no .loopx/, `run %j` reports the missing .loopx/ (same error as a valid target)",
       async (target) => {
         const cwd = tempDir();
@@ -147,7 +147,7 @@ describe.concurrent.each(RUNTIMES)("run: any target string ($name)", (runtime) =
         const valid = ["w", "w:index", "w:other"].includes(t);
         if (valid) expect(run.code).toBe(0);
       }),
-      { numRuns: 30 },
+      { numRuns: 15 },
     );
   });
 });

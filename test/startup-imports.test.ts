@@ -19,7 +19,7 @@
  * deliberate forbidden import, to see this test fail.
  */
 import { readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, ROOT, RUNTIMES, isolatedEnv, makeProject, nodeMatrix, runCommand, tempDir, type Runtime } from "./helpers.js";
@@ -102,7 +102,19 @@ async function loadedModules(runtime: Runtime, entry: string, args: string[], cw
     .split("\n")
     .filter(Boolean)
     .map((entry) => (entry.startsWith("file://") ? new URL(entry).pathname : entry));
-  return { modules: [...new Set(modules)], code: result.code, stderr: result.stderr };
+  return { modules: [...new Set(modules.flatMap(withBundledModules))], code: result.code, stderr: result.stderr };
+}
+
+/**
+ * A file of the CLI's bundle (dist/cli/, scripts/build.mjs bundleCli) stands for the modules it
+ * holds: esbuild writes a `// <path>` line (relative to dist/) before each module's code, so the
+ * guard sees `dist/install/…` or `node_modules/tar/…` inside a chunk as if it had been loaded alone.
+ */
+function withBundledModules(path: string): string[] {
+  const dist = dirname(GUARD_BIN);
+  if (!path.startsWith(`${dist}/cli/`) || !path.endsWith(".js")) return [path];
+  const held = [...readFileSync(path, "utf8").matchAll(/^\/\/ ((?:\.\.\/)*[\w@./-]+\.(?:js|cjs|mjs|json))$/gm)].map((match) => resolve(dist, match[1]!));
+  return [path, ...held];
 }
 
 function forbiddenIn(modules: string[]): string[] {

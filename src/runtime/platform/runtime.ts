@@ -16,10 +16,17 @@ export type RuntimeName = "node" | "bun" | "binary";
  */
 export const runtimeName: RuntimeName = !("Bun" in globalThis) ? "node" : import.meta.url.includes("/$bunfs/") ? "binary" : "bun";
 
+/**
+ * The way up from this module's file to `dist/`, set by the build for each bundle this module is
+ * part of (a bundle's file sits elsewhere in dist/ than runtime.js does); undefined in tsc's output.
+ */
+declare const __LOOPX_DIST_UP__: string | undefined;
+
 /** Absolute path of a file of this package, relative to the package's `dist/` directory. */
 export function distPath(relative: string): string {
-  // This module lives at dist/runtime/platform/runtime.js.
-  return fileURLToPath(new URL(`../../${relative}`, import.meta.url));
+  // Unbundled, this module lives at dist/runtime/platform/runtime.js.
+  const up = typeof __LOOPX_DIST_UP__ === "string" ? __LOOPX_DIST_UP__ : "../../";
+  return fileURLToPath(new URL(`${up}${relative}`, import.meta.url));
 }
 
 let cachedLoopxBin: string | undefined;
