@@ -12,7 +12,8 @@ export default defineConfig({
     pool: "forks",
     // Two test files at a time. Vitest's default is one fewer than the CPUs — one file at a time on
     // CI's 2 cores — while most tests spend their time waiting on the processes they spawn: two
-    // files keep both cores busy (the suite ran in ~19 min instead of ~28 at the same load).
+    // files keep both cores busy (vmstat: 0% idle). Three measured the same (1,607 s vs 1,614 s):
+    // the suite is CPU-bound, so a third file only adds load to the timing-sensitive tests.
     maxWorkers: 2,
     // A test that fails is run once more before it counts as failed. The suite starts thousands of
     // real processes on two busy cores, where a wait that holds on a quiet machine can run out

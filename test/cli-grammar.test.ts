@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, expectOneLineError, isolatedEnv, makeProject, runLoopx, snapshotTree, tempDir, type Runtime } from "./helpers.js";
+import { RUNTIMES, expectOneLineError, isolatedEnv, makeProject, runLoopx, snapshotTree, tableFor, tempDir, type Runtime } from "./helpers.js";
 
 /**
  * A valid project: `ralph` (index + check-ready) and workflows named after subcommands. Every
@@ -72,7 +72,7 @@ async function expectUsageError(runtime: Runtime, args: string[], pattern: RegEx
 
 describe.concurrent.each(RUNTIMES)("CLI grammar ($name)", (runtime) => {
   describe("top level (§4.1, §4.2)", () => {
-    it.each<[string, string[], RegExp]>([
+    it.each<[string, string[], RegExp]>(tableFor(runtime, [
       ["unrecognized subcommand", ["foo"], /foo/],
       ["unrecognized subcommand followed by -h (not top-level help)", ["foo", "-h"], /foo/],
       ["unrecognized subcommand followed by --help", ["foo", "--help"], /foo/],
@@ -86,13 +86,13 @@ describe.concurrent.each(RUNTIMES)("CLI grammar ($name)", (runtime) => {
       ["top-level -n before run", ["-n", "5", "run", "ralph"], /-n/],
       ["subcommands are case-sensitive", ["RUN", "ralph"], /RUN/],
       ["empty subcommand", [""], /command/i],
-    ])("%s → usage error, nothing runs or is written", async (_label, args, pattern) => {
+    ]))("%s → usage error, nothing runs or is written", async (_label, args, pattern) => {
       await expectUsageError(runtime, args, pattern);
     });
   });
 
   describe("usage errors listed in §12 and §4.2", () => {
-    it.each<[string, string[], RegExp]>([
+    it.each<[string, string[], RegExp]>(tableFor(runtime, [
       ["run with no target", ["run"], /target/i],
       ["run -n 5 with no target", ["run", "-n", "5"], /target/i],
       ["run with an extra positional", ["run", "ralph", "bar"], /bar/],
@@ -112,7 +112,7 @@ describe.concurrent.each(RUNTIMES)("CLI grammar ($name)", (runtime) => {
       ["install with duplicate -y", ["install", "-y", "-y", "src"], /-y/],
       ["install with -w missing its value", ["install", "src", "-w"], /-w|--workflow/],
       ["install with -w but no source", ["install", "-w", "a"], /source/i],
-    ])("%s → exit 1, one-line message, nothing written", async (_label, args, pattern) => {
+    ]))("%s → exit 1, one-line message, nothing written", async (_label, args, pattern) => {
       await expectUsageError(runtime, args, pattern);
     });
 
@@ -134,7 +134,7 @@ describe.concurrent.each(RUNTIMES)("CLI grammar ($name)", (runtime) => {
   });
 
   describe("invalid target strings: exit 1, but checked after discovery, not as usage errors (§4.1, §12)", () => {
-    it.each<[string]>([[""], [":"], [":script"], ["ralph:"], ["a:b:c"], ["ra lph"], ["ralph:in dex"]])(
+    it.each<[string]>(tableFor(runtime, [[""], [":"], [":script"], ["ralph:"], ["a:b:c"], ["ra lph"], ["ralph:in dex"]]))(
       "run -n 1 %j",
       async (target) => {
         const cwd = loopingProject();
@@ -149,7 +149,7 @@ describe.concurrent.each(RUNTIMES)("CLI grammar ($name)", (runtime) => {
   });
 
   describe("-n validation happens before discovery (§4.2)", () => {
-    it.each<[string, string[]]>([
+    it.each<[string, string[]]>(tableFor(runtime, [
       ["negative", ["run", "-n", "-1", "ralph"]],
       ["negative after the target", ["run", "ralph", "-n", "-1"]],
       ["non-integer", ["run", "-n", "1.5", "ralph"]],
@@ -159,7 +159,7 @@ describe.concurrent.each(RUNTIMES)("CLI grammar ($name)", (runtime) => {
       ["negative fraction", ["run", "-n", "-0.5", "ralph"]],
       ["Infinity", ["run", "-n", "Infinity", "ralph"]],
       ["NaN", ["run", "-n", "NaN", "ralph"]],
-    ])("-n %s → usage error (with and without .loopx/)", async (_label, args) => {
+    ]))("-n %s → usage error (with and without .loopx/)", async (_label, args) => {
       await expectUsageError(runtime, args, /-n/);
     });
 
@@ -172,7 +172,7 @@ describe.concurrent.each(RUNTIMES)("CLI grammar ($name)", (runtime) => {
   });
 
   describe("options and target in any order (§4.2)", () => {
-    it.each<[string, string[], string]>([
+    it.each<[string, string[], string]>(tableFor(runtime, [
       ["-n before the target", ["run", "-n", "1", "ralph"], "ralph:index:unset\n"],
       ["-n after the target", ["run", "ralph", "-n", "1"], "ralph:index:unset\n"],
       ["-e before, -n after the target", ["run", "-e", "f", "ralph", "-n", "1"], "ralph:index:from-f\n"],
@@ -183,7 +183,7 @@ describe.concurrent.each(RUNTIMES)("CLI grammar ($name)", (runtime) => {
       ["workflow named run", ["run", "-n", "1", "run"], "run:index:unset\n"],
       ["workflow named default", ["run", "-n", "1", "default"], "default:index:unset\n"],
       ["workflow named output", ["run", "output", "-n", "1"], "output:index:unset\n"],
-    ])("%s", async (_label, args, expected) => {
+    ]))("%s", async (_label, args, expected) => {
       const cwd = loopingProject();
       const result = await runLoopx(runtime, args, { cwd, env: isolatedEnv(), timeoutMs: 15_000 });
       expect(result.stderr).toBe("");

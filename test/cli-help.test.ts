@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, isolatedEnv, makeProject, runLoopx, snapshotTree, tempDir, type RunResult, type Runtime } from "./helpers.js";
+import { RUNTIMES, isolatedEnv, makeProject, runLoopx, snapshotTree, tempDir, tableFor, type RunResult, type Runtime } from "./helpers.js";
 
 const MARK = '#!/bin/bash\necho ran >> "$LOOPX_PROJECT_ROOT/ran.log"\necho \'{"stop": true}\'\n';
 
@@ -58,7 +58,7 @@ describe.concurrent.each(RUNTIMES)("help ($name)", (runtime) => {
     it("loopx, -h and --help print the same help listing every subcommand, without discovery", async () => {
       const forms = [[], ["-h"], ["--help"], ["-h", "run", "ralph"], ["--help", "run", "ralph"], ["-h", "--unknown"], ["-h", "foo", "bar"], ["--help", "-n", "5"]];
       let reference: string | undefined;
-      for (const args of forms) {
+      for (const args of tableFor(runtime, forms)) {
         // A .loopx/ that would make discovery complain loudly: top-level help must not notice it.
         const cwd = brokenProject();
         const { result, unchanged } = await observe(runtime, args, cwd);
@@ -119,7 +119,7 @@ describe.concurrent.each(RUNTIMES)("help ($name)", (runtime) => {
         ["run", "-h", "-h"],
         ["run", "-h", "nope:index", ":bad", "a:b:c"],
       ];
-      for (const args of forms) {
+      for (const args of tableFor(runtime, forms)) {
         const cwd = validProject();
         const { result, unchanged } = await observe(runtime, args, cwd);
         const label = `loopx ${args.join(" ")}`;
@@ -227,7 +227,7 @@ describe.concurrent.each(RUNTIMES)("help ($name)", (runtime) => {
         ["install", "--workflow", "a", "--unknown", "-h"],
       ];
       let reference: string | undefined;
-      for (const args of forms) {
+      for (const args of tableFor(runtime, forms)) {
         for (const cwd of [tempDir(), brokenProject()]) {
           const { result, unchanged } = await observe(runtime, args, cwd);
           const label = `loopx ${args.join(" ")}`;
