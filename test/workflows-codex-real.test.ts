@@ -208,7 +208,9 @@ describe.concurrent("the workflows on the real Codex CLI, against a local Respon
 
   const stops = CHANNELS.flatMap((channel) => [
     { ...channel, how: "Ctrl-C", options: [] as string[], code: 130 },
-    { ...channel, how: "--timeout", options: ["--timeout", "10s"], code: 124 },
+    // 25 s: on a loaded 2-core box ralph's TypeScript and codex's start took more than 10 s
+    // before codex's tool ran (the run timed out before the command it should interrupt).
+    { ...channel, how: "--timeout", options: ["--timeout", "25s"], code: 124 },
   ]);
   it.concurrent.for(stops)("$name: $how while codex's tool blocks leaves no process behind", async ({ loopx, options, code, how }, context) => {
     // The command proves it carries the run's tag (so the survivor check sees it), then blocks.

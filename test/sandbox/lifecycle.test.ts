@@ -34,7 +34,7 @@ linuxOnly.concurrent.each([
   it("ends the fenced script, its setsid child and its daemon; nothing is left", async () => {
     const cwd = makeProject({ ".loopx/w/index.sh": STUBBORN_SCRIPT });
     const { env, tmp } = scratchEnv();
-    const started = startLoopx(cli, ["run", "--sandbox", ...(how === "--timeout" ? ["--timeout", "3s"] : []), "w"], { cwd, env, timeoutMs: 60_000 });
+    const started = startLoopx(cli, ["run", "--sandbox", ...(how === "--timeout" ? ["--timeout", "6s"] : []), "w"], { cwd, env, timeoutMs: 60_000 });
     expect(await waitFor(() => existsSync(join(cwd, "run.id")), 30_000)).toBe(true);
     const id = read(cwd, "run.id");
     expect(carriersOf("LOOPX_RUN_ID", id).length).toBeGreaterThanOrEqual(3);
