@@ -206,7 +206,9 @@ export function durationVar(vars: Vars, name: string, fallback: number): number 
  * exits 124); undefined for any other SIGTERM.
  */
 export function timeLimitReached(now = Date.now()): string | undefined {
-  const SLACK_MS = 1000; // loopx starts the clock just before this process
+  // loopx starts the clock just before this process: on a busy machine its start (fork, exec, the
+  // runtime's own start-up) has taken over a second, which made a --timeout read as a plain SIGTERM.
+  const SLACK_MS = 3000;
   const timeout = Number(process.env.LOOPX_SCRIPT_TIMEOUT_MS);
   if (timeout > 0 && now - performance.timeOrigin >= timeout - SLACK_MS) return `loopx --timeout (${duration(timeout)} per script)`;
   const deadline = Number(process.env.LOOPX_RUN_DEADLINE);
