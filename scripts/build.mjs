@@ -13,6 +13,8 @@ import { packWorkflows } from "./pack-workflows.mjs";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const out = join(root, `dist.build-${process.pid}`);
 const dist = join(root, "dist");
+/** For bundles holding CommonJS that requires Node's built-ins: gives them a `require`. */
+const REQUIRE_BANNER = { js: 'import { createRequire as loopxCreateRequire } from "node:module"; const require = loopxCreateRequire(import.meta.url);' };
 /** esbuild options of every bundle this build writes. */
 const BUNDLE = { bundle: true, format: "esm", platform: "node", target: "node20.6", external: ["node:*"], legalComments: "none", logLevel: "error" };
 try {
@@ -116,7 +118,6 @@ async function bundleCli(out) {
       });
     },
   };
-  const banner = { js: 'import { createRequire as loopxCreateRequire } from "node:module"; const require = loopxCreateRequire(import.meta.url);' };
   await esbuild().build({
     ...BUNDLE,
     entryPoints: [join(cliDir, "main.js")],
@@ -128,7 +129,7 @@ async function bundleCli(out) {
     absWorkingDir: out,
     external: ["node:*", "esbuild"],
     plugins: [keepExternal],
-    banner,
+    banner: REQUIRE_BANNER,
     define: distUp("cli/main.js"),
   });
 }
@@ -143,8 +144,7 @@ async function bundleCli(out) {
  */
 function bundleTelemetrySdk(out) {
   const file = join(out, "telemetry/sdk.js");
-  const banner = { js: 'import { createRequire as loopxCreateRequire } from "node:module"; const require = loopxCreateRequire(import.meta.url);' };
-  const result = esbuild().buildSync({ ...BUNDLE, entryPoints: [file], outfile: file, allowOverwrite: true, absWorkingDir: out, nodePaths: [join(root, "node_modules")], external: ["node:*", "./settings.js", "./metrics.js"], minify: true, banner, metafile: true });
+  const result = esbuild().buildSync({ ...BUNDLE, entryPoints: [file], outfile: file, allowOverwrite: true, absWorkingDir: out, nodePaths: [join(root, "node_modules")], external: ["node:*", "./settings.js", "./metrics.js"], minify: true, banner: REQUIRE_BANNER, metafile: true });
   const copies = new Map();
   for (const input of Object.keys(result.metafile.inputs)) {
     const match = /^(.*node_modules\/((?:@[^/]+\/)?[^/]+))\//.exec(input);

@@ -5,7 +5,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, expectOneLineError, isolatedEnv, makeProject, runLoopx, snapshotTree, tableFor, tempDir, type Runtime } from "./helpers.js";
+import { RUNTIMES, expectOneLineError, isolatedEnv, makeProject, runLoopx, snapshotTree, tempDir, type Runtime } from "./helpers.js";
+import { tableFor } from "./case-tables.js";
 
 /**
  * A valid project: `ralph` (index + check-ready) and workflows named after subcommands. Every

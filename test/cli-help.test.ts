@@ -5,7 +5,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, isolatedEnv, makeProject, runLoopx, snapshotTree, tempDir, tableFor, type RunResult, type Runtime } from "./helpers.js";
+import { RUNTIMES, isolatedEnv, makeProject, runLoopx, snapshotTree, tempDir, type RunResult, type Runtime } from "./helpers.js";
+import { tableFor } from "./case-tables.js";
 
 const MARK = '#!/bin/bash\necho ran >> "$LOOPX_PROJECT_ROOT/ran.log"\necho \'{"stop": true}\'\n';
 

@@ -19,9 +19,9 @@ import {
   sh,
   tempDir,
   warnings,
-  tableFor,
   type RunResult,
 } from "./helpers.js";
+import { tableFor } from "./case-tables.js";
 
 /** A bash script that appends `label` to trace.log and stops the loop. */
 const mark = (label: string): string => sh(`echo "${label}" >> "$LOOPX_PROJECT_ROOT/trace.log"\necho '{"stop":true}'`);

@@ -22,9 +22,9 @@ import {
   runLoopx,
   sh,
   type RunResult,
-  tableFor,
   type Runtime,
 } from "./helpers.js";
+import { tableFor } from "./case-tables.js";
 import { utf16 } from "./fixtures/arbitraries.js";
 
 /** A project whose ralph:index prints `payload` verbatim; `extra` adds more files. */

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { RUNTIMES, expectClean, expectLoopxError, isolatedEnv, makeProject, readTrace, runIsolated as run, runLoopx, sh, tempDir, tableFor } from "./helpers.js";
+import { RUNTIMES, expectClean, expectLoopxError, isolatedEnv, makeProject, readTrace, runIsolated as run, runLoopx, sh, tempDir } from "./helpers.js";
+import { tableFor } from "./case-tables.js";
 import { argString } from "./fixtures/arbitraries.js";
 
 /** Records "<workflow>:<label>" and stops. */
