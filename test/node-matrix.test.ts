@@ -1,14 +1,15 @@
 /**
  * The Node matrix: what runs scripts — the run loop, the script helpers (`import
  * "loopx"` and `$LOOPX_BIN output`), signals, the programmatic API — under the machine's Node and
- * under Node 22, 24 and 26 from npm (helpers.nodeMatrix()). A focused subset, not the whole suite
- * per version. On every version loopx's own machinery writes nothing to a script's stderr (Node 26
+ * under Node 22 and 26 from npm (fixtures/node-matrix.ts; the whole suite runs on Node 24). A
+ * focused subset, not the whole suite per version. On every version loopx's own machinery writes nothing to a script's stderr (Node 26
  * deprecates module.register, DEP0205), while a script's own warnings still pass through.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, isolatedEnv, makeProject, makeSymlink, nodeMatrix, processAlive, readTrace, runCommand, runLoopx, sh, tempDir, waitFor } from "./helpers.js";
+import { ROOT, isolatedEnv, makeProject, makeSymlink, processAlive, readTrace, runCommand, runLoopx, sh, tempDir, waitFor } from "./helpers.js";
+import { nodeMatrix } from "./fixtures/node-matrix.js";
 
 // A pinned release that is not installed fails this file with nodeMatrix()'s message.
 describe.each(nodeMatrix())("Node matrix: $label", (node) => {

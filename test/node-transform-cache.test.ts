@@ -11,7 +11,8 @@ import { existsSync, readFileSync, readdirSync, utimesSync, writeFileSync } from
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { hash, prune } from "../src/runtime/loader/transform.js";
-import { isolatedEnv, makeProject, nodeMatrix, readTrace, runLoopx, tempDir, type Runtime } from "./helpers.js";
+import { isolatedEnv, makeProject, readTrace, runLoopx, tempDir, type Runtime } from "./helpers.js";
+import { nodeMatrix } from "./fixtures/node-matrix.js";
 
 const matrix = nodeMatrix();
 /** The machine's Node and the newest pinned release (the same one on hosts without pinned releases). */

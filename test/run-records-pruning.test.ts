@@ -17,6 +17,15 @@ function recordIds(env: Record<string, string>): string[] {
   return existsSync(runsDir(env)) ? readdirSync(runsDir(env)).filter((name) => name.endsWith(".jsonl")).map((name) => name.slice(0, -6)) : [];
 }
 
+/** The record of a finished run whose loopx is gone: its start and its end. */
+function endedRecord(id: string): string {
+  const time = new Date().toISOString();
+  const head = { v: 1, time, run: id };
+  const start = { ...head, type: "run.start", pid: 999999999, projectRoot: "/nowhere", target: "short:index", version: "0.0.1", runtime: "node", maxIterations: null };
+  const end = { ...head, type: "run.end", reason: "stopped", iterations: 1, exitCode: 0 };
+  return `${JSON.stringify(start)}\n${JSON.stringify(end)}\n`;
+}
+
 describe("run records: pruning spares runs that are alive", () => {
   it("300 short runs while a long run goes: the long run's record is intact and `loopx runs tail` follows it to its end", { timeout: 240_000 }, async () => {
     const cwd = makeProject({
@@ -36,8 +45,13 @@ for (let i = 0; i < Number(process.argv[2]); i++) await runPromise("short", { re
     const id = readFileSync(join(cwd, "long.id"), "utf8").trim();
     const tail = runCommand(NODE, [BIN, "runs", "tail", id], { cwd, env, timeoutMs: 200_000 });
 
-    // 295 runs of the API (records: true) and 5 of the CLI: the same pruning for both.
-    const many = await runCommand(NODE, ["many.mjs", "295"], { cwd, env, timeoutMs: 200_000 });
+    // 290 finished runs newer than the long one (their records, as a run leaves them: what pruning
+    // reads), then 5 runs of the API (records: true) and 5 of the CLI: the same pruning for both.
+    for (let i = 1; i <= 290; i++) {
+      const newer = `${(Number.parseInt(id.slice(0, 8), 36) + i).toString(36).padStart(8, "0")}aaaaaaa`;
+      writeFileSync(join(runsDir(env), `${newer}.jsonl`), endedRecord(newer));
+    }
+    const many = await runCommand(NODE, ["many.mjs", "5"], { cwd, env, timeoutMs: 200_000 });
     expect(many.code, many.stderr).toBe(0);
     for (let i = 0; i < 5; i++) expect((await runCommand(NODE, [BIN, "run", "short"], { cwd, env })).code).toBe(0);
 

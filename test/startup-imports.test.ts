@@ -22,7 +22,8 @@ import { readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, ROOT, RUNTIMES, isolatedEnv, makeProject, nodeMatrix, runCommand, tempDir, type Runtime } from "./helpers.js";
+import { BIN, ROOT, RUNTIMES, isolatedEnv, makeProject, runCommand, tempDir, type Runtime } from "./helpers.js";
+import { nodeMatrix } from "./fixtures/node-matrix.js";
 
 const GUARD_BIN = realpathSync(process.env.STARTUP_GUARD_DIST ? join(process.env.STARTUP_GUARD_DIST, "bin.js") : BIN);
 

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNTIMES, processAlive, runLoopx, taggedSurvivors, waitFor, type RunResult } from "./helpers.js";
+import { RUNTIMES, processAlive, runLoopx, taggedSurvivors, tempDir, waitFor, type RunResult } from "./helpers.js";
 import {
   FakeAgents,
   WORKFLOWS,
@@ -48,7 +48,8 @@ describe("ralph", () => {
       .step(2, { out: claudeStream("Refined the plan.", { cost: 0.02 }) })
       .step(3, { out: claudeStream(`The plan is complete.\n${COMPLETE}`, { cost: 0.03 }) });
     const project = workflowProject(["ralph"]);
-    const result = await run(project, ["run", "ralph:plan"], workflowEnv(fake, { SPECS_DIR: "docs/specs" }));
+    // Started from another directory (as a --worktree run is): the agent's PWD is still its cwd.
+    const result = await run(project, ["run", "ralph:plan"], workflowEnv(fake, { SPECS_DIR: "docs/specs", PWD: tempDir() }));
     expect(result.stderr).not.toContain("    at ");
     expect(result.stdout).toBe("");
     expect(result.code, result.stderr).toBe(0);
@@ -57,6 +58,7 @@ describe("ralph", () => {
     // The preset's invocation, in the project root, prompt on stdin with the variables substituted.
     expect(fake.argv(1)).toEqual(["claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"]);
     expect(fake.cwd(1)).toBe(project);
+    expect(fake.inheritedPwd(1)).toBe(project);
     expect(fake.prompt(1)).toContain("You are in PLAN mode (iteration 1)");
     expect(fake.prompt(1)).toContain("specifications in `docs/specs/`");
     expect(fake.prompt(3)).toContain("(iteration 3)");

@@ -2,6 +2,7 @@
 // attempt instead of counting as a failure). Shared by the ralph and converge workflows.
 import { spawn } from "node:child_process";
 import { appendFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { PRESETS, displayEvent, queryBalance, responseText, streamFailure, type AgentSpec } from "./agent.ts";
 import { codexEnv, codexProgress } from "./codex.ts"; // codex: progress is a completed item or turn, not any event
 import { classifyFailure, POLICIES, type Failure, type FailureClass, type PolicyAction } from "./failures.ts";
@@ -144,8 +145,12 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolveExit) => {
     let child;
     try {
-      const env = spec.type === "codex" && !spec.args.includes("--dangerously-bypass-approvals-and-sandbox") ? codexEnv() : undefined;
-      child = spawn(spec.cli, PRESETS[spec.type].promptArg ? [...spec.args, prompt] : spec.args, { cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"], detached: true, ...(env ? { env } : {}) });
+      const own = spec.type === "codex" && !spec.args.includes("--dangerously-bypass-approvals-and-sandbox") ? codexEnv() : undefined;
+      // PWD names the agent's cwd: spawn() keeps this process's, and a CLI that takes PWD as its
+      // project (opencode) would otherwise work in the directory loopx was started from, not the
+      // worktree.
+      const env = { ...(own ?? process.env), PWD: resolve(options.cwd) };
+      child = spawn(spec.cli, PRESETS[spec.type].promptArg ? [...spec.args, prompt] : spec.args, { cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"], detached: true, env });
     } catch (error) {
       resolveExit({ code: 127, signal: null, error: error as Error });
       return;
