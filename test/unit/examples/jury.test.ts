@@ -1,6 +1,6 @@
-/** converge's jury (examples/workflows/converge/lib/jury.ts): reading reviews, the rubric's geometric mean, the quorum's ballots, attributed findings. */
+/** The jury of converge and ralph (examples/workflows/shared/jury.ts): reading reviews, the rubric's geometric mean, the quorum's ballots, attributed findings. */
 import { describe, expect, it } from "vitest";
-import { ballot, geometricMean, juryFindings, parseReview, parseReviewers } from "../../../examples/workflows/converge/lib/jury.ts";
+import { ballot, geometricMean, juryFindings, parseReview, parseReviewers } from "../../../examples/workflows/shared/jury.ts";
 
 const DIMENSIONS = ["intent match", "evidence quality", "outcome coherence"];
 const jury = { dimensions: DIMENSIONS, threshold: 0.6 };

@@ -3,14 +3,15 @@
 // (the judge only when the gate passed). A failing gate or a rejecting judge sends its findings
 // back to the worker as `result` (goto index); an approving judge stops the loop. "Done" means
 // the gate passed AND the independent judge agreed — never that the worker said so.
-import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, existsSync, readFileSync, rmSync } from "node:fs";
-import { join, relative } from "node:path";
+import { spawn } from "node:child_process";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import * as loopx from "loopx";
 import { input, output } from "loopx";
-import { ballot, juryConfidence, juryFindings, juryOf, lensText, parseReview, type Ballot, type Jury, type Reviewer } from "./jury.ts";
 import { ledgerOf, logRound, memoryPrompt, milestone, type Ledger } from "./ledger.ts";
 import { agentSpec, type AgentSpec } from "./shared/agent.ts";
+import { ballot, juryConfidence, juryFindings, juryOf, parseReview, type Ballot, type Jury } from "./shared/jury.ts";
+import { castBallots, changedSince, noteVerdicts, tally, treeFingerprint } from "./shared/review.ts";
 import { limitPolicy } from "./shared/limits.ts";
 import { activeAgent, retryIn, runAgentWithRetries } from "./shared/run-agent.ts";
 import { addCost, costText, type Cost } from "./shared/usage.ts";
@@ -306,25 +307,7 @@ export async function runJudge(): Promise<void> {
 
 /** Each reviewer's verdict as a note in the run's record (`loopx runs show`, the dashboard), and the jury's confidence as progress for loopx's stall sensor. */
 function recordVerdicts(s: Settings, state: State, ballots: Ballot[]): void {
-  for (const b of ballots) {
-    const { review, reviewer } = b;
-    const confidence = review.confidence !== undefined ? `, confidence ${Math.round(review.confidence * 100)}%` : "";
-    const text = `converge round ${state.round}: ${reviewer.name}: ${b.approves ? "approves" : `does not approve (${b.why ?? "rejected"})`}${confidence}`;
-    loopx.note(text, {
-      round: state.round,
-      reviewer: reviewer.name,
-      type: reviewer.type,
-      ...(reviewer.model ? { model: reviewer.model } : {}),
-      ...(reviewer.lens ? { lens: reviewer.lens } : {}),
-      verdict: review.verdict ?? null,
-      approves: b.approves,
-      ...(review.confidence !== undefined ? { confidence: review.confidence } : {}),
-      scores: review.scores,
-      ...(b.mean !== undefined ? { mean: Number(b.mean.toFixed(4)) } : {}),
-      ...(b.changed.length ? { changed: b.changed.slice(0, 20) } : {}),
-      findings: review.findings.slice(0, 1500),
-    });
-  }
+  noteVerdicts(`converge round ${state.round}`, { round: state.round }, ballots);
   // The jury's confidence beats its best by CONVERGE_PROGRESS_STEP: progress (judge jitter is not).
   (loopx as { progress?: (value: number, options: { minStep: number }) => boolean }).progress?.(Number(juryConfidence(ballots).toFixed(4)), { minStep: s.progressStep });
 }
@@ -342,7 +325,6 @@ function converged(s: Settings, state: State, line: string): never {
   output({ stop: true });
 }
 
-/** The spec a reviewer runs with: its type's read-only preset (CONVERGE_REVIEWER_<TYPE>_* settings), its model. */
 /** JUDGE.md filled in for one reviewer of this round: the lone judge, or a juror with its lens and the rubric. */
 function judgePrompt(template: string, s: Settings, state: State, gateOutput: string, lens: string, rubric: string): string {
   return substitute(template, {
@@ -356,78 +338,32 @@ function judgePrompt(template: string, s: Settings, state: State, gateOutput: st
   });
 }
 
-function reviewerSpec(s: Settings, reviewer: Reviewer): AgentSpec {
-  const prefix = `CONVERGE_REVIEWER_${reviewer.type.toUpperCase()}_`;
-  const spec = agentSpec({ ...s.vars, [`${prefix}TYPE`]: reviewer.type }, prefix, reviewer.type, true);
-  return reviewer.model ? { ...spec, args: [...spec.args, "--model", reviewer.model] } : spec;
-}
-
-const RUBRIC_TEXT = (dimensions: string[]) =>
-  [
-    "",
-    "Give your confidence in your verdict as `<confidence>N%</confidence>`.",
-    ...(dimensions.length
-      ? ["Score each of these dimensions from 0 to 1, one line each, as `<score dimension=\"name\">0.8</score>`:", ...dimensions.map((d) => `- ${d}`)]
-      : []),
-    "",
-  ].join("\n");
-
 /** The jury: every reviewer (at most CONVERGE_JURY_CONCURRENCY at once), then the quorum decides. */
 async function runJury(s: Settings, state: State, tmp: string, gateOutput: string): Promise<void> {
   const { jury } = s;
   onInterrupt(state, () => "jury");
   say(NAME, `round ${state.round}: jury of ${jury.reviewers.length} (quorum ${jury.quorum}, ${jury.concurrency} at once): ${jury.reviewers.map((r) => r.name).join(", ")}`);
-  const ballots: Ballot[] = new Array(jury.reviewers.length);
   const template = readFileSync(join(s.workflowDir, "JUDGE.md"), "utf8");
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < jury.reviewers.length; i = next++) {
-      const reviewer = jury.reviewers[i]!;
-      const lens = reviewer.lens ? `\n## Your lens\n\n${lensText(jury, reviewer.lens)}\n` : "";
-      const prompt = judgePrompt(template, s, state, gateOutput, lens, RUBRIC_TEXT(jury.dimensions));
-      const before = treeFingerprint(s.projectRoot, tmp, `r${i}`);
-      const result = await callAgent(`reviewer ${reviewer.name}`, reviewerSpec(s, reviewer), prompt, s, state, tmp, `reviewer${i}`);
-      const changed = before === undefined ? [] : changedSince(s.projectRoot, tmp, before, `r${i}`);
-      ballots[i] = ballot(jury, reviewer, parseReview(result.response), changed);
-      say(NAME, `round ${state.round}: ${reviewer.name}: ${ballots[i]!.approves ? "approves" : `does not approve (${ballots[i]!.why})`}`);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(jury.concurrency, jury.reviewers.length) }, worker));
+  const ballots = await castBallots({
+    jury,
+    vars: s.vars,
+    prefix: "CONVERGE_",
+    root: s.projectRoot,
+    tmp,
+    prompt: (lens, rubric) => judgePrompt(template, s, state, gateOutput, lens, rubric),
+    call: (role, spec, prompt, raw) => callAgent(role, spec, prompt, s, state, tmp, raw),
+    say: (line) => say(NAME, `round ${state.round}: ${line}`),
+  });
   recordVerdicts(s, state, ballots);
-  const approvals = ballots.filter((b) => b.approves).length;
   const round = current(state);
-  const tally = `${approvals} of ${jury.reviewers.length} approved (quorum ${jury.quorum})`;
-  if (approvals >= jury.quorum) {
+  const { approved, text } = tally(jury, ballots);
+  if (approved) {
     round.judge = "approved";
     writeState(tmp, STATE, state);
     const cost = state.totalCost !== undefined ? `, total cost ${costText(state.totalCost, usd)}` : "";
-    converged(s, state, `converged after ${state.round} round${state.round === 1 ? "" : "s"} (${duration(Date.now() - state.startedAt)}${cost}): gate \`${s.gate}\` passed and the jury approved, ${tally}; rounds ${history(state)}`);
+    converged(s, state, `converged after ${state.round} round${state.round === 1 ? "" : "s"} (${duration(Date.now() - state.startedAt)}${cost}): gate \`${s.gate}\` passed and the jury approved, ${text}; rounds ${history(state)}`);
   }
   round.judge = "rejected";
-  const findings = `The jury did not approve the work (${tally}). The findings of the reviewers who did not approve:\n\n${juryFindings(ballots, FINDINGS_LIMIT)}`;
-  backToWorker(s, state, tmp, `gate passed, jury: ${tally}`, findings);
-}
-
-/**
- * The working tree's content as a git tree id (tracked and untracked files, ignored ones left
- * out), through a scratch index so the user's index is untouched; undefined outside a git
- * repository.
- */
-function treeFingerprint(root: string, tmp: string, tag = ""): string | undefined {
-  const index = join(tmp, `judge-check${tag}.index`);
-  rmSync(index, { force: true });
-  const env = { ...process.env, GIT_INDEX_FILE: index };
-  const add = spawnSync("git", ["add", "-A", "."], { cwd: root, env, stdio: "ignore" });
-  if (add.status !== 0) return undefined;
-  const tree = spawnSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" });
-  return tree.status === 0 ? tree.stdout.trim() : undefined;
-}
-
-/** The files (relative to the project root) that differ from the tree `before`. */
-function changedSince(root: string, tmp: string, before: string, tag = ""): string[] {
-  const after = treeFingerprint(root, tmp, tag);
-  if (after === undefined || after === before) return [];
-  const diff = spawnSync("git", ["diff-tree", "-r", "--name-status", "--no-renames", before, after], { cwd: root, encoding: "utf8" });
-  const lines = diff.stdout.trim().split("\n").filter(Boolean);
-  return lines.length ? lines.map((line) => line.replace(/\t/, " ")) : [`(the tree changed: ${relative(root, root) || "."})`];
+  const findings = `The jury did not approve the work (${text}). The findings of the reviewers who did not approve:\n\n${juryFindings(ballots, FINDINGS_LIMIT)}`;
+  backToWorker(s, state, tmp, `gate passed, jury: ${text}`, findings);
 }

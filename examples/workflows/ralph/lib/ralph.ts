@@ -9,13 +9,15 @@ import { existsSync, readFileSync, appendFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { output } from "loopx";
 import { agentSpec, finalAnswer, signalled, type AgentSpec } from "./shared/agent.ts";
+import type { Jury } from "./shared/jury.ts";
 import { recordFailure } from "./shared/failure-log.ts";
 import { failurePolicies, type FailureClass, type PolicyAction } from "./shared/failures.ts";
 import { limitPolicy } from "./shared/limits.ts";
 import { preflight } from "./shared/preflight.ts";
 import { INSTALL } from "./shared/presets/index.ts";
-import { activeAgent, retryIn, runAgentWithRetries } from "./shared/run-agent.ts";
+import { activeAgent, retryIn, runAgentWithRetries, type RetriedResult } from "./shared/run-agent.ts";
 import { addCost, costText, type Cost } from "./shared/usage.ts";
+import { findingsSection, juryLine, missingReviewer, ralphJury, reviewComplete, type CompletionReview } from "./review.ts";
 import {
   duration,
   durationVar,
@@ -57,6 +59,8 @@ interface State {
   totalCost?: Cost;
   /** Time spent waiting for usage limits (bounded by MAX_LIMIT_WAIT). */
   limitWaitMs?: number;
+  /** The jury's findings on a COMPLETE it did not approve, for the next iteration's prompt. */
+  juryFindings?: string;
 }
 
 interface Settings {
@@ -76,6 +80,8 @@ interface Settings {
   templatePath: string;
   /** The policy per failure class (FAILURE_POLICY_<CLASS>). */
   policies: Record<FailureClass, PolicyAction>;
+  /** RALPH_REVIEWERS: the jury that must approve a COMPLETE (review.ts); undefined: none. */
+  jury?: Jury;
 }
 
 function settings(mode: Mode): Settings {
@@ -89,12 +95,13 @@ function settings(mode: Mode): Settings {
       const name = `PROMPT_${mode}.md`;
       templatePath = existsSync(join(ralphDir, name)) ? join(ralphDir, name) : join(workflowDir, name);
     }
+    const agent = agentSpec(vars, "AGENT_", "claude");
     return {
       vars,
       workflowDir,
       projectRoot,
       ralphDir,
-      agent: agentSpec(vars, "AGENT_", "claude"),
+      agent,
       maxRetries: intVar(vars, "MAX_RETRIES", 3),
       retryBackoffMs: durationVar(vars, "RETRY_BACKOFF", 10_000),
       maxIterations: intVar(vars, "MAX_ITERATIONS", 0),
@@ -103,6 +110,7 @@ function settings(mode: Mode): Settings {
       idleMs: durationVar(vars, "AGENT_IDLE_TIMEOUT", 20 * 60_000),
       templatePath,
       policies: failurePolicies(vars),
+      jury: ralphJury(vars, agent.type, workflowDir, ralphDir),
     };
   } catch (error) {
     fail(NAME, (error as Error).message);
@@ -124,6 +132,8 @@ function initialize(mode: Mode, s: Settings, tmp: string): State {
   // Before any work: a CLI that is not logged in ends the run here, in one line (exit code 6).
   const unusable = preflight(s.agent, s.vars, s.projectRoot);
   if (unusable) fail(NAME, `${unusable} (exit code 6)`, 6);
+  const noReviewer = s.jury && missingReviewer(s.jury, s.vars);
+  if (noReviewer) fail(NAME, noReviewer);
   if (mode === "prompt" && !readFileSync(s.templatePath, "utf8").includes(COMPLETE)) {
     fail(NAME, `prompt file ${s.templatePath} does not contain ${COMPLETE}: the loop could never end cleanly`);
   }
@@ -131,6 +141,7 @@ function initialize(mode: Mode, s: Settings, tmp: string): State {
   const state: State = { sessionLog, startedAt: Date.now(), iteration: 0, successful: 0, failed: 0 };
   writeState(tmp, STATE, state);
   say(NAME, `${mode} mode, agent ${s.agent.type} (${[s.agent.cli, ...s.agent.args].join(" ")}), session log ${relative(s.projectRoot, state.sessionLog)}`);
+  if (s.jury) say(NAME, juryLine(s.jury));
   // Said once, at the start: a budget that can never trigger must not look like a safeguard.
   if (s.budget !== undefined && s.agent.type === "codex" && !s.agent.usageCmd) {
     say(NAME, `BUDGET_USD=${s.budget} does not apply: codex reports tokens, not cost (loopx run --max-tokens budgets them)`);
@@ -226,27 +237,31 @@ export async function runRalph(mode: Mode): Promise<void> {
   const prompt = substitute(readFileSync(s.templatePath, "utf8"), templateVars);
   say(NAME, `iteration ${state.iteration} (${mode})`);
 
+  // A COMPLETE the jury did not approve last iteration: its findings come after the template's prompt.
+  const agentPrompt = state.juryFindings ? `${prompt}\n${state.juryFindings}` : prompt;
   const waited = { ms: state.limitWaitMs ?? 0 };
-  const result = await runAgentWithRetries(
-    s.agent,
-    prompt,
-    { cwd: s.projectRoot, logFile: state.sessionLog, rawFile: join(tmp, "last_agent_output"), idleMs: s.idleMs },
-    {
-      maxRetries: s.maxRetries,
-      backoffMs: s.retryBackoffMs,
-      onFailure: (attempt, failure, stderrTail, waitMs) => {
-        if (interrupted) return;
-        log(state, `Attempt ${attempt} failed: ${failure}\n`);
-        say(NAME, `attempt ${attempt} failed: ${failure}${attempt < s.maxRetries ? ` — retrying${retryIn(waitMs)}` : ""}`);
-        for (const line of stderrTail) say(NAME, `  ${s.agent.cli} stderr: ${line}`);
+  const call = (spec: AgentSpec, text: string, raw: string, who = "") =>
+    runAgentWithRetries(
+      spec,
+      text,
+      { cwd: s.projectRoot, logFile: state.sessionLog, rawFile: join(tmp, raw), idleMs: s.idleMs },
+      {
+        maxRetries: s.maxRetries,
+        backoffMs: s.retryBackoffMs,
+        onFailure: (attempt, failure, stderrTail, waitMs) => {
+          if (interrupted) return;
+          log(state, `${who}Attempt ${attempt} failed: ${failure}\n`);
+          say(NAME, `${who}attempt ${attempt} failed: ${failure}${attempt < s.maxRetries ? ` — retrying${retryIn(waitMs)}` : ""}`);
+          for (const line of stderrTail) say(NAME, `  ${spec.cli} stderr: ${line}`);
+        },
+        stopping: () => interrupted !== undefined,
+        policies: s.policies,
+        // An agent ended because loopx is ending the run (Ctrl-C, --timeout) did not fail: nothing to classify.
+        onClassified: (attempt, failure, action, waitMs, final) => interrupted === undefined && recordFailure(NAME, attempt, failure, action, waitMs, final === true, (text) => log(state, text)),
+        limits: limitPolicy(NAME, s.vars, spec, waited, (text) => log(state, text)),
       },
-      stopping: () => interrupted !== undefined,
-      policies: s.policies,
-      // An agent ended because loopx is ending the run (Ctrl-C, --timeout) did not fail: nothing to classify.
-      onClassified: (attempt, failure, action, waitMs, final) => interrupted === undefined && recordFailure(NAME, attempt, failure, action, waitMs, final === true, (text) => log(state, text)),
-      limits: limitPolicy(NAME, s.vars, s.agent, waited, (text) => log(state, text)),
-    },
-  );
+    );
+  const result = await call(s.agent, agentPrompt, "last_agent_output");
   iterationCost = result.totalCost;
   state.limitWaitMs = waited.ms;
   if (interrupted) closeInterrupted();
@@ -255,8 +270,35 @@ export async function runRalph(mode: Mode): Promise<void> {
   const answer = finalAnswer(s.agent.type, result.events);
   const complete = !result.failure && signalled(answer, COMPLETE);
   const replan = !result.failure && !complete && signalled(answer, REPLAN);
-  const status = result.limitExceeded ? "limit" : result.failure ? "failed" : complete ? "complete" : replan ? "replan" : "success";
-  state.totalCost = addCost(state.totalCost, result.totalCost);
+  delete state.juryFindings;
+  // RALPH_REVIEWERS: a COMPLETE counts only when the jury's quorum approves (review.ts). A reviewer
+  // whose call fails as the agent's would (retries spent, a usage limit, policy stop) ends the run so.
+  let review: CompletionReview | undefined;
+  let reviewerFailed: { role: string; result: RetriedResult } | undefined;
+  if (complete && s.jury) {
+    const reviewer = async (role: string, spec: AgentSpec, text: string, raw: string) => {
+      log(state, `${THIN}\n${role} (${[spec.cli, ...spec.args].join(" ")})\n`);
+      const r = await call(spec, text, `last_${raw}_output`, `${role}: `);
+      iterationCost = addCost(iterationCost, r.totalCost);
+      state.limitWaitMs = waited.ms;
+      if (interrupted) closeInterrupted();
+      if (r.failure || r.limitExceeded) {
+        reviewerFailed ??= { role, result: r };
+        throw new Error(`${role}: ${r.limitExceeded ?? r.failure}`);
+      }
+      return r;
+    };
+    try {
+      review = await reviewComplete({ jury: s.jury, vars: templateVars, workflowDir: s.workflowDir, ralphDir: s.ralphDir, projectRoot: s.projectRoot, tmp, iteration: state.iteration, agentPrompt: prompt, call: reviewer });
+    } catch (error) {
+      if (!reviewerFailed) throw error;
+    }
+    if (review && !review.approved) state.juryFindings = findingsSection(state.iteration, review);
+  }
+  // The call whose failure ends the iteration: the agent's, or a reviewer's.
+  const ended = reviewerFailed?.result ?? result;
+  const status = ended.limitExceeded ? "limit" : ended.failure ? "failed" : review && !review.approved ? "rejected" : complete ? "complete" : replan ? "replan" : "success";
+  state.totalCost = addCost(state.totalCost, iterationCost);
   log(
     state,
     [
@@ -264,27 +306,29 @@ export async function runRalph(mode: Mode): Promise<void> {
       `ITERATION ${state.iteration} COMPLETE`,
       `End Time: ${timestamp()}`,
       `Duration: ${duration(Date.now() - iterationStart)}`,
-      ...(result.totalCost !== undefined ? [`Iteration Cost: ${costText(result.totalCost, usd)}`] : []),
+      ...(iterationCost !== undefined ? [`Iteration Cost: ${costText(iterationCost, usd)}`] : []),
       ...(result.balance !== undefined ? [`Balance: ${usd(result.balance)}`] : []),
       `Status: ${status}`,
+      ...(review ? [`Jury: ${review.tally}`] : []),
       `Retries: ${result.retries}`,
-      ...(result.failureClass ? [`Failure Class: ${result.failureClass.class} (${result.failureClass.evidence})`] : []),
+      ...(ended.failureClass ? [`Failure Class: ${ended.failureClass.class} (${ended.failureClass.evidence})`] : []),
       RULE,
       "",
       "",
     ].join("\n"),
   );
   inIteration = false;
-  if (result.failure) state.failed += 1;
+  if (ended.failure) state.failed += 1;
   else state.successful += 1;
   writeState(tmp, STATE, state);
-  const cost = result.totalCost !== undefined ? `, cost ${costText(result.totalCost, usd)}${state.totalCost !== undefined ? ` (total ${costText(state.totalCost, usd)})` : ""}` : "";
+  const cost = iterationCost !== undefined ? `, cost ${costText(iterationCost, usd)}${state.totalCost !== undefined ? ` (total ${costText(state.totalCost, usd)})` : ""}` : "";
   say(NAME, `iteration ${state.iteration} ${status}${cost}`);
 
-  if (result.limitExceeded) finish(state, tmp, `Usage limit: ${result.limitExceeded}`, 5);
-  if (result.stopped) finish(state, tmp, `Agent unusable (${result.stopped.class}, policy stop, no retry): ${result.failure}`, 6);
-  if (result.failure) finish(state, tmp, `Agent failure exceeded retries (${result.failures.length} failed attempts, MAX_RETRIES=${s.maxRetries}): ${result.failure}`, 4);
-  if (complete) finish(state, tmp, "Completion signal detected", 0);
+  const who = reviewerFailed ? `${reviewerFailed.role[0]!.toUpperCase()}${reviewerFailed.role.slice(1)}` : "Agent";
+  if (ended.limitExceeded) finish(state, tmp, `Usage limit${reviewerFailed ? ` (${reviewerFailed.role})` : ""}: ${ended.limitExceeded}`, 5);
+  if (ended.stopped) finish(state, tmp, `${who} unusable (${ended.stopped.class}, policy stop, no retry): ${ended.failure}`, 6);
+  if (ended.failure) finish(state, tmp, `${who} failure exceeded retries (${ended.failures.length} failed attempts, MAX_RETRIES=${s.maxRetries}): ${ended.failure}`, 4);
+  if (complete && (!review || review.approved)) finish(state, tmp, review ? `Completion signal detected and approved by the jury (${review.tally})` : "Completion signal detected", 0);
   if (replan) finish(state, tmp, "Agent requested re-planning. Run 'loopx run ralph:plan' to regenerate the implementation plan.", 3);
   const counted = (state.totalCost?.billed ?? 0) + (s.budgetCountsEstimates ? (state.totalCost?.estimate ?? 0) : 0);
   if (s.budget !== undefined && counted >= s.budget) {

@@ -1,12 +1,14 @@
-// converge's jury: the reviewers that judge a round once the gate passed, each a fresh read-only
-// agent call with its own agent type, model and lens (a Markdown persona), a quorum of k of n, and
-// a rubric whose dimensions open on their geometric mean. Pure, apart from reading lens files.
+// A jury of reviewers: converge's gate once the gate command passed, and ralph's check of a
+// COMPLETE signal (RALPH_REVIEWERS, opt-in). Each reviewer is a fresh read-only agent call with its
+// own agent type, model and lens (a Markdown persona, lenses/), a quorum of k of n decides, and a
+// rubric's dimensions count on their geometric mean. Pure, apart from reading lens files; running
+// the reviewers is review.ts. Settings are read with the workflow's prefix (CONVERGE_, RALPH_).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { AGENT_TYPES, type AgentType } from "./shared/agent.ts";
-import type { Vars } from "./shared/util.ts";
+import { AGENT_TYPES, type AgentType } from "./agent.ts";
+import type { Vars } from "./util.ts";
 
-/** One reviewer as configured: `type[:model[:lens]]` in CONVERGE_REVIEWERS. */
+/** One reviewer as configured: `type[:model[:lens]]` in CONVERGE_REVIEWERS (RALPH_REVIEWERS). */
 export interface Reviewer {
   type: AgentType;
   model?: string;
@@ -24,7 +26,7 @@ export interface Jury {
   /** Rubric dimensions (empty: none) and the threshold on their geometric mean. */
   dimensions: string[];
   threshold: number;
-  /** The converge settings directory's lenses/ (a user's lens of the same name wins over a shipped one). */
+  /** The settings directory's lenses/, then the shipped ones (a user's lens of the same name wins). */
   lensDirs: string[];
 }
 
@@ -57,14 +59,14 @@ function describeReviewer(type: AgentType, model: string | undefined, lens: stri
   return lens ? `${lens} (${who})` : who;
 }
 
-/** CONVERGE_REVIEWERS: space-separated `type[:model[:lens]]`; empty: one reviewer, the judge of CONVERGE_JUDGE_TYPE. */
-export function parseReviewers(text: string | undefined, judgeType: AgentType): Reviewer[] {
+/** CONVERGE_REVIEWERS (`variable`): space-separated `type[:model[:lens]]`; empty: one reviewer, the judge of CONVERGE_JUDGE_TYPE. */
+export function parseReviewers(text: string | undefined, judgeType: AgentType, variable = "CONVERGE_REVIEWERS"): Reviewer[] {
   const words = (text ?? "").trim().split(/\s+/).filter(Boolean);
   if (words.length === 0) return [{ type: judgeType, name: "judge" }];
   return words.map((word) => {
     const [type = "", model = "", lens = ""] = word.split(":");
-    if (!AGENT_TYPES.includes(type as AgentType)) throw new Error(`CONVERGE_REVIEWERS: ${JSON.stringify(word)}: the agent type must be one of ${AGENT_TYPES.join(", ")}`);
-    if (lens !== "" && !/^[A-Za-z0-9_.-]+$/.test(lens)) throw new Error(`CONVERGE_REVIEWERS: ${JSON.stringify(word)}: a lens is a name (letters, digits, . _ -)`);
+    if (!AGENT_TYPES.includes(type as AgentType)) throw new Error(`${variable}: ${JSON.stringify(word)}: the agent type must be one of ${AGENT_TYPES.join(", ")}`);
+    if (lens !== "" && !/^[A-Za-z0-9_.-]+$/.test(lens)) throw new Error(`${variable}: ${JSON.stringify(word)}: a lens is a name (letters, digits, . _ -)`);
     return { type: type as AgentType, ...(model ? { model } : {}), ...(lens ? { lens } : {}), name: describeReviewer(type as AgentType, model || undefined, lens || undefined) };
   });
 }
@@ -76,24 +78,31 @@ function positiveInt(vars: Vars, name: string, fallback: number): number {
   return Number(text);
 }
 
-/** The jury of a converge run, from its settings. */
-export function juryOf(vars: Vars, judgeType: AgentType, workflowDir: string, convergeDir: string): Jury {
-  const reviewers = parseReviewers(vars.CONVERGE_REVIEWERS, judgeType);
-  const quorum = positiveInt(vars, "CONVERGE_QUORUM", Math.floor(reviewers.length / 2) + 1);
-  if (quorum > reviewers.length) throw new Error(`CONVERGE_QUORUM=${quorum} is more than the ${reviewers.length} reviewer${reviewers.length === 1 ? "" : "s"} of CONVERGE_REVIEWERS`);
-  const dimensions = (vars.CONVERGE_RUBRIC ?? "")
+/** Where the shipped lenses are: the workflow's copy of shared/ (in the checkout, a link to it). */
+const shippedLenses = (workflowDir: string): string => join(workflowDir, "lib", "shared", "lenses");
+
+/**
+ * The jury of a run, from its settings read with `prefix` (CONVERGE_ or RALPH_): <prefix>REVIEWERS,
+ * QUORUM, JURY_CONCURRENCY, RUBRIC, RUBRIC_THRESHOLD; the user's lenses in `<stateDir>/lenses/`.
+ */
+export function juryOf(vars: Vars, judgeType: AgentType, workflowDir: string, stateDir: string, prefix = "CONVERGE_"): Jury {
+  const reviewers = parseReviewers(vars[`${prefix}REVIEWERS`], judgeType, `${prefix}REVIEWERS`);
+  const quorum = positiveInt(vars, `${prefix}QUORUM`, Math.floor(reviewers.length / 2) + 1);
+  if (quorum > reviewers.length) throw new Error(`${prefix}QUORUM=${quorum} is more than the ${reviewers.length} reviewer${reviewers.length === 1 ? "" : "s"} of ${prefix}REVIEWERS`);
+  const dimensions = (vars[`${prefix}RUBRIC`] ?? "")
     .split(",")
     .map((d) => d.trim())
     .filter(Boolean);
-  const threshold = vars.CONVERGE_RUBRIC_THRESHOLD ? Number(vars.CONVERGE_RUBRIC_THRESHOLD) : 0.7;
-  if (!Number.isFinite(threshold) || threshold < 0 || threshold > 1) throw new Error(`CONVERGE_RUBRIC_THRESHOLD must be a number from 0 to 1, got ${JSON.stringify(vars.CONVERGE_RUBRIC_THRESHOLD)}`);
-  const lensDirs = [join(convergeDir, "lenses"), join(workflowDir, "lenses")];
-  const jury = { reviewers, quorum, concurrency: positiveInt(vars, "CONVERGE_JURY_CONCURRENCY", 3), dimensions, threshold, lensDirs };
+  const thresholdText = vars[`${prefix}RUBRIC_THRESHOLD`];
+  const threshold = thresholdText ? Number(thresholdText) : 0.7;
+  if (!Number.isFinite(threshold) || threshold < 0 || threshold > 1) throw new Error(`${prefix}RUBRIC_THRESHOLD must be a number from 0 to 1, got ${JSON.stringify(thresholdText)}`);
+  const lensDirs = [join(stateDir, "lenses"), shippedLenses(workflowDir)];
+  const jury = { reviewers, quorum, concurrency: positiveInt(vars, `${prefix}JURY_CONCURRENCY`, 3), dimensions, threshold, lensDirs };
   for (const reviewer of reviewers) if (reviewer.lens) lensText(jury, reviewer.lens);
   return jury;
 }
 
-/** A lens's persona: the user's `<converge dir>/lenses/<name>.md`, else the shipped one. */
+/** A lens's persona: the user's `<settings dir>/lenses/<name>.md` (.converge/, .ralph/), else the shipped one. */
 export function lensText(jury: Pick<Jury, "lensDirs">, lens: string): string {
   for (const dir of jury.lensDirs) {
     const path = join(dir, `${lens}.md`);
