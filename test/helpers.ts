@@ -28,18 +28,7 @@ export const BIN = join(ROOT, "dist", "bin.js");
 export const REAL_BIN = realpathSync(BIN);
 /** Bun from the `bun` devDependency. */
 export const BUN = realpathSync(join(ROOT, "node_modules", ".bin", "bun"));
-/**
- * The Node that runs loopx in the tests: Node 24, the Active LTS, pinned in test/node-versions
- * (`npm test` installs it), else the machine's own. Node 20 left LTS in April 2026; the Node
- * matrix (nodeMatrix) still runs the machine's Node, 22, 24 and 26. On 24 a TypeScript script
- * starts on cached compilations (loopx enables Node's compile cache from 22.1): a third less CPU
- * per iteration than on 20, and the suite is CPU-bound.
- */
-export const NODE = suiteNode();
-function suiteNode(): string {
-  const pinned = join(ROOT, "test", "node-versions", "node_modules", "node24", "bin", "node");
-  return process.platform === "linux" && process.arch === "x64" && existsSync(pinned) ? pinned : process.execPath;
-}
+export const NODE = process.execPath;
 export interface Runtime {
   name: "node" | "bun";
   /** The interpreter that runs dist/bin.js. */

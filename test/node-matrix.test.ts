@@ -1,8 +1,8 @@
 /**
  * The Node matrix: what runs scripts — the run loop, the script helpers (`import
  * "loopx"` and `$LOOPX_BIN output`), signals, the programmatic API — under the machine's Node and
- * under Node 22 and 26 from npm (fixtures/node-matrix.ts; the whole suite runs on Node 24). A
- * focused subset, not the whole suite per version. On every version loopx's own machinery writes nothing to a script's stderr (Node 26
+ * under Node 22, 24 and 26 from npm (fixtures/node-matrix.ts). A focused subset, not the whole suite
+ * per version. On every version loopx's own machinery writes nothing to a script's stderr (Node 26
  * deprecates module.register, DEP0205), while a script's own warnings still pass through.
  */
 import { existsSync, readFileSync } from "node:fs";
