@@ -1,11 +1,10 @@
-import { closeSync, openSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
-import { recordIdOf, recordPath } from "../records/paths.js";
-import type { IterationEndEvent, NoteEvent, RecordEvent, RunStartEvent } from "../core/events.js";
-import { RecordFollower, readLines } from "../records/follow.js";
-import { parseRecord } from "../records/parse.js";
-import { listRecordIds, readRecordEnds, runProcessAlive } from "../records/store.js";
-import { RunIndex } from "./run-index.js";
-import { isGoing, remember, summarize, wholeRecordTotals, type Change, type DashboardRun, type Tracked } from "./run-tracking.js";
+import { statSync } from "node:fs";
+import type { IterationEndEvent, NoteEvent, RunStartEvent } from "../core/events.js";
+import { listRecordIds, runProcessAlive } from "../records/store.js";
+import { readIterationLines, readRunIndex } from "./record-lines.js";
+import { RecordsNotice } from "./records-notice.js";
+import type { RunIndex } from "./run-index.js";
+import { isGoing, remember, summarize, trackRecord, type Change, type DashboardRun, type Tracked } from "./run-tracking.js";
 
 export type { Change, DashboardRun };
 
@@ -13,56 +12,43 @@ export type { Change, DashboardRun };
  * The dashboard's view of the records directory, kept current without ever slowing a loop: it
  * only reads. Each record is read once — its ends (`run.start` and the last lines) for the runs
  * page, the whole of it only when its run's page is opened — and from then on only what was
- * appended, from the byte offset reached so far. Changes are noticed through fs.watch (inotify)
- * within milliseconds, with stat polling as a fallback, and batched at most every BATCH_MS.
+ * appended, from the byte offset reached so far. When to look again is RecordsNotice's concern
+ * (records-notice.ts: fs.watch, stat polling, batching); the whole-record reads a run's page asks
+ * for are in record-lines.ts; what is kept of each record, in run-tracking.ts.
  */
 
-const BATCH_MS = 50;
-const POLL_OPEN_MS = 250;
-const POLL_DIR_MS = 1000;
-const POLL_ENDED_MS = 2000;
-const ITERATION_START = '{"v":1,"type":"iteration.start",';
 /** Whole-record indexes kept (runs whose page was opened), least recently used dropped first. */
 const DETAILS_KEPT = 4;
 
 export class RecordsWatch {
   private readonly tracked = new Map<string, Tracked>();
   private readonly listeners = new Set<(change: Change) => void>();
-  private readonly dirty = new Set<string>();
   private readonly detailOrder: string[] = [];
-  private watcher: FSWatcher | undefined;
-  private timers: NodeJS.Timeout[] = [];
-  private batch: NodeJS.Timeout | undefined;
-  private rescan = false;
+  private readonly notice: RecordsNotice;
 
   constructor(
     readonly dir: string,
     private readonly alive: (sitting: Pick<RunStartEvent, "pid" | "time">) => boolean = runProcessAlive,
-  ) {}
-
-  start(): void {
-    this.scan();
-    this.watchDir();
-    const every = (ms: number, fn: () => void) => {
-      const timer = setInterval(fn, ms);
-      timer.unref();
-      this.timers.push(timer);
-    };
-    every(POLL_OPEN_MS, () => this.poll(false));
-    every(POLL_ENDED_MS, () => this.poll(true));
-    every(POLL_DIR_MS, () => {
-      if (!this.watcher) this.watchDir();
-      this.scan();
-      this.refreshAll();
+  ) {
+    this.notice = new RecordsNotice(dir, {
+      known: (id) => this.tracked.has(id),
+      scan: () => this.scan(),
+      read: (id) => {
+        const tracked = this.tracked.get(id);
+        if (tracked) this.drain(tracked);
+      },
+      poll: (ended) => this.poll(ended),
+      refresh: () => this.refreshAll(),
     });
   }
 
+  start(): void {
+    this.scan();
+    this.notice.start();
+  }
+
   close(): void {
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers = [];
-    if (this.batch) clearTimeout(this.batch);
-    this.watcher?.close();
-    this.watcher = undefined;
+    this.notice.close();
   }
 
   onChange(listener: (change: Change) => void): () => void {
@@ -73,7 +59,7 @@ export class RecordsWatch {
   /** Every run, newest first. */
   runs(): DashboardRun[] {
     const runs: DashboardRun[] = [];
-    for (const tracked of this.tracked.values()) if (tracked.run) runs.push(this.fresh(tracked.run));
+    for (const tracked of this.tracked.values()) if (tracked.run) runs.push(fresh(tracked.run));
     return runs.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   }
 
@@ -82,7 +68,7 @@ export class RecordsWatch {
     // directory could be watched): look again now rather than answer "no run".
     if (!this.tracked.has(id)) this.scan();
     const run = this.tracked.get(id)?.run;
-    return run && this.fresh(run);
+    return run && fresh(run);
   }
 
   /** The run's whole-record index, read on first use and kept current from then on. */
@@ -98,11 +84,7 @@ export class RecordsWatch {
     }
     if (!tracked.detail) {
       this.drain(tracked);
-      const index = new RunIndex();
-      readLines(tracked.path, 0, tracked.follower.complete, (event, offset, length) => index.add(event, offset, length), undefined, false, ITERATION_START);
-      if (tracked.lastStart) index.add(tracked.lastStart, 0, 0); // the one start line the index needs
-      for (const resume of index.resumes) if (startedBefore(tracked.path, resume.offset, resume.n)) index.retried.add(resume.n);
-      tracked.detail = index;
+      tracked.detail = readRunIndex(tracked);
     }
     return tracked.detail;
   }
@@ -112,80 +94,14 @@ export class RecordsWatch {
    * read back from its record by offset.
    */
   iterationLines(id: string, ns: number[]): { ends: Map<number, IterationEndEvent>; notes: Map<number, NoteEvent[]> } {
-    const ends = new Map<number, IterationEndEvent>();
-    const notes = new Map<number, NoteEvent[]>();
     const tracked = this.tracked.get(id);
     const index = tracked && this.detail(id);
-    if (!tracked || !index) return { ends, notes };
-    let fd: number;
-    try {
-      fd = openSync(tracked.path, "r");
-    } catch {
-      return { ends, notes };
-    }
-    const read = (line: { offset: number; length: number }): RecordEvent | undefined => {
-      const buffer = Buffer.alloc(line.length);
-      readSync(fd, buffer, 0, line.length, line.offset);
-      return parseRecord(buffer.toString("utf8")).events[0];
-    };
-    try {
-      for (const n of ns) {
-        const line = index.endLine(n);
-        const event = line && read(line);
-        if (event?.type === "iteration.end") ends.set(n, event);
-        for (const place of index.notes(n)) {
-          const note = read(place);
-          if (note?.type === "note") notes.set(n, [...(notes.get(n) ?? []), note]);
-        }
-      }
-    } finally {
-      closeSync(fd);
-    }
-    return { ends, notes };
+    if (!tracked || !index) return { ends: new Map(), notes: new Map() };
+    return readIterationLines(tracked.path, index, ns);
   }
 
   private emit(change: Change): void {
     for (const listener of this.listeners) listener(change);
-  }
-
-  /** A running run's duration is as of now. */
-  private fresh(run: DashboardRun): DashboardRun {
-    if (!isGoing(run.state)) return run;
-    return { ...run, durationMs: Math.max(0, Date.now() - Date.parse(run.start)) };
-  }
-
-  private watchDir(): void {
-    try {
-      this.watcher = watch(this.dir, { persistent: false }, (_type, name) => {
-        const id = typeof name === "string" ? recordIdOf(name) : undefined;
-        if (id && this.tracked.has(id)) this.dirty.add(id);
-        else this.rescan = true;
-        this.schedule();
-      });
-      this.watcher.on("error", () => {
-        this.watcher?.close();
-        this.watcher = undefined;
-      });
-    } catch {
-      this.watcher = undefined; // no directory yet: the directory poll retries
-    }
-  }
-
-  private schedule(): void {
-    if (this.batch) return;
-    this.batch = setTimeout(() => {
-      this.batch = undefined;
-      if (this.rescan) {
-        this.rescan = false;
-        this.scan();
-      }
-      for (const id of this.dirty) {
-        const tracked = this.tracked.get(id);
-        if (tracked) this.drain(tracked);
-      }
-      this.dirty.clear();
-      this.refreshAll();
-    }, BATCH_MS);
   }
 
   /** New records are read (their ends only); removed ones are dropped. */
@@ -201,23 +117,8 @@ export class RecordsWatch {
     }
     for (const id of ids) {
       if (this.tracked.has(id)) continue;
-      const path = recordPath(this.dir, id);
-      let size: number;
-      let text: string;
-      try {
-        size = statSync(path).size;
-        text = readRecordEnds(this.dir, id);
-      } catch {
-        continue; // pruned while we read
-      }
-      const tracked: Tracked = { id, path, follower: new RecordFollower(path, size) };
-      const record = parseRecord(text);
-      if (record.newerVersion !== undefined) tracked.newerVersion = record.newerVersion;
-      for (const event of record.events) remember(tracked, event);
-      // Read whole only for a run whose run.end (loopx's own) will not say: going, or closed by its guardian.
-      const end = tracked.end;
-      if (!end || (!end.receipts && (end.reason === "killed" || end.reason === "crashed"))) tracked.totals = wholeRecordTotals(path, size, text);
-      this.tracked.set(id, tracked);
+      const tracked = trackRecord(this.dir, id);
+      if (tracked) this.tracked.set(id, tracked); // else pruned while we read
     }
     this.refreshAll();
   }
@@ -259,24 +160,8 @@ export class RecordsWatch {
   }
 }
 
-/** How far before a resume its interrupted iteration's start line is looked for. */
-const RESUME_LOOKBACK = 64 * 1024;
-
-/**
- * True if iteration `n` started in the lines just before `offset` (a resume's line): the resume
- * then runs it again. The bulk read skips start lines; the few before each resume are read here.
- */
-function startedBefore(path: string, offset: number, n: number): boolean {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, "r");
-    const from = Math.max(0, offset - RESUME_LOOKBACK);
-    const buffer = Buffer.alloc(offset - from);
-    readSync(fd, buffer, 0, buffer.length, from);
-    return buffer.toString("utf8").split("\n").some((line) => line.startsWith(ITERATION_START) && line.includes(`"n":${n},`));
-  } catch {
-    return false;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+/** A running run's duration is as of now. */
+function fresh(run: DashboardRun): DashboardRun {
+  if (!isGoing(run.state)) return run;
+  return { ...run, durationMs: Math.max(0, Date.now() - Date.parse(run.start)) };
 }

@@ -1,12 +1,13 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { GOING_STATES } from "../core/run-states.js";
 import type { IterationEndEvent, IterationStartEvent, RecordEvent, RunContinueEvent, RunEndEvent, RunHookEvent, RunPauseEvent, RunResumeEvent, RunStartEvent, RunStopEvent } from "../core/events.js";
 import { addReceipt, addRunTotals, emptyRunTotals, recordTotals, recordedReceipt, type RunTotals } from "../core/receipts.js";
-import type { RecordFollower } from "../records/follow.js";
+import { RecordFollower } from "../records/follow.js";
 import { parseRecord } from "../records/parse.js";
 import { summarizeRun, type RunSummary } from "../records/run-state.js";
 import { hookFailure, hookOutputLines } from "../records/hook-report.js";
-import { recordTouchedAt } from "../records/store.js";
+import { recordPath } from "../records/paths.js";
+import { readRecordEnds, recordTouchedAt } from "../records/store.js";
 import type { RunIndex } from "./run-index.js";
 
 /**
@@ -103,8 +104,32 @@ export function remember(tracked: Tracked, event: RecordEvent): void {
   }
 }
 
+/**
+ * A record newly found, read from its ends (`run.start` and the last lines); undefined if it was
+ * pruned while being read.
+ */
+export function trackRecord(dir: string, id: string): Tracked | undefined {
+  const path = recordPath(dir, id);
+  let size: number;
+  let text: string;
+  try {
+    size = statSync(path).size;
+    text = readRecordEnds(dir, id);
+  } catch {
+    return undefined;
+  }
+  const tracked: Tracked = { id, path, follower: new RecordFollower(path, size) };
+  const record = parseRecord(text);
+  if (record.newerVersion !== undefined) tracked.newerVersion = record.newerVersion;
+  for (const event of record.events) remember(tracked, event);
+  // Read whole only for a run whose run.end (loopx's own) will not say: going, or closed by its guardian.
+  const end = tracked.end;
+  if (!end || (!end.receipts && (end.reason === "killed" || end.reason === "crashed"))) tracked.totals = wholeRecordTotals(path, size, text);
+  return tracked;
+}
+
 /** A record's receipt totals, from the whole of it (its ends already read, when that is all of it). */
-export function wholeRecordTotals(path: string, size: number, ends: string): RunTotals {
+function wholeRecordTotals(path: string, size: number, ends: string): RunTotals {
   if (size === 0) return emptyRunTotals();
   try {
     return recordTotals(parseRecord(Buffer.byteLength(ends) >= size ? ends : readFileSync(path, "utf8")).events).run;

@@ -1,22 +1,10 @@
-import { abortReason } from "../core/errors.js";
-import { runLoop } from "../core/loop.js";
 import type { Output } from "../core/output.js";
 import type { RunCancel, RunEnd } from "../core/run-part.js";
-import { RunSession } from "../core/run-session.js";
-import { createHeapKeeper, runtimeName } from "../runtime/platform/index.js";
-import { runParts } from "./parts.js";
-import { warnToStderr } from "../os/stderr.js";
-import { KILL_GRACE_MS, ScriptSupervisor } from "../runtime/supervisor.js";
-import { VERSION } from "../version.js";
-import { createLoopHost } from "./host.js";
-import { recordedOptions } from "./options.js";
-import { createRunId } from "./run-id.js";
-import { abortSignalOf, loopOptions, planRun, type RunPlan, type RunRequest } from "./plan.js";
-import { worktreeStart } from "./worktree.js";
-import type { RunWorktree } from "../worktree/part.js";
+import { KILL_GRACE_MS } from "../runtime/supervisor.js";
+import { abortSignalOf, type RunRequest } from "./plan.js";
 import { cancelOnHostSignals } from "./host-signals.js";
-import { cancelOnSignals } from "./signals.js";
-import { EngineSandbox } from "./sandbox.js";
+import { RunSetup } from "./run-setup.js";
+import { cancelOnAbort, cancelOnSignals } from "./signals.js";
 
 /**
  * The engine: the one place a run is started, for the CLI (`loopx run`) and the API (`run()`, `runPromise()`) alike. It checks the options,
@@ -58,162 +46,72 @@ export function startRun(request: RunRequest): RunHandle {
   return new EngineRun(request);
 }
 
+/**
+ * Where the consumer is with the run, one value rather than a flag per question: no `next()` yet;
+ * started, with no `next()` driving the loop (between outputs, or making the run ready); a `next()`
+ * driving the loop (a script may be running or about to start); done with it (`return()`, an error
+ * was given, or the loop ended). "finished" is final: nothing leaves it.
+ */
+type Phase = "unstarted" | "idle" | "driving" | "finished";
+
+/** The consumer's side of a run; what the run is made of is its RunSetup (run-setup.ts). */
 class EngineRun implements RunHandle {
   readonly outcome: Promise<RunOutcome>;
   private resolveOutcome!: (outcome: RunOutcome) => void;
   private concluding: Promise<RunOutcome> | undefined;
-  private readonly supervisor = new ScriptSupervisor();
-  private session: RunSession | undefined;
-  private loop: AsyncGenerator<Output, void, undefined> | undefined;
-  private setupError: unknown;
-  /** A cancellation before the session existed (the request was invalid). */
-  private earlyCancel: RunCancel | undefined;
-  private started = false;
-  /** The consumer is done with the run: `return()`, or an error was given. */
-  private finished = false;
-  /** True while a `next()` is driving the loop (a script may be running or about to start). */
-  private driving = false;
-  private readonly onAbort: (() => void) | undefined;
-  private readonly abortSignal: AbortSignal | undefined;
-  private readonly plan: RunPlan | undefined;
-  private readonly id: string | undefined;
-  /** --worktree: made on the first `next()`, before the session and the loop exist (they need its project root). */
-  private worktreeStep: (() => Promise<RunWorktree>) | undefined;
-  private worktree: RunWorktree | undefined;
+  private phase: Phase = "unstarted";
+  private readonly setup: RunSetup;
+  /** Stops hearing the API's abort signal, once the run has ended. */
+  private releaseAbort: (() => void) | undefined;
   /** Stops hearing the host's signals (hostSignals), once the run has ended. */
   private releaseHostSignals: (() => void) | undefined;
-  /** The target of the latest script started (for the CLI's Ctrl-C line). */
-  private target: string | undefined;
-  /** --sandbox: proved on the first `next()`, before the session begins (its run.start names it). */
-  private fence: EngineSandbox | undefined;
 
   constructor(request: RunRequest) {
     this.outcome = new Promise((resolve) => (this.resolveOutcome = resolve));
     // The abort signal first: an abort wins over a bad request (the API's caller gave up anyway).
     const signal = abortSignalOf(request.options?.signal);
-    try {
-      this.plan = planRun(request);
-      this.id = this.plan.resume?.runId ?? createRunId();
-      const worktree = worktreeStart(this.plan, this.id);
-      this.worktreeStep = worktree.create;
-      this.worktree = worktree.adopted;
-      this.fence = EngineSandbox.of(this.plan);
-      if (!this.worktreeStep) this.build();
-    } catch (error) {
-      this.setupError = error;
-    }
+    const setup = (this.setup = new RunSetup(request));
     if (request.signals) {
-      const supervisor = this.supervisor;
+      const supervisor = setup.supervisor;
       cancelOnSignals(
         {
           cancel: (cancel) => this.cancel(cancel),
-          runningTarget: () => (supervisor.running ? this.target : undefined),
+          runningTarget: () => (supervisor.running ? setup.target : undefined),
           killNow: () => supervisor.killNow(),
           suspend: (stop) => supervisor.suspend(stop),
         },
         KILL_GRACE_MS,
       );
     }
-    if (signal) {
-      this.abortSignal = signal;
-      this.onAbort = () => void this.cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortReason(signal) });
-      if (signal.aborted) this.onAbort();
-      else signal.addEventListener("abort", this.onAbort, { once: true });
-    }
-  }
-
-  /** The run's session and loop, once its project root is known (its worktree's, when it has one). */
-  private build(): void {
-    const plan = this.plan!;
-    this.session = this.createSession(plan, this.worktree);
-    const projectRoot = this.worktree?.projectRoot ?? plan.projectRoot;
-    this.loop = runLoop({ ...loopOptions(plan), projectRoot }, createLoopHost(this.supervisor), this.session);
-  }
-
-  /**
-   * --worktree: the worktree is made before anything else of the run exists; a cancellation that
-   * came meanwhile removes it again (nothing ran in it) and the run never begins.
-   */
-  private async makeWorktree(): Promise<void> {
-    const step = this.worktreeStep!;
-    this.worktreeStep = undefined;
-    try {
-      this.worktree = await step();
-    } catch (error) {
-      this.setupError = error;
-      return;
-    }
-    if (this.earlyCancel) return void (await this.worktree.finish());
-    try {
-      this.build();
-    } catch (error) {
-      this.setupError = error;
-    }
-  }
-
-  /** The session of a planned run, with its parts: the built-in and the options' ones, then the driver's. */
-  private createSession(plan: RunPlan, worktree: RunWorktree | undefined): RunSession {
-    const parts = runParts(plan, worktree);
-    const fence = this.fence;
-    if (fence) parts.unshift(fence);
-    if (plan.compactHeap) {
-      const keepHeapCompact = createHeapKeeper();
-      parts.push({ onEvent: (event) => event.type === "iteration.end" && keepHeapCompact() });
-    }
-    if (plan.signals) parts.push({ onEvent: (event) => event.type === "iteration.start" && (this.target = event.target) });
-    parts.push(...plan.parts);
-    const resume = plan.resume;
-    return new RunSession({
-      get sandbox() { return fence?.info; },
-      id: this.id!,
-      pid: process.pid,
-      terminate: (signal) => this.supervisor.terminate(signal),
-      graceEndsAt: () => this.supervisor.graceEndsAt,
-      scriptExited: () => this.supervisor.scriptExited,
-      warn: warnToStderr,
-      runtime: runtimeName,
-      version: VERSION,
-      parts,
-      ...(plan.argv ? { argv: plan.argv } : {}),
-      options: recordedOptions(plan.options),
-      ...(worktree && !resume ? { worktree: worktree.info } : {}),
-      ...(resume
-        ? { resume: { iterations: resume.iterations, elapsedMs: resume.elapsedMs, ...(resume.stdin !== undefined ? { stdinBytes: Buffer.byteLength(resume.stdin) } : {}) } }
-        : {}),
-    });
-  }
-
-  private get cancellation(): RunCancel | undefined {
-    return this.session ? this.session.cancellation : this.earlyCancel;
+    if (signal) this.releaseAbort = cancelOnAbort(signal, (cancel) => this.cancel(cancel));
   }
 
   cancel(cancel: RunCancel): Promise<void> {
-    if (this.session) return this.session.cancel(cancel);
-    this.earlyCancel ??= cancel;
-    return cancel.signal ? this.supervisor.terminate(cancel.signal) : Promise.resolve();
+    return this.setup.cancel(cancel);
   }
 
   [Symbol.asyncIterator](): this {
     return this;
   }
 
+  private get finished(): boolean {
+    return this.phase === "finished";
+  }
+
+  /** Moves to `phase` unless the consumer is already done with the run. */
+  private enter(phase: Exclude<Phase, "finished">): void {
+    if (this.phase !== "finished") this.phase = phase;
+  }
+
   /**
-   * Once the loop is over (or never started): the session decides how the run ended — a
-   * cancellation wins over what the loop saw — after the running group is gone and every part has
-   * ended. `seen` is the loop's own ending, for runs that never began.
+   * Once the loop is over (or never started): the setup says how the run ended — a cancellation
+   * wins over what the loop saw — after the running group is gone and every part has ended.
+   * `seen` is the loop's own ending, for runs that never began.
    */
   private conclude(seen: RunEnd): Promise<RunOutcome> {
     this.concluding ??= (async () => {
-      const early = this.earlyCancel;
-      const end: RunEnd = this.session
-        ? await this.session.end(seen)
-        : early
-          ? { reason: early.reason, exitCode: early.exitCode, signal: early.signal, ...(early.error !== undefined ? { error: early.error } : {}) }
-          : seen;
-      // A run that failed before it began (discovery in the worktree) never ended its parts.
-      await this.worktree?.finish();
-      this.fence?.release();
-      if (this.onAbort) this.abortSignal?.removeEventListener("abort", this.onAbort);
+      const end = await this.setup.end(seen);
+      this.releaseAbort?.();
       this.releaseHostSignals?.();
       const { graceEndsAt: _, ...outcome } = end;
       this.resolveOutcome(outcome);
@@ -224,8 +122,8 @@ class EngineRun implements RunHandle {
 
   /** The loop threw (or was never started, or was aborted): end it and give the outcome's error, if any. */
   private async fail(error: unknown): Promise<IteratorResult<Output, void>> {
-    this.finished = true;
-    await this.loop?.return().catch(() => undefined);
+    this.phase = "finished";
+    await this.setup.loop?.return().catch(() => undefined);
     const outcome = await this.conclude({ reason: "failed", exitCode: 1, message: error instanceof Error ? error.message : String(error), error });
     if (outcome.error !== undefined) throw outcome.error;
     return DONE;
@@ -233,37 +131,39 @@ class EngineRun implements RunHandle {
 
   /** The consumer's own cancellation (an abort) ends the run at once: no further output is given. */
   private get aborted(): boolean {
-    return this.cancellation?.reason === "aborted";
+    return this.setup.cancellation?.reason === "aborted";
   }
 
   async next(): Promise<IteratorResult<Output, void>> {
     if (this.finished) return DONE;
+    const setup = this.setup;
     // Cancelled before the first script was asked for: the loop never starts (nothing is validated).
-    if (!this.started && this.cancellation) return this.fail(this.cancellation.error);
-    this.started = true;
-    if (this.worktreeStep) {
-      await this.makeWorktree();
-      if (this.earlyCancel) return this.fail(this.earlyCancel.error);
+    if (this.phase === "unstarted" && setup.cancellation) return this.fail(setup.cancellation.error);
+    if (this.phase === "unstarted") this.phase = "idle";
+    if (setup.awaitsWorktree) {
+      await setup.makeWorktree();
+      if (setup.earlyCancel) return this.fail(setup.earlyCancel.error);
     }
-    if (this.aborted) return this.fail(this.cancellation!.error);
-    if (!this.loop) return this.fail(this.setupError);
-    if (this.fence) await this.fence.prepare(this.worktree?.projectRoot ?? this.plan!.projectRoot, this.supervisor);
-    if (this.plan?.hostSignals && !this.releaseHostSignals) this.releaseHostSignals = cancelOnHostSignals((cancel) => this.cancel(cancel));
-    this.driving = true;
+    if (this.aborted) return this.fail(setup.cancellation!.error);
+    const loop = setup.loop;
+    if (!loop) return this.fail(setup.error);
+    if (setup.fence) await setup.fence.prepare(setup.projectRoot, setup.supervisor);
+    if (setup.plan?.hostSignals && !this.releaseHostSignals) this.releaseHostSignals = cancelOnHostSignals((cancel) => this.cancel(cancel));
+    this.enter("driving");
     let outcome: RunOutcome | undefined;
     try {
-      const result = await this.loop.next();
-      if (this.aborted) return this.fail(this.cancellation!.error);
+      const result = await loop.next();
+      if (this.aborted) return this.fail(setup.cancellation!.error);
       if (this.finished) return DONE;
       if (!result.done) return result;
-      this.finished = true;
+      this.phase = "finished";
       // The loop's `finally` has ended a run that began; one that did not (-n 0) completed it.
       outcome = await this.conclude({ reason: "limit", exitCode: 0 });
     } catch (error) {
       if (this.finished && !this.aborted) return DONE;
       return this.fail(error);
     } finally {
-      this.driving = false;
+      this.enter("idle");
     }
     // A cancellation that stopped the loop before a script started (a time limit between two
     // scripts, a stop --now) ends it with its error, as one during a script does.
@@ -273,10 +173,11 @@ class EngineRun implements RunHandle {
 
   async return(): Promise<IteratorResult<Output, void>> {
     if (!this.finished) {
-      this.finished = true;
+      const driving = this.phase === "driving";
+      this.phase = "finished";
       // Mid-iteration the running script is terminated; at a yield the loop's `finally` decides.
-      const pending = this.driving ? this.cancel({ reason: "returned", signal: "SIGTERM", exitCode: null }) : undefined;
-      await this.loop?.return().catch(() => undefined);
+      const pending = driving ? this.cancel({ reason: "returned", signal: "SIGTERM", exitCode: null }) : undefined;
+      await this.setup.loop?.return().catch(() => undefined);
       await pending;
       await this.conclude({ reason: "returned", exitCode: null });
     }

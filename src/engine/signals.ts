@@ -1,5 +1,6 @@
 import { constants } from "node:os";
 import { SIGNAL_REASONS } from "../core/events.js";
+import { abortReason } from "../core/errors.js";
 import type { RunCancel } from "../core/run-part.js";
 
 /** The signals that end a run: SIGINT/SIGTERM (spec §7.3), and SIGHUP/SIGQUIT handled the same way. */
@@ -59,4 +60,16 @@ export function cancelOnSignals(run: SignalledRun, graceMs: number): void {
     process.kill(process.pid, "SIGSTOP");
   });
   process.on("SIGCONT", () => run.suspend(false));
+}
+
+/**
+ * The API's AbortSignal: an abort cancels the run as "aborted" (SIGTERM to the running script's
+ * group, the signal's reason as the error), at once if it came before the run was started. Gives
+ * back the way to stop listening, for when the run has ended.
+ */
+export function cancelOnAbort(signal: AbortSignal, cancel: (cancel: RunCancel) => Promise<void>): () => void {
+  const onAbort = () => void cancel({ reason: "aborted", signal: "SIGTERM", exitCode: null, error: abortReason(signal) });
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
+  return () => signal.removeEventListener("abort", onAbort);
 }

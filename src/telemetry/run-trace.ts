@@ -6,6 +6,7 @@ import { derivedIds, parentContext, ROOT_CONTEXT, SpanKind, SpanStatusCode, span
 import type { TelemetryCapture } from "./settings.js";
 import type { Env } from "../core/env.js";
 import { splitTarget, workflowOf } from "../core/target.js";
+import { iterationEndAttributes, receiptAttributes, RESULT_ATTRIBUTE_BYTES, runAttributesOf, runEndAttributes } from "./span-attributes.js";
 
 /**
  * One run's trace and metrics, fed by the run's events: a `loopx run` span (root, or the child of an
@@ -15,13 +16,12 @@ import { splitTarget, workflowOf } from "../core/target.js";
  * the receipts' cost (loopx.cost.usd + loopx.cost.kind) and tokens (gen_ai.usage.*), and on the run
  * span its ending (loopx.run.state, loopx.exit_code; status ERROR with the reason line unless it
  * ended as asked: stopped, -n, a stop request). A resumed run links to its first sitting's span.
+ * This class starts and ends the spans; what they say is built in span-attributes.ts.
  */
 
 
 /** Endings that are not errors: the loop did what it was told. */
 const FINE = new Set(["stopped", "stopped-on-request", "limit"]);
-
-const RESULT_ATTRIBUTE_BYTES = 4096;
 
 export class RunTrace {
   private run: Span | undefined;
@@ -53,15 +53,7 @@ export class RunTrace {
       if (parent === ROOT_CONTEXT) this.setup.ids.next.traceId = own.traceId;
       this.setup.ids.next.spanId = own.spanId;
     }
-    const attributes: Attributes = {
-      ...this.runAttributes,
-      "loopx.target": event.target,
-      "loopx.project": event.projectRoot,
-      "loopx.version": event.version,
-      "loopx.runtime": event.runtime,
-      ...(event.maxIterations !== null ? { "loopx.max_iterations": event.maxIterations } : {}),
-      ...(event.type === "run.resume" ? { "loopx.resume": true, "loopx.resume.iterations": event.iterations } : {}),
-    };
+    const attributes = runAttributesOf(event, this.runAttributes);
     this.run = tracer.startSpan("loopx run", { kind: SpanKind.INTERNAL, attributes, links, startTime: Date.parse(event.time) }, parent);
     this.runContext = trace.setSpan(parent, this.run);
   }
@@ -116,16 +108,7 @@ export class RunTrace {
     this.setup.metrics?.iteration({ "loopx.workflow": workflow, "loopx.script": script }, event.durationMs / 1000, failure);
     const span = this.iteration;
     if (!span || this.iterationN !== event.n) return;
-    const output = event.output;
-    span.setAttributes({
-      ...(event.exitCode !== null ? { "process.exit.code": event.exitCode } : {}),
-      ...(event.signal ? { "loopx.signal": event.signal } : {}),
-      "loopx.stdout.length": event.stdoutBytes,
-      ...(output?.goto !== undefined ? { "loopx.goto": output.goto } : {}),
-      ...(output?.stop === true ? { "loopx.stop": true } : {}),
-      ...(output?.result !== undefined ? { "loopx.result.length": output.resultBytes ?? Buffer.byteLength(output.result) } : {}),
-      ...(this.capture.result && output?.result !== undefined ? { "loopx.result": output.result.slice(0, RESULT_ATTRIBUTE_BYTES) } : {}),
-    });
+    span.setAttributes(iterationEndAttributes(event, this.capture));
     if (event.error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: event.error });
     span.end(Date.parse(event.time));
     this.iteration = undefined;
@@ -138,17 +121,7 @@ export class RunTrace {
     this.setup.metrics?.receipt(model, receipt.provider, receipt.cost, tokens as Record<string, number | undefined>);
     const span = n === this.iterationN ? this.iteration : undefined;
     if (!span) return;
-    span.addEvent("loopx.receipt", {
-      ...(receipt.model ? { "gen_ai.request.model": receipt.model } : {}),
-      ...(receipt.provider ? { "gen_ai.provider.name": receipt.provider } : {}),
-      ...(receipt.agent ? { "loopx.agent": receipt.agent } : {}),
-      ...(receipt.cost ? { "loopx.cost.usd": receipt.cost.usd, "loopx.cost.kind": receipt.cost.kind } : {}),
-      ...(tokens.input !== undefined ? { "gen_ai.usage.input_tokens": tokens.input } : {}),
-      ...(tokens.output !== undefined ? { "gen_ai.usage.output_tokens": tokens.output } : {}),
-      ...(tokens.cacheRead !== undefined ? { "gen_ai.usage.cache_read.input_tokens": tokens.cacheRead } : {}),
-      ...(tokens.cacheWrite !== undefined ? { "gen_ai.usage.cache_creation.input_tokens": tokens.cacheWrite } : {}),
-      ...(tokens.reasoning !== undefined ? { "loopx.usage.reasoning_tokens": tokens.reasoning } : {}),
-    });
+    span.addEvent("loopx.receipt", receiptAttributes(receipt));
   }
 
   /** TRACEPARENT / TRACESTATE of the running iteration's span, for its script. */
@@ -162,13 +135,7 @@ export class RunTrace {
     if (!run) return;
     // An iteration cut short by the ending (a signal, a time limit) ends with the run.
     this.iteration?.end(Date.parse(event.time));
-    run.setAttributes({
-      "loopx.run.state": event.reason,
-      "loopx.iterations": event.iterations,
-      ...(event.exitCode !== null ? { "loopx.exit_code": event.exitCode } : {}),
-      ...(event.signal ? { "loopx.signal": event.signal } : {}),
-      ...(event.target ? { "loopx.ended_by": event.target } : {}),
-    });
+    run.setAttributes(runEndAttributes(event));
     if (FINE.has(event.reason)) run.setStatus({ code: SpanStatusCode.OK });
     else run.setStatus({ code: SpanStatusCode.ERROR, message: event.message ?? event.reason });
     run.end(Date.parse(event.time));

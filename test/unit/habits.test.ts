@@ -1,7 +1,8 @@
 /**
  * The habits `npm run typecheck` and `npm run lint` enforce: each tool, run with this repository's
  * own configuration on a small planted project, passes the clean variant and fails the planted
- * violation (so a config that silently checks nothing cannot pass CI).
+ * violation (so a config that silently checks nothing cannot pass CI). scripts/size-limits.mjs, the
+ * plain line counts, is planted a class too long (biome has no rule for classes).
  */
 import { execFile } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -43,7 +44,33 @@ function source(bodyLines: number, total: number): string {
   return `${[...fn, ...pad].join("\n")}\n`;
 }
 
+/** A class `lines` long, its first line to its closing brace (`head`: how it opens), of one-line methods. */
+function classSource(lines: number, head = "export class Planted {"): string {
+  const methods = Array.from({ length: lines - 2 }, (_, i) => `  m${i}(): number { return ${i}; }`);
+  return `${[head, ...methods, "}"].join("\n")}\n`;
+}
+
 describe("habits: each checker fails on a planted violation", () => {
+  it.concurrent("size-limits (scripts/size-limits.mjs): a class over 150 lines fails, declared or as an expression; at the limit it passes", async () => {
+    const check = async (text: string) => {
+      const dir = planted({ "src/planted.ts": text });
+      await run("git", ["init", "-q"], dir);
+      return run(process.execPath, [join(ROOT, "scripts", "size-limits.mjs")], dir);
+    };
+    const [atLimit, declared, expressed] = await Promise.all([
+      check(classSource(150)),
+      check(classSource(151)),
+      check(classSource(151, "export const Planted = class {")),
+    ]);
+    expect(atLimit).toMatchObject({ code: 0 });
+    expect(atLimit.out).toContain("no class over 150");
+    expect(declared.code).not.toBe(0);
+    expect(declared.out).toContain("src/planted.ts:1: a class of 151 lines (at most 150)");
+    expect(declared.out).not.toContain("a function of");
+    expect(expressed.code).not.toBe(0);
+    expect(expressed.out).toContain("src/planted.ts:1: a class of 151 lines (at most 150)");
+  });
+
   it.concurrent("biome (the repo's biome.jsonc): a src/ file over 300 lines and a function over 60 lines fail; at the limits it passes", async () => {
     const lint = (text: string) => {
       const dir = planted({ "src/planted.ts": text });
