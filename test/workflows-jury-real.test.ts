@@ -3,8 +3,9 @@
  * their own models and lenses) and real Codex (the adversarial reviewer) against their local API
  * stand-ins (fixtures/agents/messages-api.ts, responses-api.ts), with a deterministic gate. 1 of 3
  * approves → the rejecting findings, attributed, reach the worker's next request at the stand-in;
- * a reviewer that writes a file does not count; 2 of 3 → converged; a receipt per reviewer call
- * with its model. Node only (several real CLI calls).
+ * an APPROVE whose rubric has one dimension at 0.2 (the other 0.95) is rejected; a reviewer that
+ * writes a file does not count; 2 of 3 → converged; a receipt per reviewer call with its model.
+ * Node only (several real CLI calls).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -27,7 +28,8 @@ function recordEvents(env: Record<string, string>): Array<Record<string, any>> {
 }
 
 describe("converge's jury on real Claude Code and real Codex", () => {
-  it("node: 1 of 3 sends attributed findings the stand-in sees; a reviewer that writes does not count; 2 of 3 converge; receipts per reviewer with their models", async (context) => {
+  it("node: 1 of 3 sends attributed findings the stand-in sees; a rubric with one dimension at 0.2 rejects; a reviewer that writes does not count; 2 of 3 converge; receipts per reviewer with their models", async (context) => {
+    const scores = (intent: number, evidence: number) => `<score dimension="intent match">${intent}</score>\n<score dimension="evidence quality">${evidence}</score>\n<verdict>APPROVE</verdict>`;
     let claude!: MessagesApi;
     let codex!: ResponsesApi;
     const rounds = { claudeReviews: 0, codexReviews: 0 };
@@ -38,8 +40,9 @@ describe("converge's jury on real Claude Code and real Codex", () => {
         return body.includes("tool_result") ? { text: "Wrote the answer." } : { tool: { command: "echo 42 > answer.txt" } };
       }
       rounds.claudeReviews++;
-      if (body.includes("Lens: correctness")) return { text: rounds.claudeReviews <= 2 ? "An empty answer.txt is not handled.\n<confidence>70%</confidence>\n<verdict>REJECT</verdict>" : "Correct now.\n<verdict>APPROVE</verdict>" };
-      return { text: "The tests cover it.\n<confidence>90%</confidence>\n<verdict>APPROVE</verdict>" };
+      if (body.includes("Lens: correctness")) return { text: rounds.claudeReviews <= 2 ? "An empty answer.txt is not handled.\n<confidence>70%</confidence>\n<verdict>REJECT</verdict>" : `Correct now.\n${scores(0.9, 0.9)}` };
+      // The tests lens approves both rounds; in round 1 its evidence scores 0.2, which the rubric does not pass.
+      return { text: rounds.claudeReviews <= 2 ? `The tests cover it, thinly.\n<confidence>90%</confidence>\n${scores(0.95, 0.2)}` : `The tests cover it.\n${scores(0.95, 0.95)}` };
     };
     const codexReply = (_n: number, body: Record<string, any>): Reply => {
       const text = JSON.stringify(body.input ?? []);
@@ -64,6 +67,8 @@ describe("converge's jury on real Claude Code and real Codex", () => {
       CONVERGE_GATE: "grep -qx 42 answer.txt",
       CONVERGE_REVIEWERS: `claude:${SONNET}:correctness codex:gpt-5-codex:adversarial claude:${OPUS}:tests`,
       CONVERGE_JURY_CONCURRENCY: "1",
+      CONVERGE_RUBRIC: "intent match, evidence quality",
+      CONVERGE_RUBRIC_THRESHOLD: "0.6",
       // The adversary may write (not codex's read-only sandbox): its write is caught by the tree check.
       CONVERGE_REVIEWER_CODEX_ARGS: "exec --json --dangerously-bypass-approvals-and-sandbox -",
       CONVERGE_MAX_ROUNDS: "3",
@@ -76,7 +81,8 @@ describe("converge's jury on real Claude Code and real Codex", () => {
     expect(worker2).toBeDefined();
     expect(worker2).toContain(`### correctness (claude, ${SONNET}): rejected\\n\\nAn empty answer.txt is not handled.`);
     expect(worker2).toContain("### adversarial (codex, gpt-5-codex): rejected\\n\\nanswer.txt as a directory breaks the reader.");
-    expect(worker2).not.toContain("The tests cover it.");
+    // The tests lens said APPROVE, but one dimension at 0.2 sinks the geometric mean: its findings go too.
+    expect(worker2).toContain(`### tests (claude, ${OPUS}): rubric: geometric mean 0.44 under 0.6 (evidence quality 0.2)\\n\\nThe tests cover it, thinly.`);
     // The adversary's write happened, and its APPROVE did not count.
     expect(existsSync(join(project, "sneaky.txt"))).toBe(true);
     expect(result.stderr).toContain("converge: round 2: adversarial (codex, gpt-5-codex): does not approve (changed files (A sneaky.txt))\n");
@@ -94,7 +100,7 @@ describe("converge's jury on real Claude Code and real Codex", () => {
     expect(verdicts).toEqual([
       [1, `correctness (claude, ${SONNET})`, false],
       [1, "adversarial (codex, gpt-5-codex)", false],
-      [1, `tests (claude, ${OPUS})`, true],
+      [1, `tests (claude, ${OPUS})`, false],
       [2, `correctness (claude, ${SONNET})`, true],
       [2, "adversarial (codex, gpt-5-codex)", false],
       [2, `tests (claude, ${OPUS})`, true],
