@@ -5,6 +5,7 @@
 /** The words of `text`; throws on an unclosed quote. */
 export function splitArgs(text) {
   const words = [];
+  /** @type {string | null} */
   let word = null;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];

@@ -8,7 +8,7 @@ import { get as httpsGet } from "node:https";
 import { dirname, join } from "node:path";
 
 /** The release asset for this runner: loopx-<linux|darwin>-<x64|arm64>. */
-export function assetName(platform = process.platform, arch = process.arch) {
+function assetName(platform = process.platform, arch = process.arch) {
   if (platform !== "linux" && platform !== "darwin") throw new Error(`loopx has no binary for ${platform} runners (Linux and macOS only)`);
   if (arch !== "x64" && arch !== "arm64") throw new Error(`loopx has no binary for ${arch} runners (x64 and arm64 only)`);
   return `loopx-${platform}-${arch}`;
@@ -20,7 +20,7 @@ function ownPackage() {
 }
 
 /** The action's own version. */
-export function ownVersion() {
+function ownVersion() {
   return ownPackage().version;
 }
 
@@ -34,7 +34,7 @@ const REPOSITORY = /^[A-Za-z0-9-]+\/[A-Za-z0-9._-]+$/;
  * it (GITHUB_ACTION_PATH is <runner>/_actions/<owner>/<name>/<ref>); last, package.json's
  * `repository` (an action used from a checkout, `uses: ./`).
  */
-export function actionRepository(env) {
+function actionRepository(env) {
   for (const given of [env.LOOPX_ACTION_REPOSITORY, env.GITHUB_ACTION_REPOSITORY]) if (given && REPOSITORY.test(given.trim())) return given.trim();
   const fromPath = /\/_actions\/([^/]+)\/([^/]+)\/[^/]+\/?$/.exec(env.GITHUB_ACTION_PATH ?? "");
   if (fromPath && REPOSITORY.test(`${fromPath[1]}/${fromPath[2]}`)) return `${fromPath[1]}/${fromPath[2]}`;
@@ -72,7 +72,7 @@ function download(url, redirects = 5) {
 }
 
 /** The SHA-256 SHA256SUMS gives for `name`, or an error naming what is missing. */
-export function expectedSum(sums, name, url) {
+function expectedSum(sums, name, url) {
   for (const line of sums.split("\n")) {
     const match = /^([0-9a-f]{64}) [ *]?(\S+)$/.exec(line.trim());
     if (match && match[2] === name) return match[1];

@@ -37,6 +37,7 @@ function writeOutputs(outputs, env) {
  * runner's cancellation: SIGINT, then SIGTERM, then SIGKILL) are passed to loopx, which ends its
  * scripts as on a terminal; its guardian covers the SIGKILL. Resolves with the exit code.
  */
+/** @param {string} loopx @param {string[]} args @param {string} cwd @param {NodeJS.ProcessEnv} env @param {import("node:child_process").StdioOptions} [stdio] */
 export function runLoopx(loopx, args, cwd, env, stdio = "inherit") {
   return new Promise((done) => {
     const child = spawn(loopx, args, { cwd, env, stdio });
@@ -65,10 +66,13 @@ async function capture(loopx, args, cwd, env) {
   });
 }
 
-/** The run id from the first event of the run's --log file (loopx's own `run.start`). */
+/**
+ * The run id from the first event of the run's --log file (loopx's own `run.start`).
+ * @param {string} path
+ */
 function runIdFromLog(path) {
   try {
-    const first = readFileSync(path, "utf8").split("\n", 1)[0];
+    const first = readFileSync(path, "utf8").split("\n", 1)[0] ?? "";
     const id = JSON.parse(first).run;
     return typeof id === "string" && /^[0-9a-z-]+$/i.test(id) ? id : undefined;
   } catch {
@@ -130,7 +134,7 @@ export async function main(env = process.env) {
   try {
     extra = splitArgs(input("args", env));
   } catch (error) {
-    return fail(`the input args: ${error.message}`), 1;
+    return fail(`the input args: ${error instanceof Error ? error.message : String(error)}`), 1;
   }
   // The inputs that are run options: before `args`, which may add to them.
   const stallAfter = input("stall-after", env);
@@ -143,7 +147,7 @@ export async function main(env = process.env) {
   try {
     loopx = await resolveLoopx(env, input("version", env), input("loopx-path", env));
   } catch (error) {
-    return fail(error.message), 1;
+    return fail(error instanceof Error ? error.message : String(error)), 1;
   }
   const childEnv = { ...env };
   for (const name of Object.keys(childEnv)) if (name.startsWith("INPUT_") || name.startsWith("LOOPX_ACTION_")) delete childEnv[name];
