@@ -73,14 +73,40 @@ async function cliPage(dist) {
 
 const cell = (text) => String(text ?? "").replace(/\|/g, "\\|").replace(/\n/g, " ").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
+/**
+ * What each option of RunOptions alone (no `loopx run` flag) does, and whether the spec defines it
+ * (the page fails to build when RUN_OPTIONS holds an API-only option without a line here).
+ */
+export const API_ONLY = {
+  signal: { own: false, text: "An AbortSignal: aborting it ends the running script's process group, and the run with an abort error" },
+  env: { own: true, text: "Variables for every script of the run, over the inherited environment and the env files (loopx's LOOPX_* still win)" },
+  onEvent: { own: true, text: "Called with every event of the run (run.start, iteration.start, iteration.end, run.end), in order" },
+  record: { own: true, text: "Write a run record under $XDG_STATE_HOME/loopx/runs/, as every CLI run does (default false)" },
+  telemetry: { own: true, text: "Export the run over OpenTelemetry (true/false; unset: LOOPX_OTEL decides)" },
+};
+
+/** A CLI description without its "loopx's own addition" mark, and whether it had one (the page marks it once, by table). */
+function ownAddition(description) {
+  const text = description.replace(/ \(loopx's own addition\)$/, "").replace(/; loopx's own addition\)/, ")");
+  return { own: text !== description, text };
+}
+
 export function runOptionsPage(options) {
-  const rows = options.map((o) => {
+  /** @type {{ spec: string[], own: string[] }} */
+  const tables = { spec: [], own: [] };
+  for (const o of options) {
     const cli = o.cli ? `\`${o.cli.names}${o.cli.kind ? ` <${o.cli.kind}>` : ""}\`` : "";
     const api = o.api ? `\`${o.name}\`` : "";
     const notes = [o.cli?.resume ? "also on `runs resume`" : "", o.recorded ? "recorded: a resume keeps it" : "", o.requires ? `needs \`${o.requires}\`` : ""].filter(Boolean).join("; ");
-    return `| ${cli} | ${api} | ${cell(o.cli?.description ?? "")} | ${notes} |`;
-  });
-  return `${GENERATED}\n\n# Run options\n\nThe options of \`loopx run\` and of \`run()\` / \`runPromise()\` (RunOptions), from one table in the code. Options marked "also on \`runs resume\`" may be given again to a resumed run.\n\n| CLI | API (RunOptions) | What it does | Notes |\n| --- | --- | --- | --- |\n${rows.join("\n")}\n`;
+    const apiOnly = o.cli ? undefined : API_ONLY[o.name];
+    if (!o.cli && !apiOnly) throw new Error(`RunOptions.${o.name} has no line in scripts/docs-reference.mjs API_ONLY`);
+    const { own, text } = apiOnly ?? ownAddition(o.cli.description);
+    tables[own ? "own" : "spec"].push(`| ${cli} | ${api} | ${cell(text)} | ${notes} |`);
+  }
+  // RunOptions.cwd is not an entry: api/run.ts takes it as the project root the entries are checked against.
+  tables.spec.push("|  | `cwd` | The project root: where .loopx/ is resolved, and LOOPX_PROJECT_ROOT (default: process.cwd() at the call) |  |");
+  const head = "| CLI | API (RunOptions) | What it does | Notes |\n| --- | --- | --- | --- |";
+  return `${GENERATED}\n\n# Run options\n\nThe options of \`loopx run\` and of \`run()\` / \`runPromise()\` (RunOptions), from one table in the code. Options marked "also on \`runs resume\`" may be given again to a resumed run.\n\n## From the specification\n\n${head}\n${tables.spec.join("\n")}\n\n## loopx's own\n\nOptions the specification does not define: without them, a run is exactly what the specification says.\n\n${head}\n${tables.own.join("\n")}\n`;
 }
 
 export function runStatesPage(states, meanings = STATE_MEANINGS) {

@@ -56,7 +56,7 @@ export interface RunOptions {
    * in a row that reach no workspace state the run has not seen (HEAD, changed and untracked files,
    * in a git project) and send no progress signal that counts (`progress()`), no further script
    * starts and the loop rejects with a LoopxError naming the flat iterations and what they
-   * repeated (the run ends "stalled"; the CLI exits 4). See README "Stall sensor".
+   * repeated (the run ends "stalled"; the CLI exits 5). See README "Stall sensor".
    */
   stallAfter?: number;
   /**
