@@ -9,7 +9,14 @@ import { recordEvent } from "./parse.js";
  * on from its new end.
  */
 
-const CHUNK = 1024 * 1024;
+/**
+ * Bytes read at a time: 64 KiB, so that each decoded piece is an ordinary heap string (a string past
+ * V8's large-object size, ~128 KiB, costs ten times as much to make and collect).
+ */
+const CHUNK = 64 * 1024;
+
+/** Lines not to parse: those starting with this, or for which it says true. */
+type Skip = string | ((line: string) => boolean);
 
 export class RecordFollower {
   private consumed: number;
@@ -73,8 +80,9 @@ export class RecordFollower {
 /**
  * Reads complete lines of `path` from byte `from` up to `until`, calling `onEvent` with each
  * event and its line's byte offset and length. `rest` is an incomplete line that ended just before
- * `from`; `skipToLine` drops bytes up to the first newline. Lines starting with `skip` are not
- * parsed at all (the dashboard's index skips iteration.start lines, a third of a record, that way).
+ * `from`; `skipToLine` drops bytes up to the first newline. Lines starting with `skip` (or for
+ * which it says true) are not parsed at all (the dashboard's index skips iteration.start lines, a
+ * third of a record, that way).
  * A line of a newer record format goes to `onNewer`, never misread. Returns where it stopped and
  * the incomplete line left there, or undefined when the file cannot be read.
  */
@@ -85,7 +93,7 @@ export function readLines(
   onEvent: (event: RecordEvent, offset: number, length: number) => void,
   rest?: Buffer,
   skipToLine = false,
-  skip?: string,
+  skip?: Skip,
   onNewer?: (version: number) => void,
 ): { end: number; rest: Buffer } | undefined {
   let fd: number;
@@ -97,20 +105,24 @@ export function readLines(
   try {
     const limit = Math.min(until, fstatSync(fd).size);
     let position = from;
-    let pending = rest?.length ? rest : Buffer.alloc(0);
-    let pendingAt = position - pending.length;
-    const chunk = Buffer.alloc(Math.min(CHUNK, Math.max(1, limit - position)));
+    // One buffer, reused: the incomplete line left by a read stays at its start, the next read goes after it.
+    let kept = rest?.length ?? 0;
+    let buffer: Buffer = Buffer.allocUnsafe(kept + Math.min(CHUNK, Math.max(1, limit - position)));
+    if (rest) rest.copy(buffer, 0);
+    let keptAt = position - kept;
     while (position < limit) {
-      const read = readSync(fd, chunk, 0, Math.min(chunk.length, limit - position), position);
+      const want = Math.min(CHUNK, limit - position);
+      if (buffer.length - kept < want) buffer = grown(buffer, kept);
+      const read = readSync(fd, buffer, kept, want, position);
       if (read === 0) break;
       position += read;
-      const data = pending.length ? Buffer.concat([pending, chunk.subarray(0, read)]) : chunk.subarray(0, read);
+      const data = buffer.subarray(0, kept + read);
       let lineStart = 0;
       if (skipToLine) {
         const newline = data.indexOf(10);
         if (newline < 0) {
-          pending = Buffer.alloc(0);
-          pendingAt = position;
+          kept = 0;
+          keptAt = position;
           continue;
         }
         lineStart = newline + 1;
@@ -118,17 +130,24 @@ export function readLines(
       }
       const lastNewline = data.lastIndexOf(10);
       if (lastNewline >= lineStart) {
-        emitLines(data, lineStart, lastNewline, pendingAt + lineStart, onEvent, skip, onNewer);
+        emitLines(data, lineStart, lastNewline, keptAt + lineStart, onEvent, skip, onNewer);
         lineStart = lastNewline + 1;
       }
-      // Copied: `chunk` is reused by the next read.
-      pending = Buffer.from(data.subarray(lineStart));
-      pendingAt += lineStart;
+      kept = data.copy(buffer, 0, lineStart);
+      keptAt += lineStart;
     }
-    return { end: position, rest: pending };
+    // Copied: the buffer is not kept.
+    return { end: position, rest: Buffer.from(buffer.subarray(0, kept)) };
   } finally {
     closeSync(fd);
   }
+}
+
+/** `buffer` with room for another CHUNK after its first `kept` bytes (a line longer than a chunk). */
+function grown(buffer: Buffer, kept: number): Buffer {
+  const bigger = Buffer.allocUnsafe(Math.max(buffer.length * 2, kept + CHUNK));
+  buffer.copy(bigger, 0, 0, kept);
+  return bigger;
 }
 
 /**
@@ -141,15 +160,16 @@ function emitLines(
   lastNewline: number,
   at: number,
   onEvent: (event: RecordEvent, offset: number, length: number) => void,
-  skip?: string,
+  skip?: Skip,
   onNewer?: (version: number) => void,
 ): void {
   // Decoded once per chunk; byte offsets follow from the lengths (equal for ASCII).
   const text = data.toString("utf8", lineStart, lastNewline);
   const ascii = text.length === lastNewline - lineStart;
+  const skipped = typeof skip === "string" ? (line: string) => line.startsWith(skip) : skip;
   for (const line of text.split("\n")) {
     const bytes = ascii ? line.length : Buffer.byteLength(line);
-    if (line !== "" && !(skip !== undefined && line.startsWith(skip))) {
+    if (line !== "" && !skipped?.(line)) {
       let event: RecordEvent | number | undefined;
       try {
         event = recordEvent(JSON.parse(line));

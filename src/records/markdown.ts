@@ -1,7 +1,7 @@
 import { shownText } from "../core/untrusted-text.js";
 import { describeCost, describeTotals, formatTokens, tokenSum, UNKNOWN_MODEL, type RunTotals } from "../core/receipts.js";
 import { describeNote, formatElapsed, formatLocalTime, formatRunDuration } from "./wording.js";
-import type { RunDetail } from "./tables.js";
+import type { RunDetail } from "./run-detail.js";
 import type { RunSummary } from "./run-state.js";
 
 /**
@@ -31,7 +31,7 @@ const row = (cells: string[]) => `| ${cells.join(" | ")} |`;
 
 /** The iterations table: the last MARKDOWN_ROWS rows, each with its notes (and what it used, when the run has receipts). */
 function iterationTable(detail: RunDetail, used: boolean): string[] {
-  const rows = detail.rows.slice(-MARKDOWN_ROWS);
+  const rows = detail.rows.list(Math.max(0, detail.rows.length - MARKDOWN_ROWS));
   if (rows.length === 0) return [];
   const notes = new Map<number, string[]>();
   for (const note of detail.notes) if (note.n !== undefined) notes.set(note.n, [...(notes.get(note.n) ?? []), note.text]);

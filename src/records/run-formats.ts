@@ -2,7 +2,7 @@ import { jsonLine } from "../core/untrusted-text.js";
 import { formatRunMarkdown } from "./markdown.js";
 import { addRecordTotals } from "./period.js";
 import { newerRecordError, noRunStartError, parseRecord } from "./parse.js";
-import { RunDetail } from "./tables.js";
+import { RunDetail } from "./run-detail.js";
 import { summarizeRun } from "./run-state.js";
 import { readRecordText, recordTouchedAt, runProcessAlive } from "./store.js";
 import { recordPath } from "./paths.js";

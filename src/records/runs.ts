@@ -4,15 +4,15 @@ import { LoopxError, UsageError } from "../core/errors.js";
 import { jsonLine } from "../core/untrusted-text.js";
 import type { IterationEndEvent, RecordEvent, RunStartEvent } from "../core/events.js";
 import { GOING_STATES, RUN_STATES } from "../core/run-states.js";
-import { RunDetail, formatRunDetail, formatRunList } from "./tables.js";
+import { formatRunList } from "./tables.js";
 import { formatTailEvent, unrecordedLine } from "./wording.js";
 import { lastSitting, projectOf, startEvent, summarizeRun, type RunSummary } from "./run-state.js";
 import { RecordFollower } from "./follow.js";
+import { showRecord, type ShowOptions } from "./show.js";
 import { leftoverLines } from "./leftovers.js";
-import { newerRecordError, noRunStartError, parseRecord } from "./parse.js";
-import { showRunAs } from "./run-formats.js";
-import { addRecordTotals, formatPeriodTotals, periodTotals, runTotalsLine } from "./period.js";
-import { listRecordIds, readRecordEnds, readRecordTail, readRecordText, recordTouchedAt, recordsDir, runProcessAlive } from "./store.js";
+import { newerRecordError, parseRecord } from "./parse.js";
+import { addRecordTotals, formatPeriodTotals, periodTotals } from "./period.js";
+import { listRecordIds, readRecordEnds, readRecordText, recordTouchedAt, recordsDir, runProcessAlive } from "./store.js";
 import { recordPath } from "./paths.js";
 import { resolveRunId, uniquePrefixLengths } from "./run-id.js";
 import type { Env } from "../core/env.js";
@@ -20,8 +20,6 @@ import type { Env } from "../core/env.js";
 /** What `loopx runs`, `runs show` and `runs tail` do, over the records of `env`'s state directory. */
 
 type Write = (text: string) => void;
-
-const newer = newerRecordError;
 
 /** Default `--limit` of `loopx runs`. */
 const DEFAULT_LIST_LIMIT = 20;
@@ -167,12 +165,6 @@ export function listRuns(env: Env, options: ListOptions, write: Write, { unrecor
   write(text);
 }
 
-function parseChecked(id: string, text: string): RecordEvent[] {
-  const record = parseRecord(text);
-  if (record.newerVersion !== undefined) throw newer(id, record.newerVersion);
-  return record.events;
-}
-
 /** `prefix` as a run id: a unique prefix of one, or (absent, `latest`) this project's newest run. */
 function runIdFor(dir: string, prefix: string | undefined, cwd: string): string {
   return prefix === undefined || prefix === "latest" ? latestRunOf(dir, cwd) : resolveRunId(prefix, listRecordIds(dir), dir);
@@ -182,41 +174,10 @@ function runIdFor(dir: string, prefix: string | undefined, cwd: string): string 
  * `loopx runs show [<id>]`: one row per iteration; `--last N`: the last N only; `--json`: the
  * record's events (with `--last`, those of the last N iterations, with the run's start and end).
  */
-export function showRun(env: Env, prefix: string | undefined, cwd: string, options: { json: boolean; last?: number; markdown?: boolean; outcome?: boolean }, write: Write): void {
+export function showRun(env: Env, prefix: string | undefined, cwd: string, options: ShowOptions, write: Write): void {
   const dir = recordsDir(env);
   const id = runIdFor(dir, prefix, cwd);
-  if (options.markdown || options.outcome) return showRunAs(dir, id, options.outcome ? "outcome" : "markdown", write);
-  const last = options.last;
-  // --last N: only as much of the record's end as holds N iterations (and one more, for the count
-  // of those not shown).
-  const text =
-    last === undefined ? readRecordText(dir, id) : readRecordTail(dir, id, (tail) => (tail.match(/"type":"iteration\.start"/g)?.length ?? 0) > last);
-  const now = Date.now();
-  if (options.json) {
-    const events = parseChecked(id, text);
-    const summary = summarizeRun(id, events, runProcessAlive, now, () => recordTouchedAt(recordPath(dir, id)));
-    if (!summary) throw noRunStartError(id, recordPath(dir, id), text === "");
-    const from = last === undefined ? 0 : summary.iterations - last;
-    // run.start and run.end (no n) stay; a note of no known iteration stays too.
-    const shown = events.filter((event) => !("n" in event) || event.n === undefined || event.n > from);
-    // Then the run's receipt totals, when it had receipts: one `totals` line (README: stable fields).
-    const totals = runTotalsLine(id, last === undefined ? events : parseChecked(id, readRecordText(dir, id)));
-    write(shown.map((event) => `${jsonLine(event)}\n`).join("") + (totals ? `${jsonLine(totals)}\n` : ""));
-    return;
-  }
-  // The table: gathered event by event, none of them kept (100,000 iterations in well under 1 s).
-  const all = new RunDetail();
-  const record = parseRecord(text, (event) => all.add(event));
-  if (record.newerVersion !== undefined) throw newer(id, record.newerVersion);
-  const summary = summarizeRun(id, all.forSummary(), runProcessAlive, now, () => recordTouchedAt(recordPath(dir, id)));
-  if (!summary) throw noRunStartError(id, recordPath(dir, id), text === "");
-  let detail = all;
-  let hidden = 0;
-  if (last !== undefined && summary.iterations > last) {
-    hidden = summary.iterations - last;
-    detail = all.from(hidden);
-  }
-  write(formatRunDetail(summary, detail, now, hidden));
+  showRecord(dir, id, options, write);
 }
 
 /** The newest run whose project is `cwd`. */

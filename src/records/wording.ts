@@ -100,6 +100,7 @@ export function resultExcerpt(result: string | undefined, max = 40): string {
 
 /** "goto ralph:two", "stop", "goto x, stop" or "". */
 export function describeNext(output: IterationEndEvent["output"]): string {
+  if (output?.goto === undefined && output?.stop !== true) return ""; // most iterations: nothing to build
   const parts: string[] = [];
   if (output?.goto !== undefined) parts.push(`goto ${output.goto}`);
   if (output?.stop === true) parts.push("stop");

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { shownText } from "../../../src/core/untrusted-text.js";
 import { formatRunMarkdown, markdownText, MARKDOWN_ROWS } from "../../../src/records/markdown.js";
 import { summarizeRun } from "../../../src/records/run-state.js";
-import { RunDetail } from "../../../src/records/tables.js";
+import { RunDetail } from "../../../src/records/run-detail.js";
 
 /** What a reader sees of inline tokens (escapes resolved, entities decoded), and the tags the HTML would have. */
 function seen(tokens: Token[]): { text: string; markup: string[] } {
