@@ -7,25 +7,16 @@
  * writes a file does not count; 2 of 3 → converged; a receipt per reviewer call with its model.
  * Node only (several real CLI calls).
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNTIMES, runLoopx } from "./helpers.js";
-import { FakeAgents, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
+import { FakeAgents, recordedEvents, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
 import { realClaudeBin, realClaudeEnv, startMessagesApi, type Answer, type MessagesApi } from "./fixtures/agents/messages-api.js";
 import { realCodexBin, realCodexEnv, startResponsesApi, type Reply, type ResponsesApi } from "./fixtures/agents/responses-api.js";
 
 const SONNET = "claude-sonnet-4-5";
 const OPUS = "claude-opus-4-1";
-
-function recordEvents(env: Record<string, string>): Array<Record<string, any>> {
-  const dir = join(env.XDG_STATE_HOME!, "loopx", "runs");
-  const [record] = readdirSync(dir).filter((name) => name.endsWith(".jsonl"));
-  return readFileSync(join(dir, record!), "utf8")
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as Record<string, any>);
-}
 
 describe("converge's jury on real Claude Code and real Codex", () => {
   it("node: 1 of 3 sends attributed findings the stand-in sees; a rubric with one dimension at 0.2 rejects; a reviewer that writes does not count; 2 of 3 converge; receipts per reviewer with their models", async (context) => {
@@ -93,7 +84,7 @@ describe("converge's jury on real Claude Code and real Codex", () => {
     const opus = models.find((model: string) => model.startsWith("claude-opus-4"));
     expect(models).toContain(SONNET);
     expect(opus).toBeDefined();
-    const events = recordEvents(env);
+    const events = recordedEvents(env);
     const receiptModels = events.filter((e) => e.type === "receipt").map((e) => `${e.agent}:${e.model}`);
     for (const model of [`claude-code:${SONNET}`, `claude-code:${opus}`, "codex:gpt-5-codex"]) expect(receiptModels.filter((m) => m === model)).toHaveLength(2);
     const verdicts = events.filter((e) => e.type === "note").map((e) => [e.data.round, e.data.reviewer, e.data.approves]);

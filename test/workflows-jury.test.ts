@@ -7,11 +7,11 @@
  * handoff and the compacted log; the scratch files are gitignored and cleared after it.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNTIMES, runLoopx } from "./helpers.js";
-import { FakeAgents, claudeStream, codexStream, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
+import { FakeAgents, claudeStream, codexStream, recordedEvents, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
 
 const NODE = RUNTIMES[0]!;
 const TASK = "Create done.txt holding the word ok.";
@@ -21,13 +21,7 @@ const IDENTITY = { GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_
 const git = (cwd: string, ...args: string[]) => spawnSync("git", args, { cwd, encoding: "utf8", env: { ...process.env, ...IDENTITY, GIT_CONFIG_GLOBAL: "/dev/null" } });
 
 function notes(env: Record<string, string>): Array<Record<string, any>> {
-  const dir = join(env.XDG_STATE_HOME!, "loopx", "runs");
-  const [record] = readdirSync(dir).filter((name) => name.endsWith(".jsonl"));
-  return readFileSync(join(dir, record!), "utf8")
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as Record<string, any>)
-    .filter((event) => event.type === "note");
+  return recordedEvents(env).filter((event) => event.type === "note");
 }
 
 describe("converge's jury", () => {

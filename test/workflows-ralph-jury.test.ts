@@ -6,11 +6,10 @@
  * that writes a file or gives no verdict does not approve; each reviewer is a read-only call, a
  * receipt with its model and a note; with the setting off, no reviewer is called.
  */
-import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNTIMES, runLoopx, type RunResult } from "./helpers.js";
-import { FakeAgents, claudeStream, codexStream, lastWorkflowLine, recordedReceipts, sessionLog, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
+import { FakeAgents, claudeStream, codexStream, lastWorkflowLine, recordedEvents, recordedReceipts, sessionLog, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
 
 const NODE = RUNTIMES[0]!;
 const COMPLETE = "<promise>COMPLETE</promise>";
@@ -21,13 +20,7 @@ function run(project: string, env: Record<string, string>): Promise<RunResult> {
 }
 
 function notes(env: Record<string, string>): Array<Record<string, any>> {
-  const dir = join(env.XDG_STATE_HOME!, "loopx", "runs");
-  const [record] = readdirSync(dir).filter((name) => name.endsWith(".jsonl"));
-  return readFileSync(join(dir, record!), "utf8")
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as Record<string, any>)
-    .filter((event) => event.type === "note" && typeof event.data?.reviewer === "string");
+  return recordedEvents(env).filter((event) => event.type === "note" && typeof event.data?.reviewer === "string");
 }
 
 describe("ralph's completion check by a jury (RALPH_REVIEWERS)", () => {
