@@ -112,11 +112,16 @@ export interface RunOptions {
   worktreeMerge?: boolean;
 }
 
-// Every API option of the run options table (engine/options.ts) is a documented field of RunOptions:
-// this does not compile otherwise, naming the missing field.
+// RunOptions and the run options table (engine/options.ts) are checked both ways: every API option
+// of the table is a documented field of RunOptions, and every field of RunOptions but the two the
+// engine takes apart (`cwd`: the project root; `resume`: the run to go on with) is an API option of
+// the table. Neither compiles otherwise, and the error names the field that drifted.
 type MissingApiFields = Exclude<ApiOptionName, keyof RunOptions>;
 const everyApiOptionDocumented: [MissingApiFields] extends [never] ? true : MissingApiFields = true;
+type FieldsOutsideTable = Exclude<keyof RunOptions, ApiOptionName | "cwd" | "resume">;
+const everyFieldInTable: [FieldsOutsideTable] extends [never] ? true : FieldsOutsideTable = true;
 void everyApiOptionDocumented;
+void everyFieldInTable;
 
 /** RunOptions.env copied now (own enumerable keys); anything else is kept for the engine to reject. */
 function snapshotEnv(env: unknown): unknown {

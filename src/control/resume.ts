@@ -12,7 +12,7 @@ import { resolveRunId } from "../records/run-id.js";
 import { recordPath } from "../records/paths.js";
 import { otherOwner } from "../os/own-user.js";
 import { recordTotals, type RunTotals } from "../core/receipts.js";
-import { budgetReached } from "../core/budget.js";
+import { budgetOf, budgetReached } from "../core/budget.js";
 
 /**
  * A resume, ready for the engine (loopx's own addition): the run's record read and judged
@@ -132,12 +132,8 @@ function checkProjectThere(id: string, start: ResumePoint["start"]): void {
 
 /** A run that has reached its budget (the recorded one, or the one given now) is not resumed: like -n, it needs more. */
 function refuseSpentBudget(id: string, given: RecordedOptions, totals: RunTotals): void {
-  const budget = {
-    ...(typeof given.maxCost === "number" ? { maxCost: given.maxCost } : {}),
-    ...(given.countEstimates === true ? { countEstimates: true } : {}),
-    ...(typeof given.maxTokens === "number" ? { maxTokens: given.maxTokens } : {}),
-  };
-  const reached = budgetReached(budget, totals);
+  const budget = budgetOf(given);
+  const reached = budget && budgetReached(budget, totals);
   if (reached !== undefined) {
     throw new LoopxError(`run ${id} has reached its budget (${reached.replace(/^budget reached: /, "")}): nothing to resume (give --max-cost <usd> or --max-tokens <count> for more)`);
   }

@@ -20,6 +20,21 @@ export interface Budget {
 }
 
 /**
+ * The run's budget from its options (`--max-cost` / `--count-estimates` / `--max-tokens`, RunOptions
+ * the same, or the ones a record kept), or undefined when it has none. The one place a budget is
+ * made: the engine's receipts part and `runs resume`'s refusal of a spent run both use it.
+ */
+export function budgetOf(options: { maxCost?: unknown; countEstimates?: unknown; maxTokens?: unknown }): Budget | undefined {
+  const { maxCost, countEstimates, maxTokens } = options;
+  if (typeof maxCost !== "number" && typeof maxTokens !== "number") return undefined;
+  return {
+    ...(typeof maxCost === "number" ? { maxCost } : {}),
+    ...(countEstimates === true ? { countEstimates: true } : {}),
+    ...(typeof maxTokens === "number" ? { maxTokens } : {}),
+  };
+}
+
+/**
  * The tokens --max-tokens counts: every kind but cache reads. An agent reads its whole context
  * from the prompt cache again on every turn (100k+ tokens a turn for Claude Code, most of its
  * tokens, billed at a tenth of input): counted, they would spend a budget on the same context

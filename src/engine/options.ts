@@ -1,4 +1,3 @@
-import { resolve } from "node:path";
 import { describeValue } from "../core/describe.js";
 import { checkLimit } from "../core/duration.js";
 import { LoopxError } from "../core/errors.js";
@@ -9,6 +8,7 @@ import { timeLimits } from "../parts/time-limits.js";
 import { validateWorktreeMerge, validateWorktreeOption } from "../worktree/option.js";
 import { checkSandboxMode, checkSandboxRules } from "../sandbox/option.js";
 import { validateStallAfter } from "../core/stall.js";
+import { checkAbortSignal, checkFunction, checkPath, shapeOf, validateRunEnv } from "./option-checks.js";
 
 /**
  * The options of a run, declared once. Each entry reaches, with no other edit:
@@ -22,8 +22,10 @@ import { validateStallAfter } from "../core/stall.js";
  *   gives the resumed run again (add the field to core/events.ts RecordedOptions too);
  * - the part acting on it: `part(value)`, given only its checked value, when the value is set.
  *
- * To add a run option (--max-cost, --worktree, ...): append an entry here, write its part in its
- * feature folder, add the RunOptions field in api/run.ts. Nothing else: no driver special-cases it.
+ * To add a run option: append an entry here, write its part in its feature folder, add the
+ * RunOptions field in api/run.ts (the compiler checks both ways). An option whose part needs only
+ * its value composes it here (`part`: --timeout, --max-time); one whose part needs the run's other
+ * parts (the record's directory, the scratch directory, their order) is composed in engine/parts.ts.
  * The table's order is the help's order and the order options are checked in.
  */
 export interface RunOptionDeclaration<Name extends string = string, T = unknown> {
@@ -56,7 +58,8 @@ export interface RunOptionDeclaration<Name extends string = string, T = unknown>
   part?(value: NonNullable<T>): RunPart | undefined;
 }
 
-function declare<Name extends string, T>(declaration: RunOptionDeclaration<Name, T>): RunOptionDeclaration<Name, T> {
+/** An entry, with whether the API takes it kept in its type (ApiOptionName reads it). */
+function declare<Name extends string, T, const Api extends boolean = false>(declaration: RunOptionDeclaration<Name, T> & { api?: Api }): RunOptionDeclaration<Name, T> & { api?: Api } {
   return declaration;
 }
 
@@ -66,65 +69,6 @@ export function validateMaxIterations(value: unknown): number | undefined {
     throw new LoopxError(`maxIterations must be a non-negative integer, got ${describeValue(value)}`);
   }
   return value;
-}
-
-function shapeOf(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "object" || typeof value === "function") {
-    const name = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-    return typeof value === "function" ? "a function" : typeof name === "string" && name !== "" && name !== "Object" ? `a ${name}` : "an object";
-  }
-  return `${typeof value} ${describeValue(value)}`;
-}
-
-/**
- * RunOptions.env: undefined, or a plain object whose every value is a string; names may hold
- * neither "=" nor NUL (nor be empty), values no NUL — what an environment can carry.
- */
-function validateRunEnv(value: unknown): Record<string, string> {
-  if (value === undefined) return {};
-  const proto = value !== null && typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
-  if (value === null || typeof value !== "object" || Array.isArray(value) || (proto !== Object.prototype && proto !== null)) {
-    throw new LoopxError(`env must be an object of variable names to string values, got ${shapeOf(value)}`);
-  }
-  const env: Record<string, string> = {};
-  for (const [key, item] of Object.entries(value)) {
-    if (key === "" || key.includes("=") || key.includes("\0")) {
-      throw new LoopxError(`env has an invalid variable name ${JSON.stringify(key)}: names are non-empty and hold no "=" or NUL`);
-    }
-    const name = /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `env.${key}` : `env[${JSON.stringify(key)}]`;
-    if (typeof item !== "string") throw new LoopxError(`${name} must be a string, got ${shapeOf(item)}`);
-    if (item.includes("\0")) throw new LoopxError(`${name} must not contain a NUL character`);
-    env[key] = item;
-  }
-  return env;
-}
-
-/** A file path option: absolute, relative ones resolved against the project root (the API's `cwd`, the CLI's working directory). */
-function checkPath(name: string) {
-  return (value: unknown, projectRoot: string): string | undefined => {
-    if (value === undefined) return undefined;
-    if (typeof value !== "string") throw new LoopxError(`${name} must be a file path, got ${shapeOf(value)}`);
-    return resolve(projectRoot, value);
-  };
-}
-
-function checkFunction<F>(name: string) {
-  return (value: unknown): F | undefined => {
-    if (value !== undefined && typeof value !== "function") throw new LoopxError(`${name} must be a function, got ${typeof value}`);
-    return value as F | undefined;
-  };
-}
-
-/** RunOptions.signal: an AbortSignal (anything with `aborted` and `addEventListener`). */
-function checkAbortSignal(value: unknown): AbortSignal | undefined {
-  if (value === undefined) return undefined;
-  const signal = value as Partial<AbortSignal> | null;
-  if (typeof signal !== "object" || signal === null || typeof signal.addEventListener !== "function" || typeof signal.aborted !== "boolean") {
-    throw new LoopxError(`signal must be an AbortSignal, got ${shapeOf(value)}`);
-  }
-  return value as AbortSignal;
 }
 
 export const RUN_OPTIONS = [
@@ -259,7 +203,7 @@ type Declarations = (typeof RUN_OPTIONS)[number];
 export type RunOptionsChecked = { [D in Declarations as D["name"]]: ReturnType<D["check"]> };
 
 /** The names RunOptions (api/run.ts) must have a field for. */
-export type ApiOptionName = Extract<Declarations, { api: true }>["name"];
+export type ApiOptionName = Extract<Declarations, { api?: true }>["name"];
 
 /** A run's options as a driver hands them over, not yet checked (the CLI's parsed, the API's as given). */
 export type RunOptionValues = Partial<Record<Declarations["name"], unknown>>;

@@ -17,9 +17,8 @@ import { knownRunIds } from "../control/paths.js";
 import type { RunPlan } from "./plan.js";
 import type { RunWorktree } from "../worktree/part.js";
 import { sharedTreePart } from "../worktree/shared-tree.js";
-import type { Budget } from "../core/budget.js";
+import { budgetOf } from "../core/budget.js";
 import { TelemetryPart } from "../telemetry/part.js";
-import { telemetryEnabled } from "../telemetry/settings.js";
 import { VERSION } from "../version.js";
 import { StallSensor } from "../stall/part.js";
 
@@ -30,9 +29,9 @@ import { StallSensor } from "../stall/part.js";
  */
 export function runParts(plan: RunPlan, worktree?: RunWorktree): RunPart[] {
   const env = plan.baseEnv;
-  const { record, log, onEvent } = plan.options;
+  const { log, onEvent } = plan.options;
   const parts: RunPart[] = [];
-  const records = record && env.LOOPX_RECORD !== "0" ? recordsDir(env) : undefined;
+  const records = plan.switches.recorded ? recordsDir(env) : undefined;
   if (records !== undefined) parts.push(recordPart(records, recordMaxBytes(env)));
   if (log !== undefined) parts.push(logPart(log));
   // The last piped input, kept with the record for a resume; before the control channel, so that
@@ -70,7 +69,7 @@ export function runParts(plan: RunPlan, worktree?: RunWorktree): RunPart[] {
   parts.push(...plan.optionParts);
   // --stall-after: its progress file is in the scratch directory.
   if (plan.options.stallAfter !== undefined) parts.push(new StallSensor(plan.options.stallAfter, () => tmpdir.scratch?.path));
-  if (env.LOOPX_CONTROL !== "0") parts.push(controlPart(env, records));
+  if (plan.switches.controlled) parts.push(controlPart(env, records));
   parts.push(...receiptParts(plan, tmpdir));
   // Every run: loopx's own warnings about a script (near-miss output, CRLF), as lines on stderr.
   parts.push(warningsPart());
@@ -90,10 +89,10 @@ export function runParts(plan: RunPlan, worktree?: RunWorktree): RunPart[] {
 function receiptParts(plan: RunPlan, tmpdir: TmpdirPart): RunPart[] {
   const env = plan.baseEnv;
   const parts: RunPart[] = [];
-  const budget = budgetOf(plan);
+  const budget = budgetOf(plan.options);
   const showsProgress = plan.progress && progressShown(env);
   // Only with telemetry on: the part loads the SDK when the run begins (nothing of it otherwise).
-  const telemetry = telemetryEnabled(env, plan.options.telemetry) ? new TelemetryPart(env, VERSION) : undefined;
+  const telemetry = plan.switches.telemetry ? new TelemetryPart(env, VERSION) : undefined;
   const live = budget || showsProgress || telemetry ? new LiveReceipts(() => tmpdir.scratch?.path, budget, plan.resume?.totals) : undefined;
   if (live) parts.push(live);
   if (telemetry) {
@@ -105,15 +104,4 @@ function receiptParts(plan: RunPlan, tmpdir: TmpdirPart): RunPart[] {
     if (progress) parts.push(progress);
   }
   return parts;
-}
-
-/** `--max-cost` / `--count-estimates` / `--max-tokens` (RunOptions the same) as the budget part's slice, when the run has one. */
-function budgetOf(plan: RunPlan): Budget | undefined {
-  const { maxCost, countEstimates, maxTokens } = plan.options;
-  if (maxCost === undefined && maxTokens === undefined) return undefined;
-  return {
-    ...(maxCost !== undefined ? { maxCost } : {}),
-    ...(countEstimates === true ? { countEstimates: true } : {}),
-    ...(maxTokens !== undefined ? { maxTokens } : {}),
-  };
 }

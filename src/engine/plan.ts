@@ -5,6 +5,7 @@ import { loopxBin } from "../runtime/platform/index.js";
 import type { RecordedOptions } from "../core/events.js";
 import type { RunPart } from "../core/run-part.js";
 import { prepareResume, type ResumeRequest } from "../control/resume.js";
+import { telemetryEnabled } from "../telemetry/settings.js";
 import { optionParts, RUN_OPTIONS, validateMaxIterations, validateRunOptions, type RunOptionsChecked, type RunOptionValues } from "./options.js";
 
 /**
@@ -54,6 +55,13 @@ export interface RunPlan {
   hostSignals: boolean;
   compactHeap: boolean;
   onEndFromEnv: boolean;
+  /**
+   * What the environment decides, decided here once so that the plan alone says how the run goes:
+   * recorded (the `record` option, unless LOOPX_RECORD=0), steerable through a control channel
+   * (unless LOOPX_CONTROL=0), output looked at for near misses (unless LOOPX_WARN_OUTPUT=0), and
+   * exported as OpenTelemetry (the `telemetry` option, else LOOPX_OTEL; never with OTEL_SDK_DISABLED).
+   */
+  switches: { recorded: boolean; controlled: boolean; checkOutput: boolean; telemetry: boolean };
   parts: RunPart[];
 }
 
@@ -114,6 +122,12 @@ export function planRun(request: RunRequest): RunPlan {
     hostSignals: request.hostSignals === true,
     compactHeap: request.compactHeap === true,
     onEndFromEnv: request.onEndFromEnv === true,
+    switches: {
+      recorded: options.record && request.baseEnv.LOOPX_RECORD !== "0",
+      controlled: request.baseEnv.LOOPX_CONTROL !== "0",
+      checkOutput: request.baseEnv.LOOPX_WARN_OUTPUT !== "0",
+      telemetry: telemetryEnabled(request.baseEnv, options.telemetry),
+    },
     parts: request.parts ?? [],
   };
 }
@@ -139,7 +153,7 @@ export function loopOptions(plan: RunPlan): LoopRequest {
     projectRoot: plan.projectRoot,
     baseEnv: plan.baseEnv,
     loopxBin: loopxBin(),
-    checkOutput: plan.baseEnv.LOOPX_WARN_OUTPUT !== "0",
+    checkOutput: plan.switches.checkOutput,
     ...(plan.resume ? { resume: { target: plan.resume.target, stdin: plan.resume.stdin } } : {}),
   };
 }
