@@ -10,9 +10,9 @@ import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isolatedEnv, makeProject, sh, tempDir } from "./helpers.js";
+import { runsDir } from "./fixtures/records.js";
 import { CHANNELS, loopx, onPty } from "./fixtures/channels.js";
 
-const runsDir = (env: Record<string, string>) => join(env.XDG_STATE_HOME!, "loopx", "runs");
 const onlyRecord = (env: Record<string, string>) => {
   const names = readdirSync(runsDir(env));
   expect(names).toHaveLength(1);

@@ -8,10 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BIN, NODE, ROOT, isolatedEnv, makeProject, makeSymlink, runCommand, sh, waitFor } from "./helpers.js";
-
-function runsDir(env: Record<string, string>): string {
-  return join(env.XDG_STATE_HOME!, "loopx", "runs");
-}
+import { runsDir } from "./fixtures/records.js";
 
 function recordIds(env: Record<string, string>): string[] {
   return existsSync(runsDir(env)) ? readdirSync(runsDir(env)).filter((name) => name.endsWith(".jsonl")).map((name) => name.slice(0, -6)) : [];

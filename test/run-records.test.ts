@@ -10,6 +10,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, wr
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BIN, BINARY, BUN, NODE, ROOT, RUNTIMES, giveToUnprivileged, isolatedEnv, makeProject, processAlive, runCommand, runLoopxUnprivileged, sh, waitFor, type RunResult } from "./helpers.js";
+import { runsDir } from "./fixtures/records.js";
 
 
 interface Channel {
@@ -26,7 +27,6 @@ const CHANNELS: Channel[] = [
 const loopx = (channel: Channel, args: string[], cwd: string, env: Record<string, string>, onSpawn?: (child: ChildProcess) => void): Promise<RunResult> =>
   runCommand(channel.argv[0]!, [...channel.argv.slice(1), ...args], { cwd, env, onSpawn, timeoutMs: 60_000 });
 
-const runsDir = (env: Record<string, string>) => join(env.XDG_STATE_HOME!, "loopx", "runs");
 
 /** Every line of a record, parsed; each must be valid JSON ending in a newline. */
 function readEvents(path: string): Array<Record<string, any>> {

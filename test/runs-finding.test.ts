@@ -7,10 +7,10 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isolatedEnv, makeProject, sh, tempDir } from "./helpers.js";
+import { runsDir } from "./fixtures/records.js";
 import { CHANNELS, loopx, onPty } from "./fixtures/channels.js";
 
 const node = CHANNELS[0]!;
-const runsDir = (env: Record<string, string>) => join(env.XDG_STATE_HOME!, "loopx", "runs");
 
 /** A finished record, written as loopx writes them. */
 function fakeRecord(env: Record<string, string>, id: string, options: { project: string; reason?: string; exitCode?: number; iterations?: number; pid?: number; time?: string }): void {

@@ -16,9 +16,10 @@ export function isWholeRunId(text: string): boolean {
  */
 export function resolveRunId(prefix: string, ids: readonly string[], where: string, wholeIdsAsIs = false): string {
   if (ids.includes(prefix) || (wholeIdsAsIs && isWholeRunId(prefix))) return prefix;
-  const matches = ids.filter((id) => id.startsWith(prefix));
+  // An empty prefix names no run, even where there is only one.
+  const matches = prefix === "" ? [] : ids.filter((id) => id.startsWith(prefix));
   if (matches.length === 1) return matches[0]!;
-  if (matches.length === 0 || prefix === "") throw new LoopxError(`no run ${JSON.stringify(prefix)} in ${where}`);
+  if (matches.length === 0) throw new LoopxError(`no run ${JSON.stringify(prefix)} in ${where}`);
   throw new LoopxError(`run id ${JSON.stringify(prefix)} is ambiguous: it starts ${matches.length} runs (${matches.slice(0, 3).join(", ")}${matches.length > 3 ? ", ..." : ""})`);
 }
 

@@ -7,13 +7,13 @@
  */
 import { appendFileSync, closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { LoopEvent } from "../../src/core/events.js";
-import { FLAG, RunIndex } from "../../src/dashboard/run-index.js";
-import { RecordsWatch } from "../../src/dashboard/records-watch.js";
-import { hostAllowed, hostName, isLoopback, originAllowed, tokenMatches } from "../../src/dashboard/security.js";
-import { tempDir, waitFor } from "../helpers.js";
-import { appendEvent, recordsDirOf, syntheticId, writeSyntheticRecord } from "../fixtures/dashboard/records.js";
-import { GENERATED, dashboardAssetsModule } from "../../scripts/dashboard-assets.mjs";
+import type { LoopEvent } from "../../../src/core/events.js";
+import { FLAG, RunIndex } from "../../../src/dashboard/run-index.js";
+import { RecordsWatch } from "../../../src/dashboard/records-watch.js";
+import { hostAllowed, hostName, isLoopback, originAllowed, tokenMatches } from "../../../src/dashboard/security.js";
+import { tempDir, waitFor } from "../../helpers.js";
+import { appendEvent, recordsDirOf, syntheticId, writeSyntheticRecord } from "../../fixtures/dashboard/records.js";
+import { GENERATED, dashboardAssetsModule } from "../../../scripts/dashboard-assets.mjs";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 const at = (ms: number) => new Date(T0 + ms).toISOString();
