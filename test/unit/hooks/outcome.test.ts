@@ -19,7 +19,7 @@ describe("the hook's variables", () => {
       LOOPX_END_ENDED_AT: "2026-11-28T12:00:04.200Z",
       LOOPX_END_RECORD: "/s/runs/mwzod2k3abc1234.jsonl",
     });
-    expect(endVariables({ ...OUTCOME, exitCode: null })).toMatchObject({ LOOPX_END_EXIT_CODE: "", LOOPX_END_RECORD: "" });
+    expect(endVariables({ ...OUTCOME, exitCode: null, record: null })).toMatchObject({ LOOPX_END_EXIT_CODE: "", LOOPX_END_RECORD: "" });
   });
 
   it("the run's environment without the per-script variables (a process with LOOPX_RUN_ID is one of the run's)", () => {
