@@ -18,7 +18,7 @@ const CHANNELS: Array<{ name: string; loopx: (args: string[], options: RunOption
   { name: "standalone binary", loopx: (args, options) => runCommand(BINARY, args, options) },
 ];
 
-const WINDOW = { type: "five_hour", status: "allowed_warning", resetsAt: "2026-11-25T19:00:00.000Z", utilization: 0.42 };
+const WINDOW = { type: "five_hour", status: "allowed_warning", resetsAt: "2026-11-25T19:00:00.000Z", utilization: 0.42, source: "claude-stream" };
 const WORKFLOW = {
   ".loopx/w/index.sh": sh(
     '"$LOOPX_BIN" receipt --cost 0.0123 --kind billed --input 1200 --output 340 --cache-read 5000 --cache-write 70 --reasoning 9 --model claude-sonnet-4-5 --provider anthropic --agent claude-code --agent-version 2.1.197\n' +
@@ -42,6 +42,7 @@ const BAD: Array<[string[], string]> = [
   [["--json", '{"tokens":{"input":3,"cached":1}}'], "tokens.cached"],
   [["--json", '{"cost":{"usd":1e400,"kind":"billed"}}'], "cost.usd"],
   [["--json", '{"window":{"type":"five_hour","status":"allowed","resetsAt":"soon"}}'], "window.resetsAt"],
+  [["--json", '{"window":{"type":"5h","status":"seen","source":7}}'], "window.source"],
   [["--json", '{"tokens":{"input":1},"dollars":2}'], "dollars"],
   [["--json", "{}"], "empty"],
   [["--json", "[1]"], "receipt must be an object"],

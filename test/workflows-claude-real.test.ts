@@ -54,7 +54,7 @@ describe.concurrent("the workflows on the real Claude Code CLI, against a local 
     expect(log).toMatch(/Status: complete\nRetries: 0\n/);
     // Each call is reported: the refused one (no tokens) with the window Claude saw, then the one that ran.
     expect(recordedReceipts(env).map((r) => [r.n, r.window, r.tokens])).toEqual([
-      [1, { type: "five_hour", status: "rejected", resetsAt: new Date(resetsAt * 1000).toISOString() }, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }],
+      [1, { type: "five_hour", status: "rejected", resetsAt: new Date(resetsAt * 1000).toISOString(), source: "claude-stream" }, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }],
       [1, undefined, { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 }],
     ]);
   });

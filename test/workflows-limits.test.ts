@@ -99,17 +99,19 @@ describe("usage limits: park until the reset, then the same iteration again", ()
     expect(result.stderr).toContain("ralph: usage limit (usage_limit) — no reset time given: backing off 1s");
   });
 
-  it.concurrent("a reset beyond MAX_LIMIT_WAIT ends the run at once with Ralph exit code 5", async () => {
+  it.concurrent("a reset beyond MAX_LIMIT_WAIT ends the run at once, paused and resumable: exit code 75 and the `loopx runs resume` command", async () => {
     const fake = new FakeAgents().step("default", { out: claudeLimitStream(Math.ceil(Date.now() / 1000) + 3600, "seven_day"), code: 1 });
     const project = workflowProject(["ralph"]);
     const started = Date.now();
     const result = await run(project, ["run", "ralph:plan"], workflowEnv(fake, { MAX_LIMIT_WAIT: "10m" }));
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(result.code, result.stderr).toBe(1);
-    expect(result.stderr).toContain("loopx: script ralph:plan exited with code 5\n");
-    expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Usage limit: usage limit \(seven_day\): waiting until .* would exceed MAX_LIMIT_WAIT=10m \(0s waited already\) \(exit code 5;/);
+    expect(result.stderr).toContain("loopx: script ralph:plan exited with code 75\n");
+    expect(lastWorkflowLine(result.stderr)).toMatch(
+      /^ralph: Paused: usage limit \(seven_day\): waiting until .* would exceed MAX_LIMIT_WAIT=10m \(0s waited already\) — go on with: loopx runs resume \S+ \(exit code 75;/,
+    );
     expect(fake.calls()).toBe(1);
-    expect(sessionLog(join(project, ".ralph"))).toMatch(/Status: limit\n[\s\S]*Exit Code: 5\n/);
+    expect(sessionLog(join(project, ".ralph"))).toMatch(/Status: limit\n[\s\S]*Exit Code: 75\n/);
   });
 
   it.concurrent("Ctrl-C while parked: exit 130, nothing left, and `loopx runs show` says what it waited for", async () => {

@@ -37,7 +37,7 @@ describe.concurrent("the workflows' receipts", () => {
         model: "claude-sonnet-4-5",
         cost: { usd: 0.033675, kind: "billed" },
         tokens: { input: 1500, output: 480, cacheRead: 61000, cacheWrite: 500, reasoning: 120 },
-        window: { type: "five_hour", status: "allowed", resetsAt: iso(1764100800), utilization: 0.42 },
+        window: { type: "five_hour", status: "allowed", resetsAt: iso(1764100800), utilization: 0.42, source: "claude-stream" },
       },
       { n: 1, ...CLAUDE, model: "claude-haiku-4-5", cost: { usd: 0.0011, kind: "billed" }, tokens: { input: 800, output: 60, cacheRead: 0, cacheWrite: 0 } },
       { n: 2, ...CLAUDE, model: "claude-sonnet-4-5", tokens: { input: 950, output: 285, cacheRead: 41000, cacheWrite: 300 } },
@@ -48,9 +48,9 @@ describe.concurrent("the workflows' receipts", () => {
         model: "claude-opus-4-5",
         cost: { usd: 0.0523, kind: "estimate" },
         tokens: { input: 12, output: 940, cacheRead: 18000, cacheWrite: 4200 },
-        window: { type: "five_hour", status: "allowed_warning", resetsAt: iso(1764100800), utilization: 0.91 },
+        window: { type: "five_hour", status: "allowed_warning", resetsAt: iso(1764100800), utilization: 0.91, source: "claude-stream" },
       },
-      { n: 2, ...CLAUDE, window: { type: "seven_day", status: "allowed", resetsAt: iso(1764600000) } },
+      { n: 2, ...CLAUDE, window: { type: "seven_day", status: "allowed", resetsAt: iso(1764600000), source: "claude-stream" } },
     ]);
     expect(result.stderr).toContain("ralph: iteration 1 success, cost $0.034775 billed (total $0.034775 billed)\n");
     expect(result.stderr).toContain("ralph: iteration 2 complete, cost $0.052300 estimate (total $0.034775 billed, $0.052300 estimate)\n");

@@ -31,7 +31,7 @@ describe("claude", () => {
         model: "claude-sonnet-4-5",
         cost: { usd: 0.033675, kind: "billed" },
         tokens: { input: 1500, output: 480, cacheRead: 61000, cacheWrite: 500, reasoning: 120 }, // thinking apart from output
-        window: { type: "five_hour", status: "allowed", resetsAt: iso(1764100800), utilization: 0.42 },
+        window: { type: "five_hour", status: "allowed", resetsAt: iso(1764100800), utilization: 0.42, source: "claude-stream" },
         ...CLAUDE,
       },
       { model: "claude-haiku-4-5", cost: { usd: 0.0011, kind: "billed" }, tokens: { input: 800, output: 60, cacheRead: 0, cacheWrite: 0 }, ...CLAUDE },
@@ -46,10 +46,10 @@ describe("claude", () => {
         model: "claude-opus-4-5",
         cost: { usd: 0.0523, kind: "estimate" },
         tokens: { input: 12, output: 940, cacheRead: 18000, cacheWrite: 4200 },
-        window: { type: "five_hour", status: "allowed_warning", resetsAt: iso(1764100800), utilization: 0.91 },
+        window: { type: "five_hour", status: "allowed_warning", resetsAt: iso(1764100800), utilization: 0.91, source: "claude-stream" },
         ...CLAUDE,
       },
-      { window: { type: "seven_day", status: "allowed", resetsAt: iso(1764600000) }, ...CLAUDE },
+      { window: { type: "seven_day", status: "allowed", resetsAt: iso(1764600000), source: "claude-stream" }, ...CLAUDE },
     ]);
   });
 
@@ -75,7 +75,7 @@ describe("claude", () => {
 
   it("a usage window rejected: the window, the zero cost, nothing else", () => {
     const receipts = agentReceipts("claude", events(claudeLimitStream(1764100800)), { env: {} });
-    expect(receipts).toEqual([{ model: "claude-opus-5-5", cost: { usd: 0, kind: "billed" }, window: { type: "five_hour", status: "rejected", resetsAt: iso(1764100800) }, ...CLAUDE }]);
+    expect(receipts).toEqual([{ model: "claude-opus-5-5", cost: { usd: 0, kind: "billed" }, window: { type: "five_hour", status: "rejected", resetsAt: iso(1764100800), source: "claude-stream" }, ...CLAUDE }]);
   });
 
   it("estimate or billed: the init event first, then the environment; COST_KIND overrides both", () => {

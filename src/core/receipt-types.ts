@@ -28,6 +28,8 @@ export interface UsageWindow {
   resetsAt?: string;
   /** The share of the window used, when given (0.42 = 42 %). */
   utilization?: number;
+  /** Where the reading came from (`claude-stream`, `codex-rollout`, `probe`, ...), when said. */
+  source?: string;
 }
 
 /** One receipt as a script gives it: cost, tokens, who did the work, the usage window. */

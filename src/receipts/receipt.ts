@@ -69,7 +69,7 @@ function tokens(value: unknown): ReceiptTokens {
 }
 
 function usageWindow(value: unknown): UsageWindow {
-  const record = object(value, "window", new Set(["type", "status", "resetsAt", "utilization"]));
+  const record = object(value, "window", new Set(["type", "status", "resetsAt", "utilization", "source"]));
   const checked: UsageWindow = { type: text(record.type, "window.type"), status: text(record.status, "window.status") };
   if (record.resetsAt !== undefined) {
     const time = typeof record.resetsAt === "string" && /^\d{4}-\d\d-\d\dT/.test(record.resetsAt) ? Date.parse(record.resetsAt) : Number.NaN;
@@ -77,6 +77,7 @@ function usageWindow(value: unknown): UsageWindow {
     checked.resetsAt = new Date(time).toISOString();
   }
   if (record.utilization !== undefined) checked.utilization = amount(record.utilization, "window.utilization", 1000);
+  if (record.source !== undefined) checked.source = text(record.source, "window.source");
   return checked;
 }
 

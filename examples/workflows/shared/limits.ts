@@ -15,6 +15,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import * as loopx from "loopx";
 import type { AgentSpec, AgentType } from "./agent.ts";
+import { NO_RESET_TTL_MS, newestSnapshots, readCaps, type Caps, type WindowSnapshot } from "./caps.ts";
 import { codexLimit } from "./codex.ts";
 import { duration, durationVar, type Vars } from "./util.ts";
 
@@ -29,6 +30,10 @@ export interface UsageLimit {
   message: string;
   /** Learnt from another loop on this account (the shared file), not from this agent call. */
   shared?: boolean;
+  /** A usage-window cap, not the agent, holds the call (caps.ts): what to say instead of "usage limit (kind)". */
+  cap?: string;
+  /** The window snapshot over the cap. */
+  snapshot?: WindowSnapshot;
 }
 
 const oneLine = (text: unknown): string => String(text ?? "").replace(/\s+/g, " ").trim().slice(0, 200);
@@ -69,6 +74,12 @@ export interface LimitPolicy {
   exceeded?: string;
   /** The session log. */
   log(text: string): void;
+  /** LIMIT_CAP_5H, LIMIT_CAP_7D, LIMIT_PROBE (caps.ts). */
+  caps: Caps;
+  /** Where LIMIT_PROBE runs (the project root). */
+  cwd: string;
+  /** CODEX_HOME of a codex agent (its session rollouts give the windows' use). */
+  codexHome?: string;
 }
 
 const MAX_BACKOFF_MS = 30 * 60_000;
@@ -79,7 +90,7 @@ export function limitsFile(env: Vars = process.env): string {
   return join(state, "loopx", "workflows", "agent-limits.json");
 }
 
-/** LIMIT_MARGIN (10s), LIMIT_BACKOFF (60s), MAX_LIMIT_WAIT (6h), AGENT_ACCOUNT. */
+/** LIMIT_MARGIN (10s), LIMIT_BACKOFF (60s), MAX_LIMIT_WAIT (6h), AGENT_ACCOUNT, the caps (caps.ts). */
 export function limitPolicy(name: string, vars: Vars, spec: AgentSpec, waited: { ms: number }, log: (text: string) => void): LimitPolicy {
   const home = vars.HOME || homedir();
   const configDir = spec.type === "claude" ? vars.CLAUDE_CONFIG_DIR || join(home, ".claude") : spec.type === "codex" ? vars.CODEX_HOME || join(home, ".codex") : home;
@@ -93,6 +104,9 @@ export function limitPolicy(name: string, vars: Vars, spec: AgentSpec, waited: {
     maxWaitText: vars.MAX_LIMIT_WAIT || "6h",
     waited,
     log,
+    caps: readCaps(vars),
+    cwd: vars.LOOPX_PROJECT_ROOT || process.cwd(),
+    codexHome: spec.type === "codex" ? configDir : undefined,
   };
 }
 
@@ -121,23 +135,50 @@ export function sharedLimitUntil(policy: LimitPolicy, now = Date.now()): UsageLi
 }
 
 function share(policy: LimitPolicy, entry: SharedEntry): void {
+  writeShared(policy.file, policy.account, entry);
+}
+
+/**
+ * Writes one entry of the limits file (atomically: another loop reads it whole or not at all);
+ * entries whose `until` has passed are dropped. The account's limit is under its name, its
+ * windows' snapshots under `windows:<account>` ({until, snapshots}).
+ */
+function writeShared<T extends { until: number }>(file: string, key: string, entry: T): void {
   try {
-    mkdirSync(dirname(policy.file), { recursive: true, mode: 0o700 });
-    const all = readShared(policy.file);
-    for (const [key, value] of Object.entries(all)) if (!(value?.until > Date.now())) delete all[key];
-    all[policy.account] = entry;
-    const tmp = `${policy.file}.${process.pid}.tmp`;
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    const all = readShared(file) as Record<string, any>;
+    for (const [name, value] of Object.entries(all)) if (!(value?.until > Date.now())) delete all[name];
+    all[key] = entry;
+    const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify(all, null, 2) + "\n", { mode: 0o600 });
-    renameSync(tmp, policy.file);
+    renameSync(tmp, file);
   } catch {
     // Sharing is a courtesy to the other loops; this one waits all the same.
   }
 }
 
-const clock = (ms: number): string => new Date(ms).toTimeString().slice(0, 8);
+/** The window snapshots the loops on this account shared (caps.ts), the newest of each window that still tells. */
+export function sharedSnapshots(policy: LimitPolicy, now = Date.now()): WindowSnapshot[] {
+  if (!existsSync(policy.file)) return [];
+  const entry = (readShared(policy.file) as Record<string, any>)[`windows:${policy.account}`];
+  const list: unknown[] = Array.isArray(entry?.snapshots) ? entry.snapshots : [];
+  const valid = list.filter((s): s is WindowSnapshot => !!s && typeof s === "object" && ["5h", "7d"].includes((s as Json).window) && typeof (s as Json).usedPercent === "number" && typeof (s as Json).seenAt === "number");
+  return newestSnapshots(valid, now);
+}
+
+/** Shares `snapshots` with the other loops on this account (the newest of each window is kept). */
+export function shareSnapshots(policy: LimitPolicy, snapshots: WindowSnapshot[], now = Date.now()): void {
+  if (snapshots.length === 0) return;
+  const kept = newestSnapshots([...sharedSnapshots(policy, now), ...snapshots], now);
+  if (kept.length === 0) return;
+  const until = Math.max(...kept.map((s) => s.resetsAt ?? s.seenAt + NO_RESET_TTL_MS));
+  writeShared(policy.file, `windows:${policy.account}`, { until, snapshots: kept });
+}
+
+export const clock = (ms: number): string => new Date(ms).toTimeString().slice(0, 8);
 
 /** A note in the run's record (loopx's own addition; a loopx without it: nothing). */
-function note(text: string, data: Record<string, unknown>): void {
+export function note(text: string, data: Record<string, unknown>): void {
   try {
     (loopx as { note?: (text: string, data?: Record<string, unknown>) => boolean }).note?.(text, data);
   } catch {
@@ -162,8 +203,8 @@ export async function parkForLimit(
   const backoff = Math.min(MAX_BACKOFF_MS, policy.backoffMs * 2 ** Math.max(0, inARow - 1));
   const until = limit.shared ? limit.resetsAt! : limit.resetsAt !== undefined ? Math.max(now, limit.resetsAt) + policy.marginMs : now + backoff;
   const wait = until - now;
-  const what = `usage limit (${limit.kind})${limit.shared ? " seen by another loop on this account" : ""}`;
-  const data = { kind: "limit.wait", limit: limit.kind, until: new Date(until).toISOString(), resetsAt: limit.resetsAt === undefined ? null : new Date(limit.resetsAt).toISOString(), shared: limit.shared === true };
+  const what = limit.cap ?? `usage limit (${limit.kind})${limit.shared ? " seen by another loop on this account" : ""}`;
+  const data = { kind: "limit.wait", limit: limit.kind, ...(limit.cap ? { cap: limit.cap, snapshot: limit.snapshot } : {}), until: new Date(until).toISOString(), resetsAt: limit.resetsAt === undefined ? null : new Date(limit.resetsAt).toISOString(), shared: limit.shared === true };
   if (policy.waited.ms + wait > policy.maxWaitMs) {
     policy.exceeded = `${what}: waiting until ${clock(until)} (${duration(wait)}) would exceed MAX_LIMIT_WAIT=${policy.maxWaitText} (${duration(policy.waited.ms)} waited already)`;
     policy.log(`Usage limit: ${policy.exceeded}\n`);
@@ -172,7 +213,7 @@ export async function parkForLimit(
   }
   if (shareIt) share(policy, { until, kind: limit.kind, message: limit.message, seenAt: now });
   const why = limit.resetsAt !== undefined ? `resets ${clock(limit.resetsAt)}` : `no reset time given: backing off ${duration(wait)}`;
-  const line = `${what} — ${why}; waiting until ${clock(until)} (${duration(wait)}), then the same call runs again${limit.message ? ` [${limit.message}]` : ""}`;
+  const line = `${what} — ${why}; waiting until ${clock(until)} (${duration(wait)}), then ${limit.cap ? "the call starts" : "the same call runs again"}${limit.message ? ` [${limit.message}]` : ""}`;
   process.stderr.write(`${policy.name}: ${line}\n`);
   policy.log(`Usage limit: ${line}\n`);
   note(`${policy.name}: ${line}`, data);

@@ -5,6 +5,9 @@
 // Shared by the ralph and converge workflows.
 import * as loopx from "loopx";
 import type { AgentSpec } from "./agent.ts";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { codexSnapshots, snapshotWindow } from "./caps.ts";
 import { codexReceipts } from "./codex.ts";
 import { streamPreset, streamReceipts, type StreamAgentType } from "./presets/index.ts";
 import { agentReceipts, type Receipt, type UsageContext } from "./usage.ts";
@@ -33,6 +36,12 @@ export function sendReceipts(receipts: Receipt[], who: string): void {
   }
 }
 
+/** The windows a codex call's session rollout reported (caps.ts), a receipt each (source codex-rollout). */
+function codexWindowReceipts(events: Json[]): Receipt[] {
+  const home = process.env.CODEX_HOME || join(process.env.HOME || homedir(), ".codex");
+  return codexSnapshots(events, home).map((s) => ({ window: snapshotWindow(s), agent: "codex", provider: "openai" }));
+}
+
 /** The usage of one agent call, reported at most once. */
 export class CallUsage {
   private reported?: Receipt[];
@@ -48,7 +57,7 @@ export class CallUsage {
     if (this.reported) return this.reported;
     const context: UsageContext = { env: process.env, costKind: this.spec.costKind, balanceCost };
     const type = this.spec.type;
-    if (type === "codex") this.reported = codexReceipts(this.spec, this.events, process.env);
+    if (type === "codex") this.reported = [...codexReceipts(this.spec, this.events, process.env), ...codexWindowReceipts(this.events)];
     else if (streamPreset(type)) this.reported = streamReceipts(type as StreamAgentType, this.events, process.env, this.spec.args, this.spec.costKind);
     else this.reported = agentReceipts(type, this.events, context);
     sendReceipts(this.reported, this.spec.cli);

@@ -7,6 +7,7 @@ import { PRESETS, displayEvent, queryBalance, responseText, streamFailure, type 
 import { codexEnv, codexProgress } from "./codex.ts"; // codex: progress is a completed item or turn, not any event
 import { classifyFailure, POLICIES, type Failure, type FailureClass, type PolicyAction } from "./failures.ts";
 import { streamPreset } from "./presets/index.ts";
+import { capsBeforeCall, windowsAfterCall } from "./cap-gate.ts";
 import { parkForLimit, sharedLimitUntil, usageLimit, type LimitPolicy, type UsageLimit } from "./limits.ts";
 import { CallUsage } from "./report.ts";
 import { addCost, receiptsCost, type Cost, type Receipt } from "./usage.ts";
@@ -237,7 +238,10 @@ export interface RetriedResult extends AgentResult {
   /** Cost summed over every attempt, by kind. */
   totalCost?: Cost;
   failures: string[];
-  /** Set when the run must end because of a usage limit (MAX_LIMIT_WAIT exceeded): the reason. */
+  /**
+   * Set when the run must end resumable because of a usage limit (MAX_LIMIT_WAIT exceeded) or a
+   * usage-window cap (LIMIT_CAP_7D): the reason. The workflow exits 75 with `loopx runs resume`.
+   */
   limitExceeded?: string;
   /** Set when the failure's policy is `stop` (auth, budget): the loop ends at once, no retry. */
   stopped?: Failure;
@@ -292,8 +296,18 @@ export async function runAgentWithRetries(spec: AgentSpec, prompt: string, optio
         const parked = await parkForLimit(retry.limits, shared, stopping, limitsInARow);
         if (parked !== "resumed") return { ...interruptedResult(), retries: failures.length, totalCost, failures, limitExceeded: parked === "exceeded" ? retry.limits.exceeded : undefined };
       }
+      const capped = await capsBeforeCall(retry.limits, stopping, limitsInARow + 1);
+      if (capped.action === "again") {
+        limitsInARow += 1;
+        continue;
+      }
+      if (capped.action !== "go") {
+        const reason = capped.action === "pause" ? capped.reason : capped.action === "exceeded" ? retry.limits.exceeded : undefined;
+        return { ...interruptedResult(reason), retries: failures.length, totalCost, failures, limitExceeded: reason };
+      }
     }
     const result = await runAgent(spec, prompt, options);
+    if (retry.limits) windowsAfterCall(retry.limits, spec.type, result.events);
     totalCost = addCost(totalCost, result.cost);
     if (!result.failure) return { ...result, retries: failures.length, totalCost, failures };
     const failure = result.failureClass ?? { class: "unknown" as const, evidence: result.failure };
@@ -343,8 +357,9 @@ async function waitUnlessStopping(ms: number, stopping: () => boolean): Promise<
   return !stopping();
 }
 
-function interruptedResult(): AgentResult {
-  return { code: null, signal: null, events: [], response: "", receipts: [], failure: "interrupted while waiting for a usage limit", stderrTail: [] };
+/** The result of an attempt that never called the agent: interrupted while parked, or held by a usage limit or cap (`reason`). */
+function interruptedResult(reason?: string): AgentResult {
+  return { code: null, signal: null, events: [], response: "", receipts: [], failure: reason ?? "interrupted while waiting for a usage limit", stderrTail: [] };
 }
 
 /** " in 7.4s" for a failed attempt's message, "" when the next attempt starts at once. */

@@ -70,7 +70,7 @@ export function claudeWindows(events: Json[]): UsageWindow[] {
   for (const event of events) {
     const info = event.type === "rate_limit_event" ? event.rate_limit_info : undefined;
     if (!info || !label(info.rateLimitType) || !label(info.status)) continue;
-    const window: UsageWindow = { type: info.rateLimitType, status: info.status };
+    const window: UsageWindow = { type: info.rateLimitType, status: info.status, source: "claude-stream" };
     if (count(info.resetsAt) !== undefined) window.resetsAt = new Date(info.resetsAt * 1000).toISOString();
     if (dollars(info.utilization) !== undefined && info.utilization <= 1000) window.utilization = info.utilization;
     byType.delete(window.type);

@@ -12,6 +12,7 @@ import { ledgerOf, logRound, memoryPrompt, milestone, type Ledger } from "./ledg
 import { agentSpec, type AgentSpec } from "./shared/agent.ts";
 import { ballot, juryConfidence, juryFindings, juryOf, parseReview, type Ballot, type Jury } from "./shared/jury.ts";
 import { castBallots, changedSince, noteVerdicts, tally, treeFingerprint } from "./shared/review.ts";
+import { readCaps } from "./shared/caps.ts";
 import { limitPolicy } from "./shared/limits.ts";
 import { activeAgent, retryIn, runAgentWithRetries } from "./shared/run-agent.ts";
 import { addCost, costText, type Cost } from "./shared/usage.ts";
@@ -82,6 +83,7 @@ function settings(): Settings {
     if (vars.CONVERGE_MILESTONE === "1" && !memory) throw new Error("CONVERGE_MILESTONE=1 needs CONVERGE_MEMORY=1 (the milestone's body is the memory's handoff and log)");
     const step = vars.CONVERGE_PROGRESS_STEP ? Number(vars.CONVERGE_PROGRESS_STEP) : 0.05;
     if (!Number.isFinite(step) || step < 0) throw new Error(`CONVERGE_PROGRESS_STEP must be a non-negative number, got ${JSON.stringify(vars.CONVERGE_PROGRESS_STEP)}`);
+    readCaps(vars); // LIMIT_CAP_5H, LIMIT_CAP_7D: a bad value ends the run here, in one line
     return {
       jury: juryOf(vars, judge.type, workflowDir, convergeDir),
       ...(memory ? { ledger: ledgerOf(convergeDir) } : {}),
@@ -186,7 +188,8 @@ async function callAgent(role: string, spec: AgentSpec, prompt: string, s: Setti
   state.totalCost = addCost(state.totalCost, result.totalCost);
   writeState(tmp, STATE, state);
   if (interrupted) stopInterrupted(state, `${role} agent`);
-  if (result.limitExceeded) fail(NAME, `stopped in round ${state.round}: usage limit: ${result.limitExceeded}`, 5);
+  // Paused, resumable (75, EX_TEMPFAIL): a usage limit past MAX_LIMIT_WAIT, the 7 d window over LIMIT_CAP_7D.
+  if (result.limitExceeded) fail(NAME, `paused in round ${state.round}: ${result.limitExceeded} — go on with: loopx runs resume ${process.env.LOOPX_RUN_ID || "<run id>"} (exit code 75)`, 75);
   if (result.failure) {
     fail(NAME, `stopped in round ${state.round}: the ${role} agent failed ${result.failures.length} times (MAX_RETRIES=${s.maxRetries}): ${result.failure}`);
   }

@@ -2,9 +2,10 @@
 // (ralph:plan, ralph:build, ralph:prompt) that runs the agent once with a fresh context and then
 // either prints nothing (the loop resets to the same target: next iteration) or ends the run:
 // `stop` (exit 0) on completion, max iterations or budget, or a non-zero exit carrying the Ralph
-// exit code (2 plan missing, 3 re-plan, 4 retries exhausted, 5 usage limit past MAX_LIMIT_WAIT,
-// 6 the agent cannot work: not logged in, key refused, its own budget spent — failures.ts policy
-// `stop`; loopx itself then exits 1).
+// exit code (2 plan missing, 3 re-plan, 4 retries exhausted, 6 the agent cannot work: not logged
+// in, key refused, its own budget spent — failures.ts policy `stop`; 75 paused, resumable: a usage
+// limit past MAX_LIMIT_WAIT or the 7 d window over LIMIT_CAP_7D, `loopx runs resume <id>` goes on;
+// loopx itself then exits 1).
 import { existsSync, readFileSync, appendFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { output } from "loopx";
@@ -12,6 +13,7 @@ import { agentSpec, finalAnswer, signalled, type AgentSpec } from "./shared/agen
 import type { Jury } from "./shared/jury.ts";
 import { recordFailure } from "./shared/failure-log.ts";
 import { failurePolicies, type FailureClass, type PolicyAction } from "./shared/failures.ts";
+import { readCaps } from "./shared/caps.ts";
 import { limitPolicy } from "./shared/limits.ts";
 import { preflight } from "./shared/preflight.ts";
 import { INSTALL } from "./shared/presets/index.ts";
@@ -47,6 +49,10 @@ const REPLAN = "<promise>REPLAN</promise>";
 const RULE = "=".repeat(80);
 const THIN = "-".repeat(80);
 const STATE = "ralph-state.json";
+/** Paused, resumable (EX_TEMPFAIL): a usage limit past MAX_LIMIT_WAIT, the 7 d window over its cap. */
+const PAUSED = 75;
+
+const resumeCommand = (): string => `loopx runs resume ${process.env.LOOPX_RUN_ID || "<run id>"}`;
 
 /** Intra-run state, kept in $LOOPX_TMPDIR between iterations. */
 interface State {
@@ -96,6 +102,7 @@ function settings(mode: Mode): Settings {
       templatePath = existsSync(join(ralphDir, name)) ? join(ralphDir, name) : join(workflowDir, name);
     }
     const agent = agentSpec(vars, "AGENT_", "claude");
+    readCaps(vars); // LIMIT_CAP_5H, LIMIT_CAP_7D: a bad value ends the run here, in one line
     return {
       vars,
       workflowDir,
@@ -325,7 +332,7 @@ export async function runRalph(mode: Mode): Promise<void> {
   say(NAME, `iteration ${state.iteration} ${status}${cost}`);
 
   const who = reviewerFailed ? `${reviewerFailed.role[0]!.toUpperCase()}${reviewerFailed.role.slice(1)}` : "Agent";
-  if (ended.limitExceeded) finish(state, tmp, `Usage limit${reviewerFailed ? ` (${reviewerFailed.role})` : ""}: ${ended.limitExceeded}`, 5);
+  if (ended.limitExceeded) finish(state, tmp, `Paused${reviewerFailed ? ` (${reviewerFailed.role})` : ""}: ${ended.limitExceeded} — go on with: ${resumeCommand()}`, PAUSED);
   if (ended.stopped) finish(state, tmp, `${who} unusable (${ended.stopped.class}, policy stop, no retry): ${ended.failure}`, 6);
   if (ended.failure) finish(state, tmp, `${who} failure exceeded retries (${ended.failures.length} failed attempts, MAX_RETRIES=${s.maxRetries}): ${ended.failure}`, 4);
   if (complete && (!review || review.approved)) finish(state, tmp, review ? `Completion signal detected and approved by the jury (${review.tally})` : "Completion signal detected", 0);
