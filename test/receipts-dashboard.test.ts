@@ -29,7 +29,14 @@ linuxOnly("receipts on the dashboard in Chromium", () => {
     const env = isolatedEnv();
     const project = makeProject({
       ".loopx/b/index.sh": sh(
-        '"$LOOPX_BIN" receipt --cost 0.1 --kind billed --input 1000 --output 100 --model "<img src=x onerror=alert(1)>"\n"$LOOPX_BIN" receipt --cost 1 --kind estimate',
+        [
+          '"$LOOPX_BIN" receipt --cost 0.1 --kind billed --input 1000 --output 100 --model "<img src=x onerror=alert(1)>"',
+          '"$LOOPX_BIN" receipt --cost 1 --kind estimate',
+          // Usage windows: the newest reading of each type is the run's (iteration 3's five_hour replaces 1's and 2's).
+          `"$LOOPX_BIN" receipt --json "{\\"window\\":{\\"type\\":\\"five_hour\\",\\"status\\":\\"allowed\\",\\"utilization\\":0.$((LOOPX_ITERATION * 3))}}"`,
+          '[ "$LOOPX_ITERATION" = 2 ] && "$LOOPX_BIN" receipt --json \'{"window":{"type":"seven_day","status":"allowed_warning","utilization":0.91,"source":"<b>probe</b>"}}\'',
+          "true",
+        ].join("\n"),
       ),
       ".loopx/s/index.sh": sh('"$LOOPX_BIN" receipt --cost 0.25 --kind billed --input 5\ntouch "$LOOPX_PROJECT_ROOT/sent"\nsleep 60'),
     });
@@ -53,6 +60,8 @@ linuxOnly("receipts on the dashboard in Chromium", () => {
       await page.waitForSelector("body[data-ready='1']");
       await page.locator("#cost-section").waitFor({ state: "visible", timeout: 10_000 });
       expect(await page.locator('[data-fact="used"]').textContent()).toBe("$0.30 · $3.00 est. · 3.30k tokens");
+      // The newest reading of each usage window, the record's text shown as text.
+      expect(await page.locator('[data-fact="usage windows"]').textContent()).toBe("five_hour allowed 90% · seven_day allowed_warning 91% (<b>probe</b>)");
       expect(await page.locator("#costs rect.cost.billed").count()).toBe(3);
       expect(await page.locator("#costs rect.cost.estimate").count()).toBe(3);
       expect(await page.locator("#costs rect.cost.billed").first().getAttribute("data-usd")).toBe("0.1");

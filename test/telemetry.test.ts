@@ -162,7 +162,7 @@ describe("telemetry: endings, context, configuration", () => {
     const dir = makeProject({
       ".loopx/w/index.sh": sh(`${SEEN}
 $LOOPX_BIN receipt --cost 0.25 --kind billed --input 1000 --output 200 --model claude-sonnet-4-5 --provider anthropic
-$LOOPX_BIN receipt --cost 0.5 --kind estimate --input 10 --cache-read 90 --model claude-opus-4-1 --provider anthropic
+$LOOPX_BIN receipt --json '{"cost":{"usd":0.5,"kind":"estimate"},"tokens":{"input":10,"cacheRead":90},"model":"claude-opus-4-1","provider":"anthropic","failure":"server"}'
 $LOOPX_BIN output --result spent`),
     });
     const result = await runCli(NODE_CLI!, ["run", "--max-cost", "0.5", "w"], { cwd: dir, env: otelEnv() });
@@ -175,8 +175,10 @@ $LOOPX_BIN output --result spent`),
     const first = spans.find((span) => span.attributes["loopx.iteration"] === 1)!;
     expect(first.events.map((event) => event.attributes)).toEqual([
       expect.objectContaining({ "gen_ai.request.model": "claude-sonnet-4-5", "loopx.cost.usd": 0.25, "loopx.cost.kind": "billed", "gen_ai.usage.input_tokens": 1000, "gen_ai.usage.output_tokens": 200 }),
-      expect.objectContaining({ "gen_ai.request.model": "claude-opus-4-1", "loopx.cost.usd": 0.5, "loopx.cost.kind": "estimate", "gen_ai.usage.cache_read.input_tokens": 90 }),
+      expect.objectContaining({ "gen_ai.request.model": "claude-opus-4-1", "loopx.cost.usd": 0.5, "loopx.cost.kind": "estimate", "gen_ai.usage.cache_read.input_tokens": 90, "error.type": "server" }),
     ]);
+    // A receipt of a call that failed carries its class as error.type; the others none.
+    expect(first.events[0]!.attributes["error.type"]).toBeUndefined();
     // Cumulative sums of this run's process: billed and estimate apart, by model.
     const cost = (model: string, kind: string) => receiver.points.filter((p) => p.metric === "loopx.cost" && p.attributes["gen_ai.request.model"] === model && p.attributes["loopx.cost.kind"] === kind).map((p) => p.value);
     expect(cost("claude-sonnet-4-5", "billed")).toContain(0.5);

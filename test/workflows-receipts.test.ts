@@ -40,8 +40,9 @@ describe.concurrent("the workflows' receipts", () => {
         window: { type: "five_hour", status: "allowed", resetsAt: iso(1764100800), utilization: 0.42, source: "claude-stream" },
       },
       { n: 1, ...CLAUDE, model: "claude-haiku-4-5", cost: { usd: 0.0011, kind: "billed" }, tokens: { input: 800, output: 60, cacheRead: 0, cacheWrite: 0 } },
-      { n: 2, ...CLAUDE, model: "claude-sonnet-4-5", tokens: { input: 950, output: 285, cacheRead: 41000, cacheWrite: 300 } },
-      { n: 2, ...CLAUDE, model: "claude-haiku-4-5", tokens: { input: 400, output: 52 } },
+      // The call that failed (exit 143 without a result) says so on its receipts: its class (failures.ts), OTel's error.type.
+      { n: 2, ...CLAUDE, model: "claude-sonnet-4-5", tokens: { input: 950, output: 285, cacheRead: 41000, cacheWrite: 300 }, failure: "unknown" },
+      { n: 2, ...CLAUDE, model: "claude-haiku-4-5", tokens: { input: 400, output: 52 }, failure: "unknown" },
       {
         n: 2,
         ...CLAUDE,

@@ -41,6 +41,8 @@ export interface Receipt {
   agent?: string;
   agentVersion?: string;
   window?: UsageWindow;
+  /** The agent call failed: its class as the workflow names it (`auth`, `usage_window`, `server`, ...); OTel's `error.type`. */
+  failure?: string;
 }
 
 type TokenTotals = Record<(typeof TOKEN_FIELDS)[number], number>;
@@ -56,4 +58,6 @@ export interface Totals {
 /** A run's totals, and the same per model (`(unknown)` for receipts that named none). */
 export interface RunTotals extends Totals {
   models: Record<string, Totals>;
+  /** The newest usage window of each `type` its receipts reported (five_hour, 7d, …), in the order first seen. */
+  windows?: UsageWindow[];
 }

@@ -1,5 +1,5 @@
 import type { RecordEvent } from "./events.js";
-import { TOKEN_FIELDS, type Receipt, type RunTotals, type Totals } from "./receipt-types.js";
+import { TOKEN_FIELDS, type Receipt, type RunTotals, type Totals, type UsageWindow } from "./receipt-types.js";
 
 // The totals' shapes are part of the event schema (run.end and gap carry them): core/events.ts.
 export type { RunTotals, Totals };
@@ -49,12 +49,22 @@ export function addReceipt(run: RunTotals, receipt: Receipt): void {
   const one = receiptTotals(receipt);
   addTotals(run, one);
   addTotals((run.models[receipt.model ?? UNKNOWN_MODEL] ??= emptyTotals()), one);
+  if (receipt.window) newestWindow(run, receipt.window);
 }
 
-/** Adds a run's totals (a gap's, another run's) into `into`, model by model. */
+/** Adds a run's totals (a gap's, another run's) into `into`, model by model; its windows are the newer. */
 export function addRunTotals(into: RunTotals, more: RunTotals): void {
   addTotals(into, more);
   for (const [model, totals] of Object.entries(more.models)) addTotals((into.models[model] ??= emptyTotals()), totals);
+  for (const window of more.windows ?? []) newestWindow(into, window);
+}
+
+/** `window` as the newest of its type in the run's totals (a window seen later replaces the one before). */
+function newestWindow(run: RunTotals, window: UsageWindow): void {
+  const windows = (run.windows ??= []);
+  const at = windows.findIndex((seen) => seen.type === window.type);
+  if (at >= 0) windows[at] = { ...window };
+  else windows.push({ ...window });
 }
 
 /** Every token of `totals`, added up (what `tokens` shows; --max-tokens counts all but cache reads: core/budget.ts). */
@@ -76,7 +86,22 @@ export function recordedReceipt(event: RecordEvent): Receipt | undefined {
     for (const field of TOKEN_FIELDS) if (usable(event.tokens[field])) receipt.tokens[field] = event.tokens[field];
   }
   if (typeof event.model === "string") receipt.model = event.model;
+  if (typeof event.provider === "string") receipt.provider = event.provider;
+  if (typeof event.failure === "string") receipt.failure = event.failure;
+  const window = recordedWindow(event.window);
+  if (window) receipt.window = window;
   return receipt;
+}
+
+/** A receipt event's usage window, read as defensively: a type and a status, and what else is well formed. */
+function recordedWindow(value: unknown): UsageWindow | undefined {
+  const window = value as Partial<Record<keyof UsageWindow, unknown>> | null | undefined;
+  if (!window || typeof window !== "object" || typeof window.type !== "string" || typeof window.status !== "string") return undefined;
+  const read: UsageWindow = { type: window.type, status: window.status };
+  if (typeof window.resetsAt === "string") read.resetsAt = window.resetsAt;
+  if (typeof window.utilization === "number" && Number.isFinite(window.utilization)) read.utilization = window.utilization;
+  if (typeof window.source === "string") read.source = window.source;
+  return read;
 }
 
 /** What a record's receipts add up to: the run's totals, and each iteration's (by its n). */

@@ -14,7 +14,7 @@ const RECEIPT_TEXT_CHARS = 200;
 const RECEIPT_MAX_USD = 1_000_000;
 
 const COST_KINDS: readonly CostKind[] = ["billed", "estimate"];
-const TEXT_FIELDS = ["model", "provider", "agent", "agentVersion"] as const;
+const TEXT_FIELDS = ["model", "provider", "agent", "agentVersion", "failure"] as const;
 const FIELDS = new Set(["cost", "tokens", "window", ...TEXT_FIELDS]);
 
 function fail(field: string, what: string, value: unknown): never {

@@ -26,6 +26,7 @@ export function describeReceipt(event: ReceiptEvent, localTime: (iso: string) =>
   if (event.tokens) parts.push(`${tokens} token${tokens === 1 ? "" : "s"}`);
   const who = [event.model, event.provider, [event.agent, event.agentVersion].filter(Boolean).join(" ")].filter((text) => typeof text === "string" && text !== "");
   parts.push(...(who as string[]));
+  if (typeof event.failure === "string" && event.failure !== "") parts.push(`failed: ${event.failure}`);
   const window = event.window;
   if (window && typeof window === "object") {
     const used = typeof window.utilization === "number" ? ` ${Math.round(window.utilization * 100)}%` : "";

@@ -45,6 +45,8 @@ export function receiptAttributes(receipt: Receipt): Attributes {
     ...(receipt.model ? { "gen_ai.request.model": receipt.model } : {}),
     ...(receipt.provider ? { "gen_ai.provider.name": receipt.provider } : {}),
     ...(receipt.agent ? { "loopx.agent": receipt.agent } : {}),
+    // The call failed: its class, as OpenTelemetry's semantic conventions name an error's kind.
+    ...(receipt.failure ? { "error.type": receipt.failure } : {}),
     ...(receipt.cost ? { "loopx.cost.usd": receipt.cost.usd, "loopx.cost.kind": receipt.cost.kind } : {}),
     ...(tokens.input !== undefined ? { "gen_ai.usage.input_tokens": tokens.input } : {}),
     ...(tokens.output !== undefined ? { "gen_ai.usage.output_tokens": tokens.output } : {}),

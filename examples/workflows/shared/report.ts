@@ -52,26 +52,27 @@ export class CallUsage {
     private readonly events: Json[],
   ) {}
 
-  /** The call's receipts from its stream so far; reported to loopx the first time only. */
-  report(balanceCost?: number): Receipt[] {
+  /** The call's receipts from its stream so far, each with the call's failure class if it failed; reported to loopx the first time only. */
+  report(balanceCost?: number, failure?: string): Receipt[] {
     if (this.reported) return this.reported;
     const context: UsageContext = { env: process.env, costKind: this.spec.costKind, balanceCost };
     const type = this.spec.type;
     if (type === "codex") this.reported = [...codexReceipts(this.spec, this.events, process.env), ...codexWindowReceipts(this.events)];
     else if (streamPreset(type)) this.reported = streamReceipts(type as StreamAgentType, this.events, process.env, this.spec.args, this.spec.costKind);
     else this.reported = agentReceipts(type, this.events, context);
+    if (failure) this.reported = this.reported.map((receipt) => ({ ...receipt, failure }));
     sendReceipts(this.reported, this.spec.cli);
     return this.reported;
   }
 
   /**
    * The call's receipts once it has ended, with the balance it spent (`before` minus what
-   * `measure` gives) when there is a usage command; a call reported while being interrupted is
-   * not measured again (the script is about to end).
+   * `measure` gives) when there is a usage command and the class of its failure when it failed; a
+   * call reported while being interrupted is not measured again (the script is about to end).
    */
-  settle(before: number | undefined, measure: () => number | undefined): { receipts: Receipt[]; balance?: number } {
+  settle(before: number | undefined, measure: () => number | undefined, failure?: string): { receipts: Receipt[]; balance?: number } {
     const balance = before !== undefined && !this.reported ? measure() : undefined;
-    return { receipts: this.report(balance !== undefined ? Math.max(0, before! - balance) : undefined), balance };
+    return { receipts: this.report(balance !== undefined ? Math.max(0, before! - balance) : undefined, failure), balance };
   }
 
   /** After a signal: unless the agent exits first, its usage so far is reported, then `end` ends it. */

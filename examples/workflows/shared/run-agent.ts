@@ -228,7 +228,7 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
 
   const failureClass = failure ? classifyFailure(spec.type, { events, code, signal, idle, spawnError: error?.message, stderr: stderrTail }) : undefined;
   if (failureClass?.class === "auth" && !/not logged in/.test(failure!)) failure += ` — ${spec.cli} is not logged in or its key was refused: ${streamPreset(spec.type)?.loginFix ?? "log in first"}`;
-  const { receipts, balance } = usage.settle(before, () => queryBalance(spec, options.cwd));
+  const { receipts, balance } = usage.settle(before, () => queryBalance(spec, options.cwd), failureClass?.class);
   return { code, signal, events, response: responseText(spec.type, events), receipts, cost: receiptsCost(receipts), balance, failure, failureClass, stderrTail };
 }
 

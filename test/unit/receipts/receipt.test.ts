@@ -11,6 +11,7 @@ describe("parseReceipt", () => {
   it("keeps exactly the fields given; a window's reset time becomes ISO 8601 UTC", () => {
     expect(parseReceipt({ cost: { usd: 0.25, kind: "billed" } })).toEqual({ cost: { usd: 0.25, kind: "billed" } });
     expect(parseReceipt({ tokens: { input: 3, output: 4 }, model: "m", agent: "claude" })).toEqual({ tokens: { input: 3, output: 4 }, model: "m", agent: "claude" });
+    expect(parseReceipt({ tokens: { input: 0 }, failure: "usage_window" })).toEqual({ tokens: { input: 0 }, failure: "usage_window" });
     expect(parseReceipt({ window: { type: "five_hour", status: "allowed", resetsAt: "2026-11-28T15:00:00+01:00", utilization: 0.5 } }).window).toEqual({ type: "five_hour", status: "allowed", resetsAt: "2026-11-28T14:00:00.000Z", utilization: 0.5 });
   });
 
@@ -24,6 +25,7 @@ describe("parseReceipt", () => {
     ["a cost past the cap", { cost: { usd: 2_000_000, kind: "billed" } }, /^cost\.usd must be a number from 0 to 1000000, got 2000000$/],
     ["a cost kind", { cost: { usd: 1, kind: "free" } }, /^cost\.kind must be "billed" or "estimate", got "free"$/],
     ["an empty model", { tokens: { input: 1 }, model: " " }, /^model must be a non-empty string, got " "$/],
+    ["a failure that is no text", { tokens: { input: 1 }, failure: 5 }, /^failure must be a non-empty string, got 5$/],
     ["a long model", { tokens: { input: 1 }, model: "m".repeat(201) }, /^model is over 200 characters$/],
     ["a reset time that is no time", { window: { type: "t", status: "s", resetsAt: "tomorrow" } }, /^window\.resetsAt must be an ISO 8601 time, got "tomorrow"$/],
   ])("refuses %s, naming the field", (_label, value, message) => {

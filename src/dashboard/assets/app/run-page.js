@@ -108,6 +108,7 @@ function showFacts(view) {
     ["Ended", GOING.includes(run.state) ? "not yet" : run.ending || run.state],
   ];
   if (run.totals) rows.push(["Used", usedText(run.totals)]);
+  if (run.totals?.windows?.length) rows.push(["Usage windows", windowsText(run.totals.windows)]);
   if (run.worktree) rows.push(["Worktree", `${run.worktree.branch} · ${run.worktree.path}`]);
   if (run.sandbox) rows.push(["Sandbox", `${run.sandbox.kind}${run.sandbox.version ? ` ${run.sandbox.version}` : ""} · policy ${run.sandbox.policyDigest}`]);
   if (run.resumed) rows.push(["Resumed", `${formatLocalTime(run.resumed.time)} at iteration ${run.resumed.n} · ${run.resumed.target}`]);
@@ -119,6 +120,12 @@ function showFacts(view) {
   current.hidden = !run.current;
   if (run.current) current.replaceChildren(`Iteration ${run.current.n} · ${run.current.target} · running for `, h("span", { id: "current-elapsed" }, formatElapsed(Date.now() - Date.parse(run.current.start))));
   for (const button of view.buttons) button.disabled = !allowed(button.getAttribute("data-action"), run.state);
+}
+
+/** Each usage window's newest reading, as `runs show` words a receipt's: "five_hour allowed_warning 85% until … (claude-stream)". */
+function windowsText(windows) {
+  const one = (w) => [w.type, w.status, typeof w.utilization === "number" ? `${Math.round(w.utilization * 100)}%` : "", w.resetsAt ? `until ${formatLocalTime(w.resetsAt)}` : "", w.source ? `(${w.source})` : ""];
+  return windows.map((w) => one(w).filter(Boolean).join(" ")).join(" · ");
 }
 
 /** Fetches the timeline and the table page; one at a time, the latest request wins. */
