@@ -139,7 +139,10 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
   // (idle limit); a signal this script gets is passed on to that group (and the usage so far is
   // reported if the agent is slow to go: report.ts).
   const usage = new CallUsage(spec, events);
+  // Set once a signal this script got is passed on: the call was interrupted, not failed.
+  let interrupted = false;
   const forward = (signal: NodeJS.Signals): void => {
+    interrupted = true;
     endGroup(signal);
     usage.reportIfStillRunning(() => endGroup("SIGKILL"));
   };
@@ -228,7 +231,8 @@ export async function runAgent(spec: AgentSpec, prompt: string, options: RunAgen
 
   const failureClass = failure ? classifyFailure(spec.type, { events, code, signal, idle, spawnError: error?.message, stderr: stderrTail }) : undefined;
   if (failureClass?.class === "auth" && !/not logged in/.test(failure!)) failure += ` — ${spec.cli} is not logged in or its key was refused: ${streamPreset(spec.type)?.loginFix ?? "log in first"}`;
-  const { receipts, balance } = usage.settle(before, () => queryBalance(spec, options.cwd), failureClass?.class);
+  // An interrupted call's receipts carry no failure class: the user or loopx ended it.
+  const { receipts, balance } = usage.settle(before, () => queryBalance(spec, options.cwd), interrupted ? undefined : failureClass?.class);
   return { code, signal, events, response: responseText(spec.type, events), receipts, cost: receiptsCost(receipts), balance, failure, failureClass, stderrTail };
 }
 
