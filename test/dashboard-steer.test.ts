@@ -197,7 +197,7 @@ linuxOnly("the dashboard steers real runs", () => {
       expect(Date.parse(second.time)).toBeGreaterThanOrEqual(Date.parse(continued.time));
       expect(Date.parse(continued.time) - Date.parse(record.find((event) => event.type === "iteration.end")!.time)).toBeGreaterThanOrEqual(2000);
       expect(record.map((event) => event.type).filter((type) => type.startsWith("run."))).toEqual(["run.start", "run.pause", "run.continue"]);
-      await page.waitForFunction(() => /^Iteration 2 · w:index · running for /.test(document.querySelector("#current")?.textContent ?? ""), undefined, { timeout: 10_000 });
+      await page.waitForFunction(() => /^Iteration 2 · w:index · running for /.test(document.querySelector("#current")?.textContent ?? ""), undefined, { timeout: 30_000 });
 
       // Done: stop it from the page.
       expect(await press(page, "stop")).toBe(`run ${id} stops after w:index finishes`);

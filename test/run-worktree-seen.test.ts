@@ -91,7 +91,9 @@ describe("loopx run --worktree: what it copies, lacks and runs without", () => {
     expect(await waitFor(() => recordIds(env).length === 1 && existsSync(`${env.HOLD}.${recordIds(env)[0]}`), 60_000)).toBe(true);
     const firstId = recordIds(env)[0]!;
     const second = startLoopx(NODE_CHANNEL, ["run", "w"], root, env);
-    expect(await waitFor(() => recordIds(env).length === 2, 60_000)).toBe(true);
+    // Released only once the second run's script runs: its look for other runs (when it begins)
+    // is done by then, while the first is still held (a loaded machine raced the two before).
+    expect(await waitFor(() => recordIds(env).length === 2 && recordIds(env).every((id) => existsSync(`${env.HOLD}.${id}`)), 60_000)).toBe(true);
     rmSync(env.HOLD!);
     const [one, two] = await Promise.all([first.result, second.result]);
     expect(one.code).toBe(0);
