@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNTIMES, runLoopx, tempDir, waitFor, type RunResult } from "./helpers.js";
+import { LATER, callTime, limitsFile, resetsAfterCall, resetsAt, timed } from "./fixtures/agents/limit-clock.js";
 import { FakeAgents, claudeStream, codexStream, lastWorkflowLine, recordedReceipts, sessionLog, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
 
 const NODE = RUNTIMES[0]!;
@@ -19,16 +20,6 @@ function run(cwd: string, args: string[], env: Record<string, string>): Promise<
   return runLoopx(NODE, args, { cwd, env, timeoutMs: 60_000 });
 }
 
-/** A fake call that notes the time it started (ms since 1970) in <n>.time. */
-const timed = (n: number) => `date +%s%3N > "$FAKE_AGENT_DIR/${n}.time"`;
-const callTime = (fake: FakeAgents, n: number) => Number(readFileSync(fake.file(`${n}.time`), "utf8"));
-
-/** A reset time in a stream that resetsAfterCall replaces (2100-01-01). */
-const LATER = 4_102_444_800;
-/** A fake call's `run` that sets its stream's reset time `seconds` after the call itself, noted in <n>.resets. */
-const resetsAfterCall = (n: number, seconds: number) =>
-  `t=$(( $(date +%s) + ${seconds} )); echo "$t" > "$FAKE_AGENT_DIR/${n}.resets"; sed -i "s/${LATER}/$t/" "$FAKE_AGENT_DIR/${n}.out"`;
-const resetsAt = (fake: FakeAgents, n: number) => Number(readFileSync(fake.file(`${n}.resets`), "utf8"));
 
 /** Claude's answer `text` with a rate_limit_event: five_hour allowed_warning at `utilization` (resetsAt LATER). */
 function claudeWarning(text: string, utilization: number): string {
@@ -37,7 +28,6 @@ function claudeWarning(text: string, utilization: number): string {
   return [init, warning, ...rest].join("\n") + "\n";
 }
 
-const limitsFile = (env: Record<string, string>) => join(env.XDG_STATE_HOME!, "loopx", "workflows", "agent-limits.json");
 
 describe("usage-window caps", () => {
   it.concurrent("five_hour at 85% with LIMIT_CAP_5H=80: no call until the reset, in this loop and in a second loop on the account", async () => {

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
 import { BINARY, IS_ROOT, RUNTIMES, runCommand, runLoopx, waitFor, type RunOptions, type RunResult } from "./helpers.js";
 import { FakeAgents, lastWorkflowLine, recordedReceipts, sessionLog, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
+import { limitsFile } from "./fixtures/agents/limit-clock.js";
 import { realClaudeBin, realClaudeEnv, startMessagesApi, type MessagesApi } from "./fixtures/agents/messages-api.js";
 
 const COMPLETE = "<promise>COMPLETE</promise>";
@@ -66,7 +67,7 @@ describe.concurrent("the workflows on the real Claude Code CLI, against a local 
     const [projectA, projectB] = [workflowProject(["ralph"]), workflowProject(["ralph"])];
     const options = (cwd: string): RunOptions => ({ cwd, env, timeoutMs: 90_000 });
     const a = runLoopx(RUNTIMES[0]!, ["run", "ralph:plan"], options(projectA));
-    expect(await waitFor(() => existsSync(join(env.XDG_STATE_HOME!, "loopx", "workflows", "agent-limits.json")), 60_000)).toBe(true);
+    expect(await waitFor(() => existsSync(limitsFile(env)), 60_000)).toBe(true);
     const b = runLoopx(RUNTIMES[0]!, ["run", "ralph:plan"], options(projectB));
     const [resultA, resultB] = await Promise.all([a, b]);
     expect(resultA.code, resultA.stderr).toBe(0);

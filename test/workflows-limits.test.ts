@@ -7,10 +7,11 @@
  * ends with its own exit code past MAX_LIMIT_WAIT. Under node; the real Claude Code CLI against a
  * local API stand-in is workflows-claude-real.test.ts.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BIN, NODE as NODE_EXE, RUNTIMES, runCommand, runLoopx, taggedSurvivors, waitFor, type RunResult } from "./helpers.js";
+import { LATER, callTime, limitsFile, resetsAfterCall, resetsAt, timed } from "./fixtures/agents/limit-clock.js";
 import { FakeAgents, claudeApiRetry429Stream, claudeLimitStream, claudeStream, codexLimitStream, codexStream, lastWorkflowLine, sessionLog, workflowEnv, workflowProject } from "./fixtures/agents/support.js";
 
 const NODE = RUNTIMES[0]!;
@@ -20,19 +21,6 @@ function run(cwd: string, args: string[], env: Record<string, string>, onSpawn?:
   return runLoopx(NODE, args, { cwd, env, onSpawn, timeoutMs: 60_000 });
 }
 
-/** A fake call that notes the time it started (ms since 1970) in <n>.time. */
-const timed = (n: number) => `date +%s%3N > "$FAKE_AGENT_DIR/${n}.time"`;
-const callTime = (fake: FakeAgents, n: number) => Number(readFileSync(fake.file(`${n}.time`), "utf8"));
-
-/** A reset time in a limit stream that resetsAfterCall replaces (2100-01-01). */
-const LATER = 4_102_444_800;
-/**
- * A fake call's `run` that sets its limit stream's reset time `seconds` after the call itself (not
- * after the test started, which a loaded machine can make seconds late), noted in <n>.resets.
- */
-const resetsAfterCall = (n: number, seconds: number) =>
-  `t=$(( $(date +%s) + ${seconds} )); echo "$t" > "$FAKE_AGENT_DIR/${n}.resets"; sed -i "s/${LATER}/$t/" "$FAKE_AGENT_DIR/${n}.out"`;
-const resetsAt = (fake: FakeAgents, n: number) => Number(readFileSync(fake.file(`${n}.resets`), "utf8"));
 
 /** The newest run's `loopx runs show` text, in the environment `env` (its XDG_STATE_HOME). */
 async function showLatestRun(cwd: string, env: Record<string, string>): Promise<string> {
@@ -43,7 +31,6 @@ async function showLatestRun(cwd: string, env: Record<string, string>): Promise<
   return show.stdout;
 }
 
-const limitsFile = (env: Record<string, string>) => join(env.XDG_STATE_HOME!, "loopx", "workflows", "agent-limits.json");
 
 describe("usage limits: park until the reset, then the same iteration again", () => {
   it.concurrent("claude's rate_limit_event rejected with resetsAt: waits for the reset, runs again, no retry counted; a note in the record", async () => {

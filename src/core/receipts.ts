@@ -104,6 +104,16 @@ function recordedWindow(value: unknown): UsageWindow | undefined {
   return read;
 }
 
+/**
+ * A usage window in words, as `runs show` and the dashboard say it ("five_hour allowed_warning 42%
+ * until 19:00:00"). Self-contained: the dashboard ships its source (dashboard/server.ts).
+ */
+export function windowWords(window: { type?: unknown; status?: unknown; utilization?: unknown; resetsAt?: unknown }, localTime: (iso: string) => string): string {
+  const used = typeof window.utilization === "number" ? ` ${Math.round(window.utilization * 100)}%` : "";
+  const until = typeof window.resetsAt === "string" ? ` until ${localTime(window.resetsAt)}` : "";
+  return `${window.type} ${window.status}${used}${until}`;
+}
+
 /** What a record's receipts add up to: the run's totals, and each iteration's (by its n). */
 export interface RecordTotals {
   run: RunTotals;

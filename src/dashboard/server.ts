@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { FINISHED_REASONS } from "../control/resume-point.js";
 import { GOING_STATES, RUN_STATES } from "../core/run-states.js";
 import { formatElapsed, formatLocalTime } from "../records/wording.js";
-import { addUsd, formatTokens, formatUsd } from "../core/receipts.js";
+import { addUsd, formatTokens, formatUsd, windowWords } from "../core/receipts.js";
 import { ASSETS } from "./assets.generated.js";
 import type { ControlChannel } from "./controls.js";
 import { RecordsWatch } from "./records-watch.js";
@@ -45,6 +45,7 @@ export interface Dashboard {
 const SHARED_JS =
   `"use strict";\nconst formatElapsed = (${formatElapsed.toString()});\nconst formatLocalTime = (${formatLocalTime.toString()});\n` +
   `const formatUsd = (${formatUsd.toString()});\nconst formatTokens = (${formatTokens.toString()});\nconst addUsd = (${addUsd.toString()});\n` +
+  `const windowWords = (${windowWords.toString()});\n` +
   `const FINISHED = ${JSON.stringify(FINISHED_REASONS)};\nconst STATES = ${JSON.stringify(RUN_STATES)};\nconst GOING = ${JSON.stringify(GOING_STATES)};\n`;
 
 /** A browser's own ask for a page icon, without the page's token: "no icon" (it tells nothing), not a 403. */

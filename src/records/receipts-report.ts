@@ -1,6 +1,6 @@
 import type { ReceiptEvent } from "../core/events.js";
 import { TOKEN_FIELDS } from "../core/receipt-types.js";
-import { describeCost, describeTotals, formatUsd, tokenSum, UNKNOWN_MODEL, type RunTotals, type Totals } from "../core/receipts.js";
+import { describeCost, describeTotals, formatUsd, tokenSum, UNKNOWN_MODEL, windowWords, type RunTotals, type Totals } from "../core/receipts.js";
 import { shownText } from "../core/untrusted-text.js";
 
 /**
@@ -27,12 +27,7 @@ export function describeReceipt(event: ReceiptEvent, localTime: (iso: string) =>
   const who = [event.model, event.provider, [event.agent, event.agentVersion].filter(Boolean).join(" ")].filter((text) => typeof text === "string" && text !== "");
   parts.push(...(who as string[]));
   if (typeof event.failure === "string" && event.failure !== "") parts.push(`failed: ${event.failure}`);
-  const window = event.window;
-  if (window && typeof window === "object") {
-    const used = typeof window.utilization === "number" ? ` ${Math.round(window.utilization * 100)}%` : "";
-    const until = typeof window.resetsAt === "string" ? ` until ${localTime(window.resetsAt)}` : "";
-    parts.push(`${window.type} ${window.status}${used}${until}`);
-  }
+  if (event.window && typeof event.window === "object") parts.push(windowWords(event.window, localTime));
   return shownText(`  receipt ${localTime(event.time).slice(11)} · ${parts.join(" · ")}`);
 }
 

@@ -3,7 +3,7 @@
 // lists (this one first): one classic script, so their top-level names are shared. Every text that comes
 // from a record goes into the page through text nodes (textContent / createTextNode), never as
 // HTML, and control characters are shown as visible symbols: a `result` holding markup or
-// terminal escapes stays inert. formatElapsed, formatLocalTime, formatUsd, formatTokens, addUsd, FINISHED,
+// terminal escapes stays inert. formatElapsed, formatLocalTime, formatUsd, formatTokens, addUsd, windowWords, FINISHED,
 // STATES (every run state) and GOING (the states of a run whose loop is going: its control channel
 // answers) are prepended by the server (core's own functions and lists, the resume rule's list). The
 // token of the page's URL goes with every request. The server puts the strict-mode directive first, before its own code.

@@ -122,10 +122,9 @@ function showFacts(view) {
   for (const button of view.buttons) button.disabled = !allowed(button.getAttribute("data-action"), run.state);
 }
 
-/** Each usage window's newest reading, as `runs show` words a receipt's: "five_hour allowed_warning 85% until … (claude-stream)". */
+/** Each usage window's newest reading, in `runs show`'s words (windowWords, the server's) and where it came from. */
 function windowsText(windows) {
-  const one = (w) => [w.type, w.status, typeof w.utilization === "number" ? `${Math.round(w.utilization * 100)}%` : "", w.resetsAt ? `until ${formatLocalTime(w.resetsAt)}` : "", w.source ? `(${w.source})` : ""];
-  return windows.map((w) => one(w).filter(Boolean).join(" ")).join(" · ");
+  return windows.map((w) => `${windowWords(w, formatLocalTime)}${w.source ? ` (${w.source})` : ""}`).join(" · ");
 }
 
 /** Fetches the timeline and the table page; one at a time, the latest request wins. */
