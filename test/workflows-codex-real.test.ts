@@ -185,10 +185,12 @@ describe.concurrent("the workflows on the real Codex CLI, against a local Respon
   it("node: an API that hangs mid-stream: AGENT_IDLE_TIMEOUT ends codex and everything it started", async (context) => {
     const api = await standIn(context, () => ({ hang: true }));
     const project = workflowProject(["ralph"]);
-    const env = codexRunEnv(api, { AGENT_IDLE_TIMEOUT: "5s", MAX_RETRIES: "1" });
+    // 10 s: the timer starts with codex, whose first request came after 1.6 s here; a loaded CI
+    // machine (two cores, two test files at once) made it later than 5 s, twice in a row.
+    const env = codexRunEnv(api, { AGENT_IDLE_TIMEOUT: "10s", MAX_RETRIES: "1" });
     const result = await NODE.loopx(["run", "ralph:plan"], { cwd: project, env, timeoutMs: 60_000 });
     expect(result.code, result.stderr).toBe(1);
-    expect(result.stderr).toContain("ralph: attempt 1 failed: no completed item or turn for 5s (AGENT_IDLE_TIMEOUT): ended codex and its processes\n");
+    expect(result.stderr).toContain("ralph: attempt 1 failed: no completed item or turn for 10s (AGENT_IDLE_TIMEOUT): ended codex and its processes\n");
     expect(api.requests).toHaveLength(1);
     expect(await waitFor(() => taggedSurvivors(env.HARDENING_TAG!).length === 0, 10_000)).toBe(true);
   });
