@@ -6,7 +6,7 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // The 10,000-iteration soak runs in its own vitest run (vitest.soak.config.ts), beside this one in `npm test`.
     // Tests that need Linux itself (/proc) are tagged where they are defined: helpers.linuxOnly.
-    exclude: [...configDefaults.exclude, "test/soak.test.ts"],
+    exclude: [...configDefaults.exclude, "test/e2e/run/soak.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

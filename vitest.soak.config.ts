@@ -1,12 +1,12 @@
 import { defineConfig } from "vitest/config";
 
-// Long-running soak tests (`npm run test:soak`): only test/soak.test.ts, which the default
+// Long-running soak tests (`npm run test:soak`): only test/e2e/run/soak.test.ts, which the default
 // vitest.config.ts excludes. Tests spawn the built CLI (dist/); the script builds first.
 // The soak samples loopx through /proc, so it runs on Linux only (none on macOS).
 const linux = process.platform === "linux";
 export default defineConfig({
   test: {
-    include: linux ? ["test/soak.test.ts"] : [],
+    include: linux ? ["test/e2e/run/soak.test.ts"] : [],
     passWithNoTests: !linux,
     testTimeout: 900_000,
     hookTimeout: 60_000,

@@ -1,5 +1,5 @@
 // What a standalone binary is, read from its first bytes: the ELF e_machine or the Mach-O cputype.
-// Used by scripts/release-check.mjs and test/standalone.test.ts to check the binaries that cannot
+// Used by scripts/release-check.mjs and test/e2e/binary/standalone.test.ts to check the binaries that cannot
 // run on this host.
 import { closeSync, openSync, readSync } from "node:fs";
 

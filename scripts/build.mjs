@@ -102,7 +102,7 @@ function distUp(file) {
  * under Node) become a handful of files. Every output file sits in dist/cli/, at one depth, so the
  * modules that find package files from import.meta.url still do (runtime.ts through distUp; the
  * others are at cli/'s depth already, or stay external). Not minified: the `// <module>` lines
- * esbuild writes before each module's code say what a chunk holds (test/startup-imports reads them).
+ * esbuild writes before each module's code say what a chunk holds (test/e2e/cli/startup-imports.test.ts reads them).
  */
 async function bundleCli(out) {
   // Left as modules of their own: other entries of bin.js, and the SDK bundled on its own.

@@ -1,4 +1,4 @@
-// The browser the dashboard tests drive (test/dashboard-browser.test.ts, the dashboard bench):
+// The browser the dashboard tests drive (test/e2e/dashboard/dashboard-browser.test.ts, the dashboard bench):
 // Debian's Chromium at /usr/bin/chromium, installed with apt-get when missing (as root, on a
 // Debian-like Linux). Used by .ci/run and by the tests' own set-up.
 // Usage: node scripts/chromium.mjs    prints the browser's path, or one line why there is none (exit 1)

@@ -1,4 +1,4 @@
-// Types for scripts/install-size.mjs (imported by the bench and test/package-lean.test.ts).
+// Types for scripts/install-size.mjs (imported by the bench and test/e2e/package/package-lean.test.ts).
 export declare const INSTALL_TARGET_BYTES: number;
 export declare function npm(args: string[], cwd: string): string;
 export declare function packAndInstall(root: string, options?: { ignoreScripts?: boolean }): { work: string; tarball: string; prefix: string; packageDir: string };

@@ -2,7 +2,7 @@
 // built), installed into a fresh prefix, then measured — its size on disk, every package in it and
 // where, any package present twice (two copies of one name: npm nests them when two ranges do not
 // meet). Used by the bench (install size beside its target, this build and --before) and by
-// test/package-lean.test.ts (the check CI runs).
+// test/e2e/package/package-lean.test.ts (the check CI runs).
 import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,6 +1,7 @@
 /**
- * The test harness itself (test/helpers.ts), where a broken helper would let tests pass that
- * should not: the permission cases run as an unprivileged user, never skipped, even as root.
+ * The test harness itself (test/helpers/, re-exported by test/helpers.ts), where a broken helper
+ * would let tests pass that should not: the permission cases run as an unprivileged user, never
+ * skipped, even as root.
  */
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

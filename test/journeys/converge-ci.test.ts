@@ -26,7 +26,7 @@ function loopxOnPath(cli: Cli): string {
   return dir;
 }
 
-/** The Action runs the standalone binary; converge's own logic is the same under every channel (test/workflows.test.ts). */
+/** The Action runs the standalone binary; converge's own logic is the same under every channel (test/e2e/workflows/workflows.test.ts). */
 const BINARY_CLI = CLIS.find((cli) => cli.name === "binary")!;
 
 describe("converge in CI (the binary, as the Action runs it)", () => {

@@ -1,5 +1,5 @@
 // What the workflows know about the OpenAI Codex CLI (`codex exec --json`, 0.169.0), read from the
-// real CLI driven against a stand-in for the Responses API (test/workflows-codex-real.test.ts):
+// real CLI driven against a stand-in for the Responses API (test/e2e/workflows/workflows-codex-real.test.ts):
 // - a call succeeded when its stream has `turn.completed` and no `turn.failed` (and it exited 0).
 //   A top-level `error` event alone is no failure: codex prints them for problems it recovers
 //   from ("Reconnecting... 1/5 (stream disconnected before completion: …)", then turn.completed).

@@ -1,0 +1,215 @@
+/**
+ * The ralph workflow driving the real Gemini CLI, opencode, Pi, Qwen Code and Copilot CLI (dev
+ * dependencies), offline: each points at a local stand-in (Gemini API or Chat Completions) on
+ * 127.0.0.1, and the stand-in's tool calls make the CLI's own shell tool run the commands (git
+ * commit) for real. Every CLI's scenarios run concurrently; each CLI's own retries are bounded in
+ * its test configuration (fixtures/agents/real-clis.ts). Node only: these CLIs are slow to start.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it, type TestContext } from "vitest";
+import { RUNTIMES, runLoopx, taggedSurvivors, waitFor } from "../../helpers.js";
+import { cliAlone } from "../../fixtures/local-server.js";
+import { DEFAULT_CHAT_USAGE, startChatApi, type ChatReply } from "../../fixtures/agents/chat-completions-api.js";
+import { DEFAULT_GEMINI_USAGE, startGeminiApi, type GeminiReply } from "../../fixtures/agents/gemini-api.js";
+import { PRICE, REAL_CLIS, realCliSetup, type RealCli } from "../../fixtures/agents/real-clis.js";
+import { FakeAgents, lastWorkflowLine, sessionLog, workflowEnv, workflowProject } from "../../fixtures/agents/support.js";
+
+const COMPLETE = "<promise>COMPLETE</promise>";
+/** A whole ralph run on a CLI that takes many seconds to start on a loaded 2-core box. */
+const RUN_MS = 420_000;
+
+/** An answer both stand-ins give (a stream error: the Chat Completions one only). */
+type Reply = ChatReply | GeminiReply;
+
+/** A stand-in for `cli` answering its n-th main request with `script(n)` (side calls: a short text), stopped with the test. */
+async function standIn(context: TestContext, cli: RealCli, script: (n: number) => Reply) {
+  let main = 0;
+  const api =
+    cli === "gemini"
+      ? await startGeminiApi(() => script(++main) as GeminiReply)
+      : await startChatApi((_n, body) => (body.tools?.some((t: any) => /^(bash|shell|run_shell_command)$/.test(t?.function?.name)) ? (script(++main) as ChatReply) : { text: "Side answer" }));
+  context.onTestFinished(() => api.stop());
+  return { api, mainCalls: () => main };
+}
+
+function runEnv(cli: RealCli, origin: string, extra: Record<string, string> = {}): Record<string, string> {
+  const env = workflowEnv(new FakeAgents());
+  const setup = realCliSetup(cli, env.HOME!, origin);
+  return {
+    ...env,
+    ...setup,
+    PATH: `${cliAlone(cli)}:${env.PATH}`,
+    AGENT_TYPE: cli,
+    GIT_AUTHOR_NAME: "Agent",
+    GIT_AUTHOR_EMAIL: "agent@example.com",
+    GIT_COMMITTER_NAME: "Agent",
+    GIT_COMMITTER_EMAIL: "agent@example.com",
+    ...extra,
+  };
+}
+
+function receipts(env: Record<string, string>): Array<Record<string, any>> {
+  const dir = join(env.XDG_STATE_HOME!, "loopx", "runs");
+  const files = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".jsonl")) : [];
+  return files
+    .flatMap((name) => readFileSync(join(dir, name), "utf8").trim().split("\n").filter(Boolean).map((line) => JSON.parse(line)))
+    .filter((event) => event.type === "receipt")
+    .map(({ time: _t, v: _v, run: _r, type: _type, n: _n, workflow: _w, ...rest }) => rest);
+}
+
+function notes(env: Record<string, string>): Array<Record<string, any>> {
+  const dir = join(env.XDG_STATE_HOME!, "loopx", "runs");
+  const files = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".jsonl")) : [];
+  return files.flatMap((name) => readFileSync(join(dir, name), "utf8").trim().split("\n").filter(Boolean).map((line) => JSON.parse(line))).filter((event) => event.type === "note");
+}
+
+/** One model call's receipt, from the stand-in's usage: what each CLI reports for it. */
+function callReceipts(cli: RealCli, calls: number): Array<Record<string, unknown>> {
+  const c = DEFAULT_CHAT_USAGE;
+  const uncached = c.prompt_tokens - c.cached_tokens!;
+  const usd = (uncached * PRICE.input + c.completion_tokens * PRICE.output + c.cached_tokens! * PRICE.cacheRead) / 1e6;
+  const one = { model: "fake-model", provider: "fake", tokens: { input: uncached, output: c.completion_tokens, cacheRead: c.cached_tokens } };
+  if (cli === "pi") return Array.from({ length: calls }, () => ({ agent: "pi", ...one, tokens: { ...one.tokens, cacheWrite: 0 }, cost: { usd: expect.closeTo(usd, 12), kind: "billed" } }));
+  if (cli === "opencode") return Array.from({ length: calls }, () => ({ agent: "opencode", ...one, tokens: { ...one.tokens, cacheWrite: 0 }, cost: { usd: expect.closeTo(usd, 12), kind: "billed" } }));
+  if (cli === "gemini") {
+    const g = DEFAULT_GEMINI_USAGE;
+    return [{ agent: "gemini-cli", model: "gemini-2.5-flash", provider: "google", tokens: { input: calls * (g.promptTokenCount - g.cachedContentTokenCount!), output: calls * g.candidatesTokenCount, cacheRead: calls * g.cachedContentTokenCount! } }];
+  }
+  if (cli === "qwen") return [{ agent: "qwen-code", model: "fake-model", tokens: { input: calls * uncached, output: calls * c.completion_tokens, cacheRead: calls * c.cached_tokens! } }];
+  return []; // copilot: no token counts in its JSON
+}
+
+const git = (cwd: string, ...args: string[]): string => spawnSync("git", args, { cwd, encoding: "utf8" }).stdout;
+const loopx = (args: string[], cwd: string, env: Record<string, string>, runtime = RUNTIMES[0]!, onSpawn?: Parameters<typeof runLoopx>[2]["onSpawn"]) => runLoopx(runtime, args, { cwd, env, timeoutMs: RUN_MS, onSpawn });
+
+describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () => {
+  for (const cli of REAL_CLIS) {
+    it(`${cli}: plan, then build, to completion; the CLI's own shell tool commits; receipts exact to the token`, { timeout: 2 * RUN_MS + 30_000 }, async (context) => {
+      const commands = [
+        "mkdir -p .ralph && printf -- '- [ ] say hello\\n' > .ralph/implementation_plan.md && git add .ralph/implementation_plan.md && git commit -qm 'plan: say hello'",
+        "echo hello > hello.txt && sed -i 's/- \\[ \\]/- [x]/' .ralph/implementation_plan.md && git add hello.txt .ralph/implementation_plan.md && git commit -qm 'build: say hello'",
+      ];
+      const { api, mainCalls } = await standIn(context, cli, (n) => (n % 2 === 1 ? { tool: commands[(n - 1) / 2] ?? "true" } : { text: `Committed.\n${COMPLETE}` }));
+      const project = workflowProject(["ralph"], { "specs/hello.md": "Say hello in hello.txt.\n" });
+      const env = runEnv(cli, api.origin);
+      const plan = await loopx(["run", "ralph:plan"], project, env);
+      expect(plan.code, plan.stderr).toBe(0);
+      expect(plan.stderr).toContain(`ralph: plan mode, agent ${cli} (`);
+      expect(plan.stderr).toMatch(/→ \S+: mkdir -p \.ralph/); // the tool call, shown as Claude's is
+      const build = await loopx(["run", "ralph:build"], project, env);
+      expect(build.code, build.stderr).toBe(0);
+      expect(build.stderr, build.stderr).not.toContain("attempt 1 failed");
+      expect(lastWorkflowLine(build.stderr)).toMatch(/^ralph: Completion signal detected/);
+      expect(git(project, "log", "--format=%an %s")).toBe("Agent build: say hello\nAgent plan: say hello\n");
+      expect(readFileSync(join(project, "hello.txt"), "utf8")).toBe("hello\n");
+      expect(mainCalls()).toBe(4);
+      expect(receipts(env)).toEqual([...callReceipts(cli, 2), ...callReceipts(cli, 2)]);
+    });
+
+    it(`${cli}: a 401 ends the run at once — one call, no retry, one line naming the fix, exit code 6; the class in the record`, { timeout: RUN_MS + 30_000 }, async (context) => {
+      const { api, mainCalls } = await standIn(context, cli, () => ({ status: 401, message: "Incorrect API key provided" }));
+      const project = workflowProject(["ralph"]);
+      const env = runEnv(cli, api.origin, { MAX_RETRIES: "3" });
+      const result = await loopx(["run", "ralph:plan"], project, env);
+      expect(result.code, result.stderr).toBe(1);
+      expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Agent unusable \(auth, policy stop, no retry\): .*(not logged in|key was refused).*\(exit code 6; session log/);
+      // One call of the CLI: copilot itself tries a 401 three times within it (not configurable).
+      expect(mainCalls()).toBe(cli === "copilot" ? 3 : 1);
+      expect(notes(env).filter((n) => n.data?.kind === "agent.failure")).toEqual([expect.objectContaining({ n: 1, data: expect.objectContaining({ class: "auth", policy: "stop", attempt: 1 }) })]);
+    });
+  }
+
+  it("pi: a quota 429 (a usage window without a reset time) parks for LIMIT_BACKOFF — no call before it ends — then the same iteration succeeds", { timeout: RUN_MS + 30_000 }, async (context) => {
+    const { api } = await standIn(context, "pi", (n) => (n === 1 ? { status: 429, message: "You exceeded your current quota: usage limit reached" } : { text: `Done.\n${COMPLETE}` }));
+    const project = workflowProject(["ralph"]);
+    const env = runEnv("pi", api.origin, { LIMIT_BACKOFF: "4s", LIMIT_MARGIN: "0" });
+    const result = await loopx(["run", "ralph:plan"], project, env);
+    expect(result.code, result.stderr).toBe(0);
+    const main = (api as { requests: Array<{ time: number }> }).requests;
+    expect(main).toHaveLength(2);
+    expect(main[1]!.time - main[0]!.time).toBeGreaterThanOrEqual(4000);
+    expect(result.stderr).toContain("ralph: usage limit (usage_window) — no reset time given: backing off 4s");
+    expect(notes(env).find((n) => n.data?.kind === "agent.failure")?.data).toMatchObject({ class: "usage_window", policy: "park", status: 429 });
+  });
+
+  it("pi: an API error inside a successful exit (exit 0, the stream says error) fails the iteration: success_with_error, retried, then Ralph exit code 4", { timeout: RUN_MS + 30_000 }, async (context) => {
+    const { api, mainCalls } = await standIn(context, "pi", () => ({ streamError: "the model stream broke" }));
+    const project = workflowProject(["ralph"]);
+    const env = runEnv("pi", api.origin, { MAX_RETRIES: "2" });
+    const result = await loopx(["run", "ralph:plan"], project, env);
+    expect(result.code, result.stderr).toBe(1);
+    expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Agent failure exceeded retries \(2 failed attempts, MAX_RETRIES=2\): the agent reported an error: success_with_error/);
+    expect(mainCalls()).toBe(2);
+    const failures = notes(env).filter((n) => n.data?.kind === "agent.failure").map((n) => n.data);
+    expect(failures).toEqual([expect.objectContaining({ class: "success_with_error", policy: "retry", attempt: 1 }), expect.objectContaining({ class: "success_with_error", policy: "retry", attempt: 2 })]);
+  });
+
+  // Ctrl-C while the CLI's own shell tool blocks: every CLI on node, and Pi on bun too.
+  const interrupts = [...REAL_CLIS.map((cli) => ({ cli, runtime: RUNTIMES[0]! })), { cli: "pi" as RealCli, runtime: RUNTIMES[1]! }];
+  for (const { cli, runtime } of interrupts) {
+    it(`${cli} (${runtime.name}): Ctrl-C while the CLI's tool runs sleep 300 leaves no process behind`, { timeout: RUN_MS + 30_000 }, async (context) => {
+      const { api } = await standIn(context, cli, () => ({ tool: 'echo "$HARDENING_TAG" > started.txt; sleep 300' }));
+      const project = workflowProject(["ralph"]);
+      const env = runEnv(cli, api.origin);
+      const started = join(project, "started.txt");
+      const result = await loopx(["run", "ralph:plan"], project, env, runtime, (child) => {
+        void waitFor(() => existsSync(started), RUN_MS - 30_000).then(() => setTimeout(() => child.kill("SIGINT"), 300));
+      });
+      expect(result.code, result.stderr).toBe(130);
+      expect(readFileSync(started, "utf8").trim()).toBe(env.HARDENING_TAG);
+      expect(await waitFor(() => taggedSurvivors(env.HARDENING_TAG!).length === 0, 15_000)).toBe(true);
+      expect(sessionLog(join(project, ".ralph"))).toMatch(/Exit Reason: Interrupted by SIGINT\n/);
+    });
+  }
+
+  it("converge over two rounds: pi works, gemini (plan mode) judges; a failing gate, then approval", { timeout: RUN_MS + 30_000 }, async (context) => {
+    const work: ChatReply[] = [{ tool: "echo 41 > answer.txt" }, { text: "Wrote the answer." }, { tool: "echo 42 > answer.txt" }, { text: "Fixed the answer." }];
+    const worker = await standIn(context, "pi", (n) => work[n - 1] ?? { text: "unexpected call" });
+    const judge = await standIn(context, "gemini", () => ({ text: "The answer is right.\n<verdict>APPROVE</verdict>" }));
+    const project = workflowProject(["converge"], {
+      "check.sh": "got=$(cat answer.txt); [ \"$got\" = 42 ] || { echo \"answer.txt: expected 42, got $got\"; exit 1; }\n",
+    });
+    const base = runEnv("pi", worker.api.origin);
+    const gemini = realCliSetup("gemini", base.HOME!, judge.api.origin);
+    const env = {
+      ...gemini,
+      ...base,
+      GOOGLE_GEMINI_BASE_URL: gemini.GOOGLE_GEMINI_BASE_URL!,
+      GEMINI_API_KEY: gemini.GEMINI_API_KEY!,
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+      PATH: `${cliAlone("gemini")}:${base.PATH}`,
+      CONVERGE_WORKER_TYPE: "pi",
+      CONVERGE_WORKER_EXTRA_ARGS: base.AGENT_EXTRA_ARGS!,
+      CONVERGE_JUDGE_TYPE: "gemini",
+      CONVERGE_JUDGE_EXTRA_ARGS: gemini.AGENT_EXTRA_ARGS!,
+      CONVERGE_TASK: "Write the answer, 42, into answer.txt.",
+      CONVERGE_GATE: "sh check.sh",
+      CONVERGE_MAX_ROUNDS: "3",
+    };
+    const result = await loopx(["run", "converge"], project, env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(readFileSync(join(project, "answer.txt"), "utf8")).toBe("42\n");
+    expect(worker.mainCalls()).toBe(4);
+    expect(judge.mainCalls()).toBe(1);
+    expect(lastWorkflowLine(result.stderr)).toMatch(/^converge: converged after 2 rounds .*rounds 1: gate failed · 2: approved$/);
+    // The judge ran in gemini's plan mode.
+    expect(result.stderr).toMatch(/judge \(gemini: gemini --output-format stream-json --approval-mode plan/);
+  });
+
+  // A context overflow: one fresh session, then the iteration fails. opencode would compact and
+  // retry without end: the workflow ends the call at its first overflow.
+  for (const cli of ["pi", "opencode"] as RealCli[]) {
+    it(`${cli}: a context-length error gets one fresh session, then the iteration fails (Ralph exit code 4)`, { timeout: RUN_MS + 30_000 }, async (context) => {
+      const { api } = await standIn(context, cli, () => ({ status: 400, message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens." }));
+      const project = workflowProject(["ralph"]);
+      const env = runEnv(cli, api.origin, { MAX_RETRIES: "5" });
+      const result = await loopx(["run", "ralph:plan"], project, env);
+      expect(result.code, result.stderr).toBe(1);
+      expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Agent failure exceeded retries \(2 failed attempts, MAX_RETRIES=5\)/);
+      const failures = notes(env).filter((n) => n.data?.kind === "agent.failure").map((n) => n.data);
+      expect(failures).toEqual([expect.objectContaining({ class: "context_overflow", policy: "fresh", attempt: 1 }), expect.objectContaining({ class: "context_overflow", policy: "fresh", attempt: 2 })]);
+    });
+  }
+});

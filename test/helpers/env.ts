@@ -1,0 +1,31 @@
+/** The environments loopx runs in: isolated from the machine, and with a per-test TMPDIR. */
+import { dirname, join } from "node:path";
+import { BUN, NODE } from "./paths.js";
+import { tempDir } from "./project.js";
+
+/**
+ * An environment isolated from the machine: own HOME, XDG_CONFIG_HOME (so the global env file is
+ * per test) and XDG_STATE_HOME (so run records are per test), PATH that still finds bash/node/bun,
+ * and no inherited LOOPX_* variables.
+ */
+export function isolatedEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const home = tempDir("loopx-home-");
+  const env: Record<string, string> = {
+    PATH: `${dirname(NODE)}:${dirname(BUN)}:/usr/local/bin:/usr/bin:/bin`,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_STATE_HOME: join(home, ".local", "state"),
+    LANG: "C.UTF-8",
+  };
+  for (const [key, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  return env;
+}
+
+/** A per-test TMPDIR and an isolated environment that points at it. */
+export function scratchEnv(extra: Record<string, string> = {}): { env: Record<string, string>; tmp: string } {
+  const tmp = tempDir("loopx-tmproot-");
+  return { env: isolatedEnv({ TMPDIR: tmp, ...extra }), tmp };
+}
