@@ -23,8 +23,8 @@ soak.child.stderr.on("data", (chunk) => held.push(chunk));
 const main = vitestRun([], "inherit");
 
 // Ctrl-C or a CI cancel reaches both runs (vitest ends its own workers).
-for (const name of ["SIGINT", "SIGTERM"]) {
-  process.on(name, (signal) => {
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
     for (const { child } of [main, soak]) child.kill(signal);
   });
 }
