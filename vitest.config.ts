@@ -4,7 +4,7 @@ import { configDefaults, defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // The 10,000-iteration soak runs in its own vitest run (vitest.soak.config.ts), beside this one in `npm test`.
+    // The 10,000-iteration soak runs separately: npm run test:soak (vitest.soak.config.ts).
     // Tests that need Linux itself (/proc) are tagged where they are defined: helpers.linuxOnly.
     exclude: [...configDefaults.exclude, "test/e2e/run/soak.test.ts"],
     testTimeout: 60_000,
