@@ -3,28 +3,16 @@
  * project, command line), what a bad file says in one line, the effective policy's paths, its
  * digest, and the entries that would leave the fence open.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LoopxError } from "../../../src/core/errors.js";
 import { effectivePolicy, policyDigest, policySources, SANDBOX_EXIT_CODE, unsafeEntry } from "../../../src/sandbox/policy.js";
-
-const made: string[] = [];
-afterEach(() => {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { makeProject } from "../../helpers.js";
 
 /** A project root with the given `.loopx/…` files (a string is written as is, anything else as JSON). */
 function project(files: Record<string, unknown> = {}): string {
-  const root = mkdtempSync(join(tmpdir(), "loopx-policy-"));
-  made.push(root);
-  for (const [path, content] of Object.entries(files)) {
-    mkdirSync(join(root, path, ".."), { recursive: true });
-    writeFileSync(join(root, path), typeof content === "string" ? content : JSON.stringify(content));
-  }
-  return root;
+  return makeProject(Object.fromEntries(Object.entries(files).map(([path, content]) => [path, typeof content === "string" ? content : JSON.stringify(content)])));
 }
 
 /** The one-line error that reading `root`'s policy gives (workflow "w"), or undefined. */

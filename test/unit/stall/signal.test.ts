@@ -2,22 +2,15 @@
  * A script's progress signal (src/stall/signal.ts): which values it takes, and that it is written
  * only where its run listens — the run's own progress file, one JSON line per call.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { progress, progressFileName, progressSignal } from "../../../src/stall/signal.js";
-
-const made: string[] = [];
-afterEach(() => {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { tempDir } from "../../helpers.js";
 
 /** A run's LOOPX_TMPDIR with its (empty) progress file, and the environment a script of it gets. */
 function listeningRun(run = "r1", iteration = "3"): { file: string; env: Record<string, string> } {
-  const dir = mkdtempSync(join(tmpdir(), "loopx-progress-"));
-  made.push(dir);
-  const file = join(dir, progressFileName(run));
+  const file = join(tempDir("loopx-progress-"), progressFileName(run));
   writeFileSync(file, "");
   return { file, env: { LOOPX_RUN_PROGRESS: file, LOOPX_RUN_ID: run, LOOPX_ITERATION: iteration } };
 }
