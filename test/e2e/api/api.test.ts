@@ -108,7 +108,7 @@ describe.each(RUNTIMES)("programmatic API ($name)", (runtime) => {
        const p = await pending.then((v) => "resolved:" + JSON.stringify(v), (e) => "rejected:" + e.message);
        const after = await gen.next();
        console.log(JSON.stringify({ r, p, after, ms: Date.now() - t0 }));`,
-      { ".loopx/wf/index.sh": 'sleep 1000 &\necho $! > "$LOOPX_PROJECT_ROOT/sleep.pid"\necho $$ > "$LOOPX_PROJECT_ROOT/bash.pid"\ntouch "$LOOPX_PROJECT_ROOT/ready"\nwait\n' },
+      { ".loopx/wf/index.sh": 'sleep 1000 &\necho $! > "$LOOPX_PROJECT_ROOT/sleep.pid"\necho $$ > "$LOOPX_PROJECT_ROOT/bash.pid"\n: > "$LOOPX_PROJECT_ROOT/ready"\nwait\n' },
     );
     const result = await runConsumer(runtime, dir);
     expect(result.code).toBe(0);
@@ -142,7 +142,7 @@ describe.each(RUNTIMES)("programmatic API ($name)", (runtime) => {
        try { await gen3.next(); out.push("no-error"); } catch (e) { out.push(e.name); }
        console.log(JSON.stringify(out));`,
       {
-        ".loopx/wf/index.sh": 'sleep 1000 &\necho $! > "$LOOPX_PROJECT_ROOT/sleep.pid"\ntouch "$LOOPX_PROJECT_ROOT/ready"\nwait\n',
+        ".loopx/wf/index.sh": 'sleep 1000 &\necho $! > "$LOOPX_PROJECT_ROOT/sleep.pid"\n: > "$LOOPX_PROJECT_ROOT/ready"\nwait\n',
         ".loopx/quick/index.sh": 'echo \'{"result":"q"}\'\n',
       },
     );

@@ -103,7 +103,7 @@ describe("standalone binary with neither node nor bun on PATH", () => {
   });
 
   it("SIGINT while a script runs: exit 130 and no orphaned grandchild", async () => {
-    const cwd = makeProject({ ".loopx/wf/index.sh": 'sleep 1000 &\necho $! > "$LOOPX_PROJECT_ROOT/sleep.pid"\ntouch "$LOOPX_PROJECT_ROOT/ready"\nwait\n' });
+    const cwd = makeProject({ ".loopx/wf/index.sh": 'sleep 1000 &\necho $! > "$LOOPX_PROJECT_ROOT/sleep.pid"\n: > "$LOOPX_PROJECT_ROOT/ready"\nwait\n' });
     const result = await run(["run", "wf"], cwd, bareEnv(), (child) => {
       void waitFor(() => existsSync(join(cwd, "ready")), 20_000).then(() => child.kill("SIGINT"));
     });

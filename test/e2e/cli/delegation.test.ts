@@ -110,7 +110,7 @@ describe.each(RUNTIMES)("delegation ($name)", (runtime) => {
   it("signals pass through: SIGINT to the global loopx ends the delegated loop with 130 and no orphans", async () => {
     const cwd = makeProject({
       "package.json": JSON.stringify({ devDependencies: { loopx: "9.9.9" } }),
-      ".loopx/wf/index.sh": 'sleep 1000 &\necho $! > "$LOOPX_PROJECT_ROOT/sleep.pid"\ntouch "$LOOPX_PROJECT_ROOT/ready"\nwait\n',
+      ".loopx/wf/index.sh": 'sleep 1000 &\necho $! > "$LOOPX_PROJECT_ROOT/sleep.pid"\n: > "$LOOPX_PROJECT_ROOT/ready"\nwait\n',
     });
     installPinnedCopy(cwd);
     const result = await runLoopx(runtime, ["run", "wf"], {

@@ -127,7 +127,7 @@ describe.concurrent.each(CHANNELS)("budgets ($name)", (channel: Channel) => {
   it("Ctrl-C mid-iteration: the receipt the script sends on the signal, within the grace, is kept in the totals", async () => {
     const cwd = makeProject({
       ".loopx/t/index.sh": sh(
-        'trap \'"$LOOPX_BIN" receipt --cost 0.05 --kind billed --output 7; exit 130\' INT TERM\n"$LOOPX_BIN" receipt --cost 0.01 --kind billed --input 3\ntouch "$LOOPX_PROJECT_ROOT/ready"\nsleep 30 & wait',
+        'trap \'"$LOOPX_BIN" receipt --cost 0.05 --kind billed --output 7; exit 130\' INT TERM\n"$LOOPX_BIN" receipt --cost 0.01 --kind billed --input 3\n: > "$LOOPX_PROJECT_ROOT/ready"\nsleep 30 & wait',
       ),
     });
     const env = isolatedEnv();

@@ -208,7 +208,7 @@ describe.each(CLIS)("LOOPX_TMPDIR, LOOPX_RUN_ID, LOOPX_ITERATION under the CLI (
 
     it.concurrent("SIGTERM mid-script (the script's trap runs and may still use the directory): exit 143", async ({ expect }) => {
       const cwd = makeProject({
-        ".loopx/w/index.sh": traced(`trap 'echo bye > "$LOOPX_TMPDIR/bye" && echo trapped >> "$LOOPX_PROJECT_ROOT/trap.log"; exit 0' TERM\ntouch "$LOOPX_PROJECT_ROOT/ready"\nsleep 30 & wait`),
+        ".loopx/w/index.sh": traced(`trap 'echo bye > "$LOOPX_TMPDIR/bye" && echo trapped >> "$LOOPX_PROJECT_ROOT/trap.log"; exit 0' TERM\n: > "$LOOPX_PROJECT_ROOT/ready"\nsleep 30 & wait`),
       });
       const { env, tmp } = scratchEnv();
       const started = startLoopx(cli, ["run", "w"], cwd, env);
@@ -239,7 +239,7 @@ describe.each(CLIS)("LOOPX_TMPDIR, LOOPX_RUN_ID, LOOPX_ITERATION under the CLI (
       const cwd = makeProject({
         ".loopx/w/index.sh": traced(
           `(trap '' INT TERM; while :; do mkdir -p "$LOOPX_TMPDIR" && echo x >> "$LOOPX_TMPDIR/bg.txt"; sleep 0.02; done) &\n` +
-            `echo $! > "$LOOPX_PROJECT_ROOT/bg.pid"\nwhile [ ! -s "$LOOPX_TMPDIR/bg.txt" ]; do sleep 0.02; done\ntouch "$LOOPX_PROJECT_ROOT/ready"\nwait`,
+            `echo $! > "$LOOPX_PROJECT_ROOT/bg.pid"\nwhile [ ! -s "$LOOPX_TMPDIR/bg.txt" ]; do sleep 0.02; done\n: > "$LOOPX_PROJECT_ROOT/ready"\nwait`,
         ),
       });
       const { env, tmp } = scratchEnv();

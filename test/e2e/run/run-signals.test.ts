@@ -296,6 +296,9 @@ linuxOnly.concurrent.each(RUNTIMES)("run: signals to a three-level process tree 
       const started = startTagged(runtime, ["run", "w"], cwd);
       await waitForFile(join(cwd, "ready"), 15_000);
       const [l1, l2, l3] = await treePids(cwd);
+      // bash makes a background job immune to SIGINT in the forked child, before its exec: a
+      // signal sent before the exec would still kill it, so wait for the exec.
+      await waitFor(() => readProcComm(l3!) === "sleep", 5000);
       const sentAt = Date.now();
       started.child.kill("SIGINT");
       // The parents die of SIGINT; the sleep, now an orphan in the script's group, lives on.
