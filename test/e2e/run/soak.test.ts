@@ -126,8 +126,9 @@ function pingPong(self: string, other: string, root: string): string {
   ].join("\n");
 }
 
-describe.each(RUNTIMES)("soak: 10,000-iteration goto ping-pong ($name)", (runtime) => {
-  it(`runs ${ITERATIONS} iterations with flat RSS, flat fds and no zombies`, { timeout: 900_000 }, async () => {
+// The runtimes soak side by side: the suite has ended by then, and one run keeps about one core busy.
+describe.concurrent.each(RUNTIMES)("soak: 10,000-iteration goto ping-pong ($name)", (runtime) => {
+  it(`runs ${ITERATIONS} iterations with flat RSS, flat fds and no zombies`, { timeout: 900_000 }, async ({ expect }) => {
     const root = tempDir();
     makeProject({ ".loopx/pp/index.sh": pingPong("ping", "pong", root), ".loopx/pp/pong.sh": pingPong("pong", "index", root) }, root);
     const tag = randomUUID();
