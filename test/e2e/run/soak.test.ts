@@ -19,7 +19,7 @@ import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { RUNTIMES, isolatedEnv, makeProject, runLoopx, taggedSurvivors, tempDir, waitFor } from "../../helpers.js";
 
 const ITERATIONS = 10_000;
