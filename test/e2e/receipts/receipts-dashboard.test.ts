@@ -38,7 +38,7 @@ linuxOnly("receipts on the dashboard in Chromium", () => {
           "true",
         ].join("\n"),
       ),
-      ".loopx/s/index.sh": sh('"$LOOPX_BIN" receipt --cost 0.25 --kind billed --input 5\ntouch "$LOOPX_PROJECT_ROOT/sent"\nsleep 60'),
+      ".loopx/s/index.sh": sh('"$LOOPX_BIN" receipt --cost 0.25 --kind billed --input 5\n: > "$LOOPX_PROJECT_ROOT/sent"\nsleep 60'),
     });
     expect((await loopx(node, ["run", "-n", "3", "b"], project, env)).code).toBe(0);
     const [ended] = recordIds(env);

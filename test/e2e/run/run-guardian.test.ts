@@ -25,7 +25,7 @@ trap '' TERM
 setsid bash -c 'echo $$ > setsid.pid; exec sleep 1000' &
 ( setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > daemon.pid )
 while [ ! -s setsid.pid ] || [ ! -s daemon.pid ]; do sleep 0.02; done
-touch ready
+: > ready
 sleep 1000`),
 };
 

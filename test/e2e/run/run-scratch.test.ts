@@ -195,7 +195,7 @@ describe.each(CLIS)("LOOPX_TMPDIR, LOOPX_RUN_ID, LOOPX_ITERATION under the CLI (
     });
 
     it.concurrent("SIGINT mid-script: after the group is gone, before exit 130", async ({ expect }) => {
-      const cwd = makeProject({ ".loopx/w/index.sh": traced('touch "$LOOPX_TMPDIR/f" "$LOOPX_PROJECT_ROOT/ready"\nexec sleep 30') });
+      const cwd = makeProject({ ".loopx/w/index.sh": traced(': > "$LOOPX_TMPDIR/f"; : > "$LOOPX_PROJECT_ROOT/ready"\nexec sleep 30') });
       const { env, tmp } = scratchEnv();
       const started = startLoopx(cli, ["run", "w"], cwd, env);
       await waitForFile(join(cwd, "ready"));

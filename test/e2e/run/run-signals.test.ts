@@ -101,7 +101,7 @@ linuxOnly.each(RUNTIMES)("run: signals ($name)", (runtime) => {
     makeProject(
       {
         // A foreground `sleep` is in the group too: it dies of the signal, then the trap runs.
-        ".loopx/w/index.sh": `echo start >> '${trace}'\ntrap 'echo got-${trapName} >> "${trace}"; exit 0' ${trapName}\ntouch '${ready}'\nsleep 1000\n`,
+        ".loopx/w/index.sh": `echo start >> '${trace}'\ntrap 'echo got-${trapName} >> "${trace}"; exit 0' ${trapName}\n: > '${ready}'\nsleep 1000\n`,
       },
       cwd,
     );
@@ -152,7 +152,7 @@ linuxOnly.each(RUNTIMES)("run: signals ($name)", (runtime) => {
     // the grace period can end the sleep: loopx must wait for the whole group, not the script.
     const { started, bgPid, scriptPid } = await startBackgroundJobScript(
       runtime,
-      ({ ready, bgPidFile, pidFile }) => `sleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\ntouch '${ready}'\nwait\n`,
+      ({ ready, bgPidFile, pidFile }) => `sleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\n: > '${ready}'\nwait\n`,
     );
     expect(processAlive(bgPid)).toBe(true);
     const sentAt = Date.now();
@@ -169,7 +169,7 @@ linuxOnly.each(RUNTIMES)("run: signals ($name)", (runtime) => {
     const { started, bgPid, scriptPid } = await startBackgroundJobScript(
       runtime,
       ({ ready, bgPidFile, pidFile }) =>
-        `trap '' TERM\nsleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\ntouch '${ready}'\nwait\nwait\n`,
+        `trap '' TERM\nsleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\n: > '${ready}'\nwait\nwait\n`,
     );
     const sentAt = Date.now();
     started.child.kill("SIGTERM");
@@ -194,7 +194,7 @@ linuxOnly.each(RUNTIMES)("run: signals ($name)", (runtime) => {
     makeProject(
       {
         // The script dies of SIGTERM at once; its background child ignores SIGTERM and lingers.
-        ".loopx/w/index.sh": `(trap '' TERM; exec sleep 1000) &\necho $! > '${bgPidFile}'\ntouch '${ready}'\nwait\n`,
+        ".loopx/w/index.sh": `(trap '' TERM; exec sleep 1000) &\necho $! > '${bgPidFile}'\n: > '${ready}'\nwait\n`,
       },
       cwd,
     );
@@ -214,7 +214,7 @@ linuxOnly.each(RUNTIMES)("run: signals ($name)", (runtime) => {
     const { started, bgPid, scriptPid } = await startBackgroundJobScript(
       runtime,
       ({ ready, bgPidFile, pidFile }) =>
-        `trap '' INT\nsleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\ntouch '${ready}'\nwait\nwait\n`,
+        `trap '' INT\nsleep 1000 &\necho $! > '${bgPidFile}'\necho $$ > '${pidFile}'\n: > '${ready}'\nwait\nwait\n`,
     );
     const sentAt = Date.now();
     started.child.kill("SIGINT");

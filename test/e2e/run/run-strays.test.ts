@@ -54,7 +54,7 @@ env -u LOOPX_RUN_ID setsid bash -c 'echo $$ > free.pid; exec sleep 1000' </dev/n
 for f in setsid detached daemon free${options.trapping ? " trapping" : ""}; do
   while [ ! -s $f.pid ]; do sleep 0.02; done
 done
-touch ready
+: > ready
 ${options.then}
 `);
 }

@@ -125,7 +125,7 @@ describe("telemetry: endings, context, configuration", () => {
   });
 
   it("Ctrl-C mid-iteration: the run span says interrupted, and it is exported before loopx exits", async () => {
-    const dir = makeProject({ ".loopx/w/index.sh": sh(`${SEEN}\ntouch "$LOOPX_PROJECT_ROOT/started"; sleep 30`) });
+    const dir = makeProject({ ".loopx/w/index.sh": sh(`${SEEN}\n: > "$LOOPX_PROJECT_ROOT/started"; sleep 30`) });
     const started = startLoopx(NODE_CLI!, ["run", "w"], { cwd: dir, env: otelEnv() });
     await waitFor(() => existsSync(join(dir, "started")), 20_000);
     started.child.kill("SIGINT");
