@@ -1,5 +1,6 @@
 import { Command, type CommandClass } from "clipanion";
 import { VALUE_KINDS, type ValueKind } from "../core/value-kinds.js";
+import type { LoopxContext } from "./context.js";
 
 export type { ValueKind };
 
@@ -18,7 +19,7 @@ export const SHOWN_INLINE = Symbol("loopx/shown-inline");
  * nothing else, so an option is declared once: as a field of its command class.
  */
 export interface CommandSpec {
-  commandClass: CommandClass;
+  commandClass: CommandClass<LoopxContext>;
   /** e.g. ["runs", "show"] */
   path: string[];
   options: OptionSpec[];
@@ -72,7 +73,7 @@ interface PositionalSpec {
 }
 
 /** What loopx's command classes may declare besides clipanion's `paths` and `usage`. */
-interface LoopxCommandClass extends CommandClass {
+interface LoopxCommandClass extends CommandClass<LoopxContext> {
   /** Help text after the options table (see CommandSpec.notes). */
   notes?: string;
   /** See CommandSpec.helpShortCircuits. */
@@ -82,7 +83,7 @@ interface LoopxCommandClass extends CommandClass {
 /** A family of commands under one name (`env set|remove|list`, `runs [show|tail]`). */
 export interface CommandGroup {
   name: string;
-  commands: CommandClass[];
+  commands: Array<CommandClass<LoopxContext>>;
   /** Set: the top-level help lists the group as one row with this text; unset: one row per command. */
   description?: string;
   /** The group help's text after its usage lines. */
@@ -94,9 +95,9 @@ export function placeholder(kind: string): string {
   return kind in VALUE_KINDS ? VALUE_KINDS[kind as ValueKind] : `<${kind}>`;
 }
 
-const specs = new WeakMap<CommandClass, CommandSpec>();
+const specs = new WeakMap<CommandClass<LoopxContext>, CommandSpec>();
 
-export function commandSpec(commandClass: CommandClass): CommandSpec {
+export function commandSpec(commandClass: CommandClass<LoopxContext>): CommandSpec {
   const cached = specs.get(commandClass);
   if (cached) return cached;
   const options: OptionSpec[] = [];

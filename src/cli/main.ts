@@ -4,6 +4,7 @@ import { shownText } from "../core/untrusted-text.js";
 import { stderrLine, warnToStderr } from "../os/stderr.js";
 import { argumentSynopsis, commandSpec, loadCommandGroups, optionLabel, type CommandGroups } from "./command-spec.js";
 import { COMMAND_GROUPS } from "./commands/index.js";
+import { type LoopxContext, processContext } from "./context.js";
 import { isHelpFlag, parseArguments, selectCommand, wantsHelp } from "./grammar.js";
 
 /**
@@ -45,10 +46,11 @@ async function helpArguments(words: string[], groups: CommandGroups): Promise<st
 /**
  * The spec's grammar (§4, §11, §12): top-level `-h` first, no implicit `run`, every other flag at
  * top level an error; then the command's own grammar (grammar.ts) and help, from its class.
- * `groups`: the commands (tests add a fixture command).
+ * `groups`: the commands (tests add a fixture command); `context`: what commands work with
+ * (cli/context.ts; the process's own unless a caller gives another).
  */
-export async function main(argv: string[], groups: CommandGroups = COMMAND_GROUPS): Promise<number> {
-  const stdout = process.stdout;
+export async function main(argv: string[], groups: CommandGroups = COMMAND_GROUPS, context: LoopxContext = processContext(argv)): Promise<number> {
+  const stdout = context.stdout;
   if (argv.length === 0 || isHelpFlag(argv[0])) {
     const { topLevelHelp } = await import("./help-text.js");
     stdout.write(topLevelHelp(await loadCommandGroups(groups)));
@@ -59,10 +61,10 @@ export async function main(argv: string[], groups: CommandGroups = COMMAND_GROUP
   // The completion scripts' question (completion.ts); never listed, as no user types it.
   if (command === "__complete") {
     const { complete } = await import("./completion.js");
-    stdout.write(await complete(args[0] ?? "", groups));
+    stdout.write(await complete(args[0] ?? "", groups, context.cwd, context.env));
     return 0;
   }
-  if (command === "help") return main(await helpArguments(args, groups), groups);
+  if (command === "help") return main(await helpArguments(args, groups), groups, context);
   if (!Object.hasOwn(groups, command)) {
     throw new UsageError(`unknown command ${JSON.stringify(command)} (commands: ${Object.keys(groups).join(", ")}; to run a workflow: loopx run <workflow>)`);
   }
@@ -71,23 +73,22 @@ export async function main(argv: string[], groups: CommandGroups = COMMAND_GROUP
   if (selected === "group-help" || wantsHelp(selected.spec, selected.args)) {
     const { helpFor } = await import("./help-text.js");
     let help = helpFor(group, selected === "group-help" ? undefined : selected.spec);
-    if (command === "run") help = (await import("./help.js")).runHelp(help, process.cwd(), warnToStderr);
+    if (command === "run") help = (await import("./help.js")).runHelp(help, context.cwd, warnToStderr);
     stdout.write(help);
     return 0;
   }
   const { spec, args: rest } = selected;
   const input = parseArguments(spec, rest);
-  const cli = new Cli({ binaryLabel: "loopx", binaryName: "loopx", enableCapture: false, enableColors: false });
+  const cli = new Cli<LoopxContext>({ binaryLabel: "loopx", binaryName: "loopx", enableCapture: false, enableColors: false });
   cli.register(spec.commandClass);
   let parsed;
   try {
-    parsed = cli.process(input);
+    parsed = cli.process(input, context);
   } catch (error) {
     if (error instanceof LoopxError) throw error;
     // Not reached for what parseArguments accepts; never shown as clipanion's own text.
     throw new UsageError(`invalid arguments for 'loopx ${spec.path.join(" ")}' (see 'loopx ${command} -h')`);
   }
-  parsed.context = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, colorDepth: 1 };
   const code = await parsed.execute();
   return typeof code === "number" ? code : 0;
 }

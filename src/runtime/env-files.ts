@@ -66,21 +66,21 @@ function writeEnvFile(linkOrPath: string, text: string): void {
   }
 }
 
-export function setGlobalEnvVar(key: string, value: string): void {
-  const path = globalEnvPath();
+export function setGlobalEnvVar(key: string, value: string, env: NodeJS.ProcessEnv = process.env): void {
+  const path = globalEnvPath(env);
   const current = readEnvText(path, "global env file", true) ?? "";
   writeEnvFile(path, withEnvVar(current, key, value));
 }
 
-export function removeGlobalEnvVar(key: string): void {
-  const path = globalEnvPath();
+export function removeGlobalEnvVar(key: string, env: NodeJS.ProcessEnv = process.env): void {
+  const path = globalEnvPath(env);
   const current = readEnvText(path, "global env file", true);
   if (current === undefined) return;
   const next = withoutEnvVar(current, key);
   if (next !== undefined) writeEnvFile(path, next);
 }
 
-export function listGlobalEnv(warn: (message: string) => void): Array<[string, string]> {
-  const vars = loadEnvFile(fsEnvFileReader, globalEnvPath(), "global env file", true, warn);
+export function listGlobalEnv(warn: (message: string) => void, env: NodeJS.ProcessEnv = process.env): Array<[string, string]> {
+  const vars = loadEnvFile(fsEnvFileReader, globalEnvPath(env), "global env file", true, warn);
   return [...vars].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }

@@ -1,8 +1,9 @@
 import { Command, Option } from "clipanion";
+import { LoopxCommand } from "../context.js";
 import { UsageError } from "../../core/errors.js";
 
 /** `loopx completion bash|zsh|fish` (loopx's own addition): prints the shell's completion script. */
-export class CompletionCommand extends Command {
+export class CompletionCommand extends LoopxCommand {
   static override paths = [["completion"]];
   static override usage = Command.Usage({
     description: "Print a shell completion script (loopx's own addition)",

@@ -1,4 +1,5 @@
 import { Command, Option } from "clipanion";
+import { LoopxCommand } from "../context.js";
 import type { CommandGroup } from "../command-spec.js";
 import { LoopxError } from "../../core/errors.js";
 import { envValueProblem, isValidEnvKey } from "../../core/envfile.js";
@@ -12,7 +13,7 @@ function checkName(name: string): void {
 }
 
 /** `loopx env set <name> <value>`: validated, written atomically as KEY="value" (spec §4.3). */
-export class EnvSetCommand extends Command {
+export class EnvSetCommand extends LoopxCommand {
   static override paths = [["env", "set"]];
   static override usage = Command.Usage({ description: "Set a global environment variable" });
   name = Option.String({ name: "variable" });
@@ -22,31 +23,31 @@ export class EnvSetCommand extends Command {
     checkName(this.name);
     const problem = envValueProblem(this.value);
     if (problem) throw new LoopxError(`invalid value for ${this.name}: ${problem}`);
-    setGlobalEnvVar(this.name, this.value);
+    setGlobalEnvVar(this.name, this.value, this.context.env);
     return 0;
   }
 }
 
 /** `loopx env remove <name>`: a missing variable is a silent no-op. */
-export class EnvRemoveCommand extends Command {
+export class EnvRemoveCommand extends LoopxCommand {
   static override paths = [["env", "remove"]];
   static override usage = Command.Usage({ description: "Remove a global environment variable" });
   name = Option.String({ name: "variable" });
 
   async execute(): Promise<number> {
     checkName(this.name);
-    removeGlobalEnvVar(this.name);
+    removeGlobalEnvVar(this.name, this.context.env);
     return 0;
   }
 }
 
 /** `loopx env list`: KEY=VALUE lines sorted by key; nothing when empty. */
-export class EnvListCommand extends Command {
+export class EnvListCommand extends LoopxCommand {
   static override paths = [["env", "list"]];
   static override usage = Command.Usage({ description: "List global environment variables" });
 
   async execute(): Promise<number> {
-    const lines = listGlobalEnv(warnToStderr).map(([key, value]) => `${key}=${value}\n`);
+    const lines = listGlobalEnv(warnToStderr, this.context.env).map(([key, value]) => `${key}=${value}\n`);
     this.context.stdout.write(lines.join(""));
     return 0;
   }

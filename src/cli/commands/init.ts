@@ -1,4 +1,5 @@
 import { Command, Option } from "clipanion";
+import { LoopxCommand } from "../context.js";
 import { LoopxError, UsageError, fsReason } from "../../core/errors.js";
 import { isValidName } from "../../core/names.js";
 
@@ -42,7 +43,7 @@ output({ result: "done", stop: true });
 `;
 }
 
-export class InitCommand extends Command {
+export class InitCommand extends LoopxCommand {
   static override paths = [["init"]];
   static override usage = Command.Usage({
     description: "Start a workflow: .loopx/<name>/index.sh (loopx's own addition)",
@@ -63,7 +64,7 @@ needed; never overwrites anything. Then: loopx run <name>. loopx's own addition.
     }
     const { mkdirSync, writeFileSync, rmdirSync } = await import("node:fs");
     const { join } = await import("node:path");
-    const projectRoot = process.cwd();
+    const projectRoot = this.context.cwd;
     const loopxDir = join(projectRoot, ".loopx");
     const workflowDir = join(loopxDir, workflow);
     const file = this.ts ? "index.ts" : "index.sh";

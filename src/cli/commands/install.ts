@@ -1,11 +1,12 @@
 import { Command, Option } from "clipanion";
+import { LoopxCommand } from "../context.js";
 import { UsageError } from "../../core/errors.js";
 import { valueOption } from "../options.js";
 
 /**
  * `loopx install [options] <source>` (spec §4.2, §10). `-h` short-circuits everything else.
  */
-export class InstallCommand extends Command {
+export class InstallCommand extends LoopxCommand {
   static override paths = [["install"]];
   static override usage = Command.Usage({
     description: "Install workflows from git or a tarball",
@@ -36,11 +37,12 @@ loopx's own forms (flags the spec does not define; a source above keeps its mean
 
   async execute(): Promise<number> {
     if (this.builtin && this.local) throw new UsageError("--builtin and --local cannot be combined: --builtin installs the shipped workflows, --local a path");
-    const { install } = await import("../../install/index.js");
-    const request = { yes: this.yes, projectRoot: process.cwd() };
+    const [{ install }, { warnToStderr }] = await Promise.all([import("../../install/index.js"), import("../../os/stderr.js")]);
+    const request = { yes: this.yes, projectRoot: this.context.cwd };
+    const io = { stdout: (line: string) => this.out(`${line}\n`), warn: warnToStderr };
     if (this.builtin) {
       const workflows = [...this.sources, ...(this.workflow === undefined ? [] : [this.workflow])];
-      await install({ ...request, source: "", form: "builtin", workflows });
+      await install({ ...request, source: "", form: "builtin", workflows }, io);
       return 0;
     }
     if (this.sources.length === 0) throw new UsageError("loopx install needs a source: loopx install [options] <source>");
@@ -48,7 +50,7 @@ loopx's own forms (flags the spec does not define; a source above keeps its mean
       throw new UsageError(`loopx install takes exactly one source, got ${this.sources.length}: ${this.sources.map((s) => JSON.stringify(s)).join(" ")}`);
     }
     const workflows = this.workflow === undefined ? [] : [this.workflow];
-    await install({ ...request, source: this.sources[0]!, form: this.local ? "local" : "spec", workflows });
+    await install({ ...request, source: this.sources[0]!, form: this.local ? "local" : "spec", workflows }, io);
     return 0;
   }
 }

@@ -1,11 +1,12 @@
 import { Command, Option } from "clipanion";
+import { LoopxCommand } from "../context.js";
 
 /**
  * `loopx note <text>` (loopx's own addition): adds a line to the record of the run the calling
  * script belongs to (see records/note.ts). Outside a recorded run it does nothing and
  * exits 0, so a script can call it whether or not its run is recorded.
  */
-export class NoteCommand extends Command {
+export class NoteCommand extends LoopxCommand {
   static override paths = [["note"]];
   static override usage = Command.Usage({
     description: "Note in the current run's record (loopx's own addition)",
@@ -19,7 +20,7 @@ scripts the record's path in LOOPX_RUN_RECORD.
 
   async execute(): Promise<number> {
     const { note } = await import("../../records/note.js");
-    note(this.words.join(" "));
+    note(this.words.join(" "), undefined, this.context.env);
     return 0;
   }
 }

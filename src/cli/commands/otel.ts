@@ -1,15 +1,16 @@
 import { Command } from "clipanion";
+import { LoopxCommand } from "../context.js";
 import type { CommandGroup } from "../command-spec.js";
 
 /** `loopx otel test` (loopx's own addition): is the OpenTelemetry collector reachable, as runs would send to it? */
-export class OtelTestCommand extends Command {
+export class OtelTestCommand extends LoopxCommand {
   static override paths = [["otel", "test"]];
   static override usage = Command.Usage({ description: "Send one probe span and metric to the OpenTelemetry collector; say OK or why not" });
 
   async execute(): Promise<number> {
     const [{ probe }, { VERSION }] = await Promise.all([import("../../telemetry/probe.js"), import("../../version.js")]);
-    const { line, ok } = await probe(process.env, VERSION);
-    (ok ? process.stdout : process.stderr).write(`${ok ? "" : "loopx: "}${line}\n`);
+    const { line, ok } = await probe(this.context.env, VERSION);
+    (ok ? this.context.stdout : this.context.stderr).write(`${ok ? "" : "loopx: "}${line}\n`);
     return ok ? 0 : 1;
   }
 }

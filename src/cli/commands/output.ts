@@ -1,10 +1,11 @@
 import { Command, Option } from "clipanion";
+import { LoopxCommand } from "../context.js";
 import { UsageError } from "../../core/errors.js";
 import { serializeOutput, type Output } from "../../core/output.js";
 import { valueOption } from "../options.js";
 
 /** `loopx output`: serializes flags to structured output JSON; no goto validation (spec §4.3). */
-export class OutputCommand extends Command {
+export class OutputCommand extends LoopxCommand {
   static override paths = [["output"]];
   static override usage = Command.Usage({
     description: "Print structured output (for bash scripts)",
@@ -26,7 +27,7 @@ export class OutputCommand extends Command {
     if (this.result !== undefined && this.resultFile !== undefined) throw new UsageError("loopx output takes --result or --result-file, not both");
     const output: Output = {};
     if (this.result !== undefined) output.result = this.result;
-    if (this.resultFile !== undefined) output.result = await readResult(this.resultFile);
+    if (this.resultFile !== undefined) output.result = await readResult(this.resultFile, this.context.stdin);
     if (this.goto !== undefined) output.goto = this.goto;
     if (this.stop) output.stop = true;
     this.context.stdout.write(`${serializeOutput(output)}\n`);
@@ -35,12 +36,12 @@ export class OutputCommand extends Command {
 }
 
 /** The text of `path` (`-`: all of stdin), as it is; a file that cannot be read is one usage line. */
-async function readResult(path: string): Promise<string> {
+async function readResult(path: string, stdin: AsyncIterable<unknown>): Promise<string> {
   const { readFile } = await import("node:fs/promises");
   try {
     if (path !== "-") return await readFile(path, "utf8");
     const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    for await (const chunk of stdin) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks).toString("utf8");
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as NodeJS.ErrnoException).code === "EISDIR" ? "a directory" : (error as Error).message;

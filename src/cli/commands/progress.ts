@@ -1,4 +1,5 @@
 import { Command, Option } from "clipanion";
+import { LoopxCommand } from "../context.js";
 import { LoopxError, UsageError } from "../../core/errors.js";
 
 /**
@@ -6,7 +7,7 @@ import { LoopxError, UsageError } from "../../core/errors.js";
  * signal for the stall sensor of its run (`--stall-after`; see stall/signal.ts). Outside a run
  * with the sensor it does nothing and exits 0.
  */
-export class ProgressCommand extends Command {
+export class ProgressCommand extends LoopxCommand {
   static override paths = [["progress"]];
   static override usage = Command.Usage({
     description: "Tell a run's stall sensor this script made progress (loopx's own addition)",
@@ -34,7 +35,7 @@ nothing (exit 0); a value that is neither a number nor one line of text is refus
       if (number === undefined) throw new UsageError("--min-step goes with a number, not a text value");
     }
     try {
-      progress(number ?? this.value, step !== undefined ? { minStep: step } : {});
+      progress(number ?? this.value, step !== undefined ? { minStep: step } : {}, this.context.env);
     } catch (error) {
       if (error instanceof TypeError) throw new LoopxError(`progress refused: ${error.message}`);
       throw error;

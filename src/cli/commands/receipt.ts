@@ -1,4 +1,5 @@
 import { Command, Option } from "clipanion";
+import { LoopxCommand } from "../context.js";
 import { LoopxError } from "../../core/errors.js";
 
 /**
@@ -32,7 +33,7 @@ const NUMBER_FLAGS = [
   ["reasoning", ["tokens", "reasoning"]],
 ] as const;
 
-export class ReceiptCommand extends Command {
+export class ReceiptCommand extends LoopxCommand {
   static override paths = [["receipt"]];
   static override usage = Command.Usage({
     description: "Report what a script's work used: cost, tokens (loopx's own addition)",
@@ -66,7 +67,7 @@ outside a run it does nothing (exit 0).
     const [{ receipt }, { RECEIPT_MAX_BYTES }] = await Promise.all([import("../../receipts/send.js"), import("../../receipts/receipt.js")]);
     const value = this.receiptValue(RECEIPT_MAX_BYTES);
     try {
-      receipt(value);
+      receipt(value, this.context.env);
     } catch (error) {
       if (!(error instanceof TypeError)) throw error;
       // Given as options, a field is named by its option: one wording for `--cost abc` and `--cost -1`.

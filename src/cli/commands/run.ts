@@ -1,4 +1,5 @@
 import { Command, Option } from "clipanion";
+import { type LoopxContext, LoopxCommand } from "../context.js";
 import { LoopxError, UsageError } from "../../core/errors.js";
 import type { RunOutcome, RunRequest } from "../../engine/index.js";
 import { RUN_OPTIONS, type RunOptionValues } from "../../engine/options.js";
@@ -10,7 +11,7 @@ import { optionalValueOption, parseOptionText, repeatedOption, shownInline, valu
  * once: the grammar and the help read them from this class. `-h` never reaches execute(): it
  * short-circuits everything else on the line, as the spec requires.
  */
-export class RunCommand extends Command {
+export class RunCommand extends LoopxCommand {
   static override paths = [["run"]];
   static override usage = Command.Usage({
     description: "Run a workflow's script in a loop",
@@ -84,7 +85,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
       throw new UsageError(`loopx run takes exactly one target, got ${this.targets.length}: ${this.targets.map((t) => JSON.stringify(t)).join(" ")}`);
     }
     const options = givenRunOptions(this);
-    return runFromCli({ target: this.targets[0]!, options, argv: process.argv.slice(2) });
+    return runFromCli({ target: this.targets[0]!, options }, this.context);
   }
 }
 
@@ -151,27 +152,28 @@ function missingTargetLine(command: object): string {
  * CLI run is recorded (LOOPX_RECORD=0 turns it off), shows progress on a terminal and is cancelled
  * by SIGINT/SIGTERM (spec §7.3). The outcome's error is the one stderr line; its exit code is ours.
  */
-export async function runFromCli(request: { target: string; options: RunOptionValues; argv: string[] }): Promise<number> {
+export async function runFromCli(request: { target: string; options: RunOptionValues }, context: LoopxContext): Promise<number> {
   // LOOPX_SANDBOX (environment) is the default of --sandbox for `loopx run` (src/sandbox).
-  const sandbox = request.options.sandbox ?? (process.env.LOOPX_SANDBOX || undefined);
-  return runToEnd({ target: request.target, options: { ...request.options, ...(sandbox !== undefined ? { sandbox } : {}), record: true }, argv: request.argv });
+  const sandbox = request.options.sandbox ?? (context.env.LOOPX_SANDBOX || undefined);
+  return runToEnd({ target: request.target, options: { ...request.options, ...(sandbox !== undefined ? { sandbox } : {}), record: true } }, context);
 }
 
 /**
  * `loopx runs resume <id> [-n <count>] [budgets]`: the run goes on in this terminal, as `loopx run` would
  * have gone on (the engine asks control/resume.ts where, which refuses with one line).
  */
-export async function resumeFromCli(id: string, options: RunOptionValues, argv: string[]): Promise<number> {
-  return runToEnd({ options, resume: { id }, argv });
+export async function resumeFromCli(id: string, options: RunOptionValues, context: LoopxContext): Promise<number> {
+  return runToEnd({ options, resume: { id } }, context);
 }
 
-async function runToEnd(request: Pick<RunRequest, "target" | "options" | "resume" | "argv">): Promise<number> {
+async function runToEnd(request: Pick<RunRequest, "target" | "options" | "resume">, context: LoopxContext): Promise<number> {
   // The engine is loaded only now: `loopx run -h`, the help and the completion do not pay for it.
   const { startRun } = await import("../../engine/index.js");
   const outcome: RunOutcome = await startRun({
     ...request,
-    projectRoot: process.cwd(),
-    baseEnv: process.env,
+    argv: context.argv,
+    projectRoot: context.cwd,
+    baseEnv: context.env,
     progress: true,
     signals: true,
     compactHeap: true,

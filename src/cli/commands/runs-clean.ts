@@ -1,10 +1,11 @@
 import { Command, Option } from "clipanion";
+import { LoopxCommand } from "../context.js";
 import { shownInline } from "../options.js";
 
 const flag = (name: string, description: string) => shownInline(Option.Boolean(name, false, { description }));
 
 /** `loopx runs clean [--force] [--dry-run] [--all]`: removes the worktrees ended runs kept (loopx's own addition). */
-export class RunsCleanCommand extends Command {
+export class RunsCleanCommand extends LoopxCommand {
   static override paths = [["runs", "clean"]];
   static override usage = Command.Usage({
     description: "Remove the worktrees (and loopx/ branches) that ended --worktree\nruns kept; never a live run's, nor unmerged work without --force",
@@ -19,6 +20,6 @@ export class RunsCleanCommand extends Command {
 
   async execute(): Promise<number> {
     const { cleanWorktrees } = await import("../../worktree/clean.js");
-    return cleanWorktrees(process.env, { force: this.force, dryRun: this.dryRun, all: this.all, cwd: process.cwd() }, (text) => void process.stdout.write(text));
+    return cleanWorktrees(this.context.env, { force: this.force, dryRun: this.dryRun, all: this.all, cwd: this.context.cwd }, (text) => this.out(text));
   }
 }

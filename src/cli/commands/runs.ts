@@ -1,4 +1,5 @@
 import { Command, Option } from "clipanion";
+import { LoopxCommand } from "../context.js";
 import { UsageError } from "../../core/errors.js";
 import type { CommandGroup } from "../command-spec.js";
 import { RUN_STATES } from "../../core/run-states.js";
@@ -7,8 +8,6 @@ import { declareRunOptions, givenRunOptions } from "./run.js";
 import { RunsCleanCommand } from "./runs-clean.js";
 
 /** `loopx runs` (loopx's own extension): the run records under $XDG_STATE_HOME/loopx/runs/. */
-
-const out = (text: string) => void process.stdout.write(text);
 
 /** The help's list of run states, from the one declaration (core/run-states.ts RUN_STATES), wrapped at 100 columns. */
 function statesLine(): string {
@@ -23,7 +22,7 @@ function statesLine(): string {
 }
 
 /** `loopx runs [--all] [--limit N] [--state S] [--json]`: recent runs, newest first. */
-export class RunsListCommand extends Command {
+export class RunsListCommand extends LoopxCommand {
   static override paths = [["runs"]];
   static override usage = Command.Usage({
     description:
@@ -40,13 +39,19 @@ export class RunsListCommand extends Command {
     const { goingRuns } = await import("../../control/live.js");
     const limit = this.limit === undefined ? undefined : parseCount(this.limit, "--limit");
     const since = this.since === undefined ? undefined : Date.now() - parseDurationOption(this.since, "--since");
-    listRuns(process.env, { json: this.json, all: this.all, limit, state: this.state, cwd: process.cwd(), highlight: highlightIds(), ...(since !== undefined ? { since } : {}) }, out, await goingRuns(process.env));
+    const { env, cwd } = this.context;
+    listRuns(env, { json: this.json, all: this.all, limit, state: this.state, cwd, highlight: this.highlightIds(), ...(since !== undefined ? { since } : {}) }, (text) => this.out(text), await goingRuns(env));
     return 0;
+  }
+
+  /** Ids get their shortest unique prefix in bold on a terminal (NO_COLOR / TERM=dumb: never). */
+  private highlightIds(): boolean {
+    return this.stdoutIsTerminal() && !this.context.env.NO_COLOR && this.context.env.TERM !== "dumb";
   }
 }
 
 /** `loopx runs show [<id> | latest] [--last N] [--json]`: one row per iteration. */
-export class RunsShowCommand extends Command {
+export class RunsShowCommand extends LoopxCommand {
   static override paths = [["runs", "show"]];
   static override usage = Command.Usage({
     description: "One run's iterations (a unique prefix of the id is enough;\nno id or latest: this project's newest run)",
@@ -67,13 +72,13 @@ export class RunsShowCommand extends Command {
     const last = this.last === undefined ? undefined : parseCount(this.last, "--last");
     const formats = [this.json && "--json", this.markdown && "--markdown", this.outcome && "--outcome", last !== undefined && (this.markdown || this.outcome) && "--last"].filter(Boolean);
     if (formats.length > 1) throw new UsageError(`runs show takes one of --json, --markdown and --outcome (--last only with the table or --json), got ${formats.join(" and ")}`);
-    showRun(process.env, this.id, process.cwd(), { json: this.json, last, markdown: this.markdown, outcome: this.outcome }, out);
+    showRun(this.context.env, this.id, this.context.cwd, { json: this.json, last, markdown: this.markdown, outcome: this.outcome }, (text) => this.out(text));
     return 0;
   }
 }
 
 /** `loopx runs tail [<id> | latest] [--json]`: follows a run until it ends; exits as the run did. */
-export class RunsTailCommand extends Command {
+export class RunsTailCommand extends LoopxCommand {
   static override paths = [["runs", "tail"]];
   static override usage = Command.Usage({
     description: "Follow a run until it ends (no id or latest: this project's\nnewest run); exits with the run's exit code",
@@ -84,7 +89,7 @@ export class RunsTailCommand extends Command {
 
   async execute(): Promise<number> {
     const { tailRun } = await import("../../records/runs.js");
-    return tailRun(process.env, this.id, process.cwd(), this.json, out);
+    return tailRun(this.context.env, this.id, this.context.cwd, this.json, (text) => this.out(text));
   }
 }
 
@@ -92,13 +97,8 @@ export class RunsTailCommand extends Command {
 const flag = (name: string, description: string) => shownInline(Option.Boolean(name, false, { description }));
 const value = (name: string, kind: Parameters<typeof valueOption>[1], description: string) => shownInline(valueOption(name, kind, description));
 
-/** Ids get their shortest unique prefix in bold on a terminal (NO_COLOR / TERM=dumb: never). */
-function highlightIds(): boolean {
-  return process.stdout.isTTY === true && !process.env.NO_COLOR && process.env.TERM !== "dumb";
-}
-
 /** `loopx runs stop <id> [--now]`: the running script finishes and no further one starts (--now: as Ctrl-C). */
-export class RunsStopCommand extends Command {
+export class RunsStopCommand extends LoopxCommand {
   static override paths = [["runs", "stop"]];
   static override usage = Command.Usage({
     description: "Stop a run after its running script (--now: as Ctrl-C)",
@@ -112,13 +112,13 @@ export class RunsStopCommand extends Command {
 
   async execute(): Promise<number> {
     const { requestControl } = await import("../../control/client.js");
-    out(`${await requestControl(process.env, this.id, { op: "stop", now: this.now })}\n`);
+    this.out(`${await requestControl(this.context.env, this.id, { op: "stop", now: this.now })}\n`);
     return 0;
   }
 }
 
 /** `loopx runs pause <id>`: the running script finishes; the next one waits for `runs continue`. */
-export class RunsPauseCommand extends Command {
+export class RunsPauseCommand extends LoopxCommand {
   static override paths = [["runs", "pause"]];
   static override usage = Command.Usage({
     description: "Pause a run: its running script finishes, the next one waits",
@@ -128,26 +128,26 @@ export class RunsPauseCommand extends Command {
 
   async execute(): Promise<number> {
     const { requestControl } = await import("../../control/client.js");
-    out(`${await requestControl(process.env, this.id, { op: "pause" })}\n`);
+    this.out(`${await requestControl(this.context.env, this.id, { op: "pause" })}\n`);
     return 0;
   }
 }
 
 /** `loopx runs continue <id>`: a paused run goes on. */
-export class RunsContinueCommand extends Command {
+export class RunsContinueCommand extends LoopxCommand {
   static override paths = [["runs", "continue"]];
   static override usage = Command.Usage({ description: "Continue a paused run", examples: [["run mwzod2k3 starts its next script", "$0 runs continue mwzod2k3"]] });
   id = Option.String({ name: "run-id" });
 
   async execute(): Promise<number> {
     const { requestControl } = await import("../../control/client.js");
-    out(`${await requestControl(process.env, this.id, { op: "continue" })}\n`);
+    this.out(`${await requestControl(this.context.env, this.id, { op: "continue" })}\n`);
     return 0;
   }
 }
 
 /** `loopx runs resume <id> [-n <count>]`: a run that ended early or died goes on, in this terminal. */
-export class RunsResumeCommand extends Command {
+export class RunsResumeCommand extends LoopxCommand {
   static override paths = [["runs", "resume"]];
   static override usage = Command.Usage({
     description: "Resume a run that ended early or died, where it was\n(-n: <count> more iterations; default: what its -n left;\n--max-cost / --max-tokens: the whole run's new budget)",
@@ -167,12 +167,12 @@ export class RunsResumeCommand extends Command {
 
   async execute(): Promise<number> {
     const { resumeFromCli } = await import("./run.js");
-    return resumeFromCli(this.id, givenRunOptions(this, true), process.argv.slice(2));
+    return resumeFromCli(this.id, givenRunOptions(this, true), this.context);
   }
 }
 
 /** `loopx runs serve [--port <port>] [--host <address>] [--open]`: a live web dashboard over the records. */
-export class RunsServeCommand extends Command {
+export class RunsServeCommand extends LoopxCommand {
   static override paths = [["runs", "serve"]];
   static override usage = Command.Usage({
     description: "A live web dashboard of every run, at the URL it prints",
@@ -191,7 +191,7 @@ export class RunsServeCommand extends Command {
       import("../../version.js"),
       import("../../os/stderr.js"),
     ]);
-    return serveRuns({ port: this.port, host: this.host, open: this.open }, process.env, VERSION, out, warnToStderr);
+    return serveRuns({ port: this.port, host: this.host, open: this.open }, this.context.env, VERSION, (text) => this.out(text), warnToStderr);
   }
 }
 

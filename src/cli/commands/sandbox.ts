@@ -1,8 +1,9 @@
 import { Command, Option } from "clipanion";
+import { LoopxCommand } from "../context.js";
 import type { CommandGroup } from "../command-spec.js";
 
 /** `loopx sandbox show <target>` (loopx's own addition): the effective policy a `--sandbox` run of <target> would get here. */
-export class SandboxShowCommand extends Command {
+export class SandboxShowCommand extends LoopxCommand {
   static override paths = [["sandbox", "show"]];
   static override usage = Command.Usage({ description: "Print the effective sandbox policy of a --sandbox run of <workflow> here" });
 
@@ -13,7 +14,7 @@ export class SandboxShowCommand extends Command {
   async execute(): Promise<number> {
     const { describePolicy } = await import("../../sandbox/part.js");
     const workflow = this.target.split(":")[0]!;
-    process.stdout.write(`${describePolicy({ projectRoot: process.cwd(), workflow, rules: this.allow ?? [], env: process.env, json: this.json })}\n`);
+    this.out(`${describePolicy({ projectRoot: this.context.cwd, workflow, rules: this.allow ?? [], env: this.context.env, json: this.json })}\n`);
     return 0;
   }
 }

@@ -143,7 +143,9 @@ describe("runs stop / pause / continue: refusals, one line each (node)", () => {
   it("control refused to another (unprivileged) user: permission denied, the run goes on untouched", async () => {
     expect(IS_ROOT, "this case drops privileges with setpriv and needs root").toBe(true);
     const cwd = makeProject(WORKFLOWS);
-    const env = isolatedEnv({ SLEEP: "1" });
+    // 3 s per iteration (the script's default): the run outlives the three refused commands, each
+    // a node start that a loaded machine can stretch past a second.
+    const env = isolatedEnv();
     const run = startLoopx(node, ["run", "-n", "3", "w"], cwd, env);
     const id = await waitForEvent(env, started(1));
     // Everything up to loopx's own directories is open to others: only the channel's privacy stops them.

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { commandCatalog } from "../../../src/cli/catalog.js";
 import type { CommandGroups } from "../../../src/cli/command-spec.js";
 import { COMMAND_GROUPS } from "../../../src/cli/commands/index.js";
+import { LoopxCommand } from "../../../src/cli/context.js";
 import { OutputCommand } from "../../../src/cli/commands/output.js";
 import { VersionCommand } from "../../../src/cli/commands/version.js";
 import { main } from "../../../src/cli/main.js";
@@ -33,7 +34,7 @@ class VersionWithShort extends VersionCommand {
 }
 
 /** A command of its own. */
-class HelloCommand extends Command {
+class HelloCommand extends LoopxCommand {
   static override paths = [["hello"]];
   static override usage = Command.Usage({ description: "Say hello (fixture)", details: "Greets someone.\n" });
   name = valueOption("--name", "text", "Who to greet");
