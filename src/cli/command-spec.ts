@@ -15,8 +15,8 @@ export const SHOWN_INLINE = Symbol("loopx/shown-inline");
  * A command class's declarations, read from the class itself: its path, its options and
  * positionals as clipanion's own option declarations describe them (each declaration is asked to
  * describe itself, exactly as clipanion's Cli.register does), and its `static usage` texts. The
- * grammar (grammar.ts), the help (help-text.ts) and the catalog (catalog.ts) all read this and
- * nothing else, so an option is declared once: as a field of its command class.
+ * grammar (grammar.ts), the help (help-text.ts) and the completion (completion.ts) all read this
+ * and nothing else, so an option is declared once: as a field of its command class.
  */
 export interface CommandSpec {
   commandClass: CommandClass<LoopxContext>;
@@ -172,12 +172,12 @@ function optionSynopsis(option: OptionSpec, compact: boolean): string {
 
 /**
  * The top-level commands, each group loaded only when asked for (commands/index.ts holds loopx's
- * own: COMMAND_GROUPS). The catalog and the completion take the groups as a parameter, so they do
+ * own: COMMAND_GROUPS). The help and the completion take the groups as a parameter, so they do
  * not import the commands, which import them.
  */
 export type CommandGroups = Record<string, () => Promise<CommandGroup>>;
 
-/** Every command group, for the top-level help and the catalog. */
+/** Every command group, for the top-level help and the completion. */
 export async function loadCommandGroups(groups: CommandGroups): Promise<CommandGroup[]> {
   return Promise.all(Object.values(groups).map((load) => load()));
 }

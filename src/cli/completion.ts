@@ -1,11 +1,10 @@
-import { commandCatalog, type CatalogCommand } from "./catalog.js";
-import type { CommandGroups } from "./command-spec.js";
+import { commandSpec, loadCommandGroups, type CommandGroups, type CommandSpec } from "./command-spec.js";
 
 /**
  * Shell completion (loopx's own addition): `loopx completion bash|zsh|fish` prints a script whose
  * only logic is to ask `loopx __complete "<line up to the cursor>"` for candidates, one per line.
- * The candidates come from the command classes' one declaration (the catalog: commands, options,
- * what kind of value each takes) and, for values, from where they live: targets from .loopx/, run
+ * The candidates come from the command classes' one declaration (command-spec.ts: commands,
+ * options, what kind of value each takes) and, for values, from where they live: targets from .loopx/, run
  * ids from the run records, variable names from the global env file. `__files__` alone asks the
  * shell for its own file-name completion.
  */
@@ -120,32 +119,32 @@ function split(line: string): { words: string[]; current: string } {
 /** The candidates for the word at the end of `line`, one per line (the shell filters them). */
 export async function complete(line: string, groups: CommandGroups, cwd = process.cwd(), env = process.env): Promise<string> {
   const { words, current } = split(line);
-  const catalog = await commandCatalog(groups);
+  const specs = (await loadCommandGroups(groups)).flatMap((group) => group.commands.map(commandSpec));
   const lines = (values: string[]) => (values.length ? `${values.join("\n")}\n` : "");
   if (words.length === 0) return lines(current.startsWith("-") ? ["-h", "--help"] : Object.keys(groups));
-  // The command: the longest catalog path the words start with.
-  let command: CatalogCommand | undefined;
-  for (const candidate of catalog) {
+  // The command: the longest command path the words start with.
+  let command: CommandSpec | undefined;
+  for (const candidate of specs) {
     if (candidate.path.every((part, i) => words[i] === part) && (!command || candidate.path.length > command.path.length)) command = candidate;
   }
   // `loopx env <TAB>`: a group without a command of its own offers its subcommands.
-  if (!command) return lines(catalog.filter((other) => other.path.length === words.length + 1 && words.every((word, i) => other.path[i] === word)).map((other) => other.path.at(-1)!));
+  if (!command) return lines(specs.filter((other) => other.path.length === words.length + 1 && words.every((word, i) => other.path[i] === word)).map((other) => other.path.at(-1)!));
   const rest = words.slice(command.path.length);
   let pendingKind: string | undefined;
   let positionals = 0;
   for (const word of rest) {
     const option = !command.verbatim && word.startsWith("-") ? command.options.find((candidate) => candidate.names.includes(word)) : undefined;
     if (pendingKind !== undefined) pendingKind = undefined;
-    else if (option?.value) pendingKind = option.value.kind;
+    else if (option?.value) pendingKind = option.value;
     else if (!option && !(word.startsWith("-") && !command.verbatim)) positionals++;
   }
   if (pendingKind !== undefined) return lines(await valuesOf(pendingKind, cwd, env));
   if (current.startsWith("-") && !command.verbatim) return lines([...command.options.flatMap((option) => option.names), "-h", "--help"]);
-  const argument = command.arguments[positionals] ?? command.arguments.find((candidate) => candidate.rest);
-  const values = argument ? await valuesOf(argument.kind, cwd, env, command.path) : [];
+  const argument = command.positionals[positionals] ?? command.positionals.find((candidate) => candidate.rest);
+  const values = argument ? await valuesOf(argument.name, cwd, env, command.path) : [];
   // `loopx runs <TAB>`: the group's subcommands too.
   if (positionals === 0 && rest.length === 0) {
-    for (const other of catalog) {
+    for (const other of specs) {
       if (other.path.length === command.path.length + 1 && command.path.every((part, i) => other.path[i] === part)) values.push(other.path.at(-1)!);
     }
   }

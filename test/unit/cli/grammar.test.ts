@@ -1,12 +1,11 @@
 /**
  * Every option is declared once, in its command class: the grammar, the help and the
- * catalog read the class, so a fixture that only adds an option to a class (or adds a class) is
+ * completion read the class, so a fixture that only adds an option to a class (or adds a class) is
  * accepted, shown and listed with no other edit. Runs main() in-process with fixture commands.
  */
 import { Command, Option } from "clipanion";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { commandCatalog } from "../../../src/cli/catalog.js";
-import type { CommandGroups } from "../../../src/cli/command-spec.js";
+import { commandSpec, loadCommandGroups, placeholder, type CommandGroups, type CommandSpec } from "../../../src/cli/command-spec.js";
 import { COMMAND_GROUPS } from "../../../src/cli/commands/index.js";
 import { LoopxCommand } from "../../../src/cli/context.js";
 import { OutputCommand } from "../../../src/cli/commands/output.js";
@@ -74,6 +73,11 @@ async function usageError(argv: string[], groups: CommandGroups = COMMAND_GROUPS
   return (error as UsageError).message;
 }
 
+/** Every command's declarations, as the grammar, the help and the completion read them. */
+async function specsOf(groups: CommandGroups): Promise<CommandSpec[]> {
+  return (await loadCommandGroups(groups)).flatMap((group) => group.commands.map(commandSpec));
+}
+
 afterEach(() => vi.restoreAllMocks());
 
 describe("an option added to a command class is accepted, shown and listed (no other edit)", () => {
@@ -124,25 +128,25 @@ describe("an option added to a command class is accepted, shown and listed (no o
     expect(await usageError(["nope"], FIXTURES)).toMatch(/commands: run, version, output, env, install, init, runs, note, receipt, progress, otel, sandbox, completion, hello;/);
   });
 
-  it("the catalog lists what the classes declare, fixtures included", async () => {
-    const catalog = await commandCatalog(FIXTURES);
-    expect(catalog.find((command) => command.path.join(" ") === "output")!.options).toContainEqual({
+  it("the declarations list what the classes declare, fixtures included", async () => {
+    const specs = await specsOf(FIXTURES);
+    expect(specs.find((command) => command.path.join(" ") === "output")!.options).toContainEqual({
       names: ["--indent"],
-      value: { kind: "count", placeholder: "<count>" },
+      value: "count",
       description: "Indent the JSON by <count> spaces (fixture)",
     });
-    expect(catalog.find((command) => command.path.join(" ") === "version")!.options).toEqual([{ names: ["--short"] }]);
-    expect(catalog.map((command) => command.path.join(" "))).toContain("hello");
+    expect(specs.find((command) => command.path.join(" ") === "version")!.options).toEqual([{ names: ["--short"] }]);
+    expect(specs.map((command) => command.path.join(" "))).toContain("hello");
   });
 });
 
-describe("the catalog of loopx's own commands", () => {
+describe("the declarations of loopx's own commands", () => {
   it("lists every command with its options, value kinds and arguments", async () => {
-    const catalog = await commandCatalog(COMMAND_GROUPS);
-    const byPath = new Map(catalog.map((command) => [command.path.join(" "), command]));
+    const specs = await specsOf(COMMAND_GROUPS);
+    const byPath = new Map(specs.map((command) => [command.path.join(" "), command]));
     expect([...byPath.keys()]).toEqual(["run", "version", "output", "env set", "env remove", "env list", "install", "init", "runs", "runs show", "runs tail", "runs stop", "runs pause", "runs continue", "runs resume", "runs serve", "runs clean", "note", "receipt", "progress", "otel test", "sandbox show", "completion"]);
     const run = byPath.get("run")!;
-    expect(run.options.map((option) => [option.names.join(","), option.value?.kind])).toEqual([
+    expect(run.options.map((option) => [option.names.join(","), option.value])).toEqual([
       ["-n", "count"],
       ["-e", "env-file"],
       ["--log", "log-file"],
@@ -160,27 +164,29 @@ describe("the catalog of loopx's own commands", () => {
       ["--sandbox-allow", "sandbox-rule"],
       ["--summary", undefined],
     ]);
-    expect(run.arguments).toEqual([{ kind: "target", placeholder: "<workflow>[:<script>]", required: false, rest: true }]);
-    expect(byPath.get("install")!.options.map((option) => [option.names, option.value?.kind])).toEqual([
+    expect(run.positionals).toEqual([{ name: "target", required: false, rest: true }]);
+    expect(placeholder("target")).toBe("<workflow>[:<script>]");
+    expect(byPath.get("install")!.options.map((option) => [option.names, option.value])).toEqual([
       [["-w", "--workflow"], "workflow"],
       [["-y"], undefined],
       [["--builtin"], undefined],
       [["--local"], undefined],
     ]);
-    expect(byPath.get("output")!.options.map((option) => [option.names[0], option.value?.kind])).toEqual([
+    expect(byPath.get("output")!.options.map((option) => [option.names[0], option.value])).toEqual([
       ["--result", "text"],
       ["--result-file", "path"],
       ["--goto", "goto"],
       ["--stop", undefined],
     ]);
-    expect(byPath.get("env set")).toMatchObject({ verbatim: true, arguments: [{ kind: "variable", required: true }, { kind: "text", required: true }] });
-    expect(byPath.get("runs tail")).toMatchObject({ options: [{ names: ["--json"] }], arguments: [{ kind: "run-id", placeholder: "<id>", required: false }] });
-    expect(byPath.get("runs stop")).toMatchObject({ options: [{ names: ["--now"] }], arguments: [{ kind: "run-id", required: true }] });
+    expect(byPath.get("env set")).toMatchObject({ verbatim: true, positionals: [{ name: "variable", required: true }, { name: "text", required: true }] });
+    expect(byPath.get("runs tail")).toMatchObject({ options: [{ names: ["--json"] }], positionals: [{ name: "run-id", required: false }] });
+    expect(placeholder("run-id")).toBe("<id>");
+    expect(byPath.get("runs stop")).toMatchObject({ options: [{ names: ["--now"] }], positionals: [{ name: "run-id", required: true }] });
     expect(byPath.get("runs resume")).toMatchObject({
-      options: [{ names: ["-n"], value: { kind: "count" } }, { names: ["--max-cost"], value: { kind: "usd" } }, { names: ["--count-estimates"] }, { names: ["--max-tokens"], value: { kind: "count" } }, { names: ["--stall-after"], value: { kind: "count" } }, { names: ["--sandbox"] }, { names: ["--sandbox-allow"], value: { kind: "sandbox-rule" } }],
-      arguments: [{ kind: "run-id", required: true }],
+      options: [{ names: ["-n"], value: "count" }, { names: ["--max-cost"], value: "usd" }, { names: ["--count-estimates"] }, { names: ["--max-tokens"], value: "count" }, { names: ["--stall-after"], value: "count" }, { names: ["--sandbox"] }, { names: ["--sandbox-allow"], value: "sandbox-rule" }],
+      positionals: [{ name: "run-id", required: true }],
     });
-    expect(byPath.get("runs serve")!.options.map((option) => [option.names[0], option.value?.kind])).toEqual([
+    expect(byPath.get("runs serve")!.options.map((option) => [option.names[0], option.value])).toEqual([
       ["--port", "port"],
       ["--host", "address"],
       ["--open", undefined],
