@@ -72,7 +72,13 @@ async function withScene(channel: ServeChannel, test: (scene: Scene) => Promise<
   } finally {
     await page.close();
     await served.stop();
-    for (const pid of taggedSurvivors(tag)) process.kill(pid, "SIGKILL");
+    for (const pid of taggedSurvivors(tag)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone between the listing and the kill
+      }
+    }
     scene.loop?.child.kill("SIGKILL");
   }
 }
@@ -188,6 +194,9 @@ linuxOnly("the dashboard steers real runs", () => {
       expect(await listed(scene, id)).toMatchObject({ state: "paused" });
       expect(await page.locator("#run-state [data-state]").textContent()).toBe("paused");
 
+      // Iteration 2 holds until the page has shown it running (without the hold, a loaded machine's
+      // page can see iteration 5 first).
+      writeFileSync(join(scene.cwd, "hold"), "");
       expect(await press(page, "continue")).toBe(`run ${id} continues`);
       await pageState(page, "running");
       await waitForEvent(scene.env, (event) => event.type === "iteration.start" && event.n === 2);
@@ -201,7 +210,9 @@ linuxOnly("the dashboard steers real runs", () => {
 
       // Done: stop it from the page.
       expect(await press(page, "stop")).toBe(`run ${id} stops after w:index finishes`);
+      rmSync(join(scene.cwd, "hold"));
       expect((await scene.loop!.result).code).toBe(0);
+      expect(trace(scene.cwd)).toEqual(["start 1", "end 1", "start 2", "end 2"]);
       await pageState(page, "stopped-on-request");
     });
   });
