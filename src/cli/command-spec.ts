@@ -1,25 +1,18 @@
-import { Command, type CommandClass } from "clipanion";
+import type { CommandClass } from "clipanion";
 import { VALUE_KINDS, type ValueKind } from "../core/value-kinds.js";
 import type { LoopxContext } from "./context.js";
+import { declaredFields, type OptionSpec, type PositionalSpec } from "./declare.js";
 
-export type { ValueKind };
-
-/** Where `valueOption` keeps the kind on clipanion's option declaration. */
-export const VALUE_KIND = Symbol("loopx/value-kind");
-/** Where `optionalValueOption` / `repeatedOption` mark theirs (see OptionSpec). */
-export const VALUE_FORM = Symbol("loopx/value-form");
-/** Where `shownInline` marks a described option that usage lines still show inline (see OptionSpec). */
-export const SHOWN_INLINE = Symbol("loopx/shown-inline");
+export type { OptionSpec };
 
 /**
  * A command class's declarations, read from the class itself: its path, its options and
- * positionals as clipanion's own option declarations describe them (each declaration is asked to
- * describe itself, exactly as clipanion's Cli.register does), and its `static usage` texts. The
+ * positionals as loopx declared them (declare.ts), and its `static usage` texts. The
  * grammar (grammar.ts), the help (help-text.ts) and the completion (completion.ts) all read this
  * and nothing else, so an option is declared once: as a field of its command class.
  */
 export interface CommandSpec {
-  commandClass: CommandClass<LoopxContext>;
+  commandClass: LoopxCommandClass;
   /** e.g. ["runs", "show"] */
   path: string[];
   options: OptionSpec[];
@@ -44,36 +37,8 @@ export interface CommandSpec {
   helpShortCircuits: boolean;
 }
 
-export interface OptionSpec {
-  /** e.g. ["-w", "--workflow"] */
-  names: string[];
-  /** The kind of the option's value; undefined for a flag (no value). */
-  value?: ValueKind;
-  description?: string;
-  /**
-   * "optional": a flag that may carry a value after `=` (`--worktree`, `--worktree=<name>`);
-   * "repeated": a value option that may be given more than once (`--worktree-copy a --worktree-copy b`).
-   */
-  form?: "optional" | "repeated";
-  /** For "optional": the kind of its value. */
-  optionalKind?: ValueKind;
-  /**
-   * Described (listed in its command's own help) and still shown inline in usage lines: the
-   * options of a subcommand, whose group help and the top-level help show its whole command line.
-   */
-  inline?: boolean;
-}
-
-interface PositionalSpec {
-  /** The kind of value (a key of VALUE_KINDS), or the name clipanion was given. */
-  name: string;
-  required: boolean;
-  /** Takes every remaining argument (the command checks how many it got). */
-  rest: boolean;
-}
-
 /** What loopx's command classes may declare besides clipanion's `paths` and `usage`. */
-interface LoopxCommandClass extends CommandClass<LoopxContext> {
+export interface LoopxCommandClass extends CommandClass<LoopxContext> {
   /** Help text after the options table (see CommandSpec.notes). */
   notes?: string;
   /** See CommandSpec.helpShortCircuits. */
@@ -83,7 +48,7 @@ interface LoopxCommandClass extends CommandClass<LoopxContext> {
 /** A family of commands under one name (`env set|remove|list`, `runs [show|tail]`). */
 export interface CommandGroup {
   name: string;
-  commands: Array<CommandClass<LoopxContext>>;
+  commands: LoopxCommandClass[];
   /** Set: the top-level help lists the group as one row with this text; unset: one row per command. */
   description?: string;
   /** The group help's text after its usage lines. */
@@ -95,38 +60,12 @@ export function placeholder(kind: string): string {
   return kind in VALUE_KINDS ? VALUE_KINDS[kind as ValueKind] : `<${kind}>`;
 }
 
-const specs = new WeakMap<CommandClass<LoopxContext>, CommandSpec>();
+const specs = new WeakMap<LoopxCommandClass, CommandSpec>();
 
-export function commandSpec(commandClass: CommandClass<LoopxContext>): CommandSpec {
+export function commandSpec(commandClass: LoopxCommandClass): CommandSpec {
   const cached = specs.get(commandClass);
   if (cached) return cached;
-  const options: OptionSpec[] = [];
-  const positionals: PositionalSpec[] = [];
-  const instance = new commandClass() as unknown as Record<string, unknown>;
-  for (const key in instance) {
-    const declaration = instance[key] as {
-      definition?: (builder: unknown, key: string) => void;
-      [VALUE_KIND]?: ValueKind;
-      [VALUE_FORM]?: OptionSpec["form"];
-      [SHOWN_INLINE]?: boolean;
-    } | null;
-    if (typeof declaration !== "object" || declaration === null || !(declaration as Record<symbol, unknown>)[Command.isOption]) continue;
-    // The subset of clipanion's CommandBuilder that option declarations call.
-    const builder = {
-      addOption: ({ names, arity = 0, description }: { names: string[]; arity?: number; description?: string }) => {
-        const form = declaration[VALUE_FORM];
-        const kind = declaration[VALUE_KIND] ?? "text";
-        const inline = declaration[SHOWN_INLINE] === true ? { inline: true } : {};
-        options.push({ names, value: arity > 0 ? kind : undefined, description, ...(form ? { form } : {}), ...(form === "optional" ? { optionalKind: kind } : {}), ...inline });
-      },
-      addPositional: ({ name = key, required }: { name?: string; required?: boolean } = {}) =>
-        void positionals.push({ name, required: required !== false, rest: false }),
-      addRest: ({ name = key }: { name?: string } = {}) => void positionals.push({ name, required: false, rest: true }),
-      addProxy: ({ name = key }: { name?: string } = {}) => void positionals.push({ name, required: false, rest: true }),
-    };
-    declaration.definition!(builder, key);
-  }
-  const loopxClass = commandClass as LoopxCommandClass;
+  const { options, positionals } = declaredFields(new commandClass());
   const spec: CommandSpec = {
     commandClass,
     path: commandClass.paths?.[0] ?? [],
@@ -134,10 +73,10 @@ export function commandSpec(commandClass: CommandClass<LoopxContext>): CommandSp
     positionals,
     description: commandClass.usage?.description,
     details: commandClass.usage?.details,
-    notes: loopxClass.notes,
+    notes: commandClass.notes,
     examples: commandClass.usage?.examples ?? [],
     verbatim: options.length === 0 && positionals.length > 0,
-    helpShortCircuits: loopxClass.helpShortCircuits === true,
+    helpShortCircuits: commandClass.helpShortCircuits === true,
   };
   specs.set(commandClass, spec);
   return spec;

@@ -1,7 +1,7 @@
 /**
  * What a value is, by meaning: its placeholder in the help, and (for the shell completion) what
- * may be offered for it. Option values get theirs from `valueOption` (cli/options.ts) or the run options table (engine/options.ts); positional
- * arguments name theirs as clipanion's `name` (`Option.String({ name: "run-id" })`).
+ * may be offered for it. Options and arguments get theirs where they are declared: cli/declare.ts
+ * (`valueOption("--limit", "count")`, `positional("run-id")`) or the run options table (engine/options.ts).
  */
 export const VALUE_KINDS = {
   count: "<count>", // a non-negative integer

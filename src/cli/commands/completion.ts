@@ -1,5 +1,6 @@
-import { Command, Option } from "clipanion";
+import { Command } from "clipanion";
 import { LoopxCommand } from "../context.js";
+import { positional } from "../declare.js";
 import { UsageError } from "../../core/errors.js";
 
 /** `loopx completion bash|zsh|fish` (loopx's own addition): prints the shell's completion script. */
@@ -15,7 +16,7 @@ run ids for 'loopx runs'. Install it:
 `,
   });
 
-  shell = Option.String({ name: "shell" });
+  shell = positional("shell");
 
   async execute(): Promise<number> {
     const { SHELLS, completionScript } = await import("../completion.js");

@@ -1,5 +1,6 @@
-import { Command, Option } from "clipanion";
+import { Command } from "clipanion";
 import { LoopxCommand } from "../context.js";
+import { positional } from "../declare.js";
 import type { CommandGroup } from "../command-spec.js";
 import { LoopxError } from "../../core/errors.js";
 import { envValueProblem, isValidEnvKey } from "../../core/envfile.js";
@@ -16,8 +17,8 @@ function checkName(name: string): void {
 export class EnvSetCommand extends LoopxCommand {
   static override paths = [["env", "set"]];
   static override usage = Command.Usage({ description: "Set a global environment variable" });
-  name = Option.String({ name: "variable" });
-  value = Option.String({ name: "text" });
+  name = positional("variable");
+  value = positional("text");
 
   async execute(): Promise<number> {
     checkName(this.name);
@@ -32,7 +33,7 @@ export class EnvSetCommand extends LoopxCommand {
 export class EnvRemoveCommand extends LoopxCommand {
   static override paths = [["env", "remove"]];
   static override usage = Command.Usage({ description: "Remove a global environment variable" });
-  name = Option.String({ name: "variable" });
+  name = positional("variable");
 
   async execute(): Promise<number> {
     checkName(this.name);

@@ -1,5 +1,6 @@
-import { Command, Option } from "clipanion";
+import { Command } from "clipanion";
 import { LoopxCommand } from "../context.js";
+import { flag, positional } from "../declare.js";
 import { LoopxError, UsageError, fsReason } from "../../core/errors.js";
 import { isValidName } from "../../core/names.js";
 
@@ -54,8 +55,8 @@ needed; never overwrites anything. Then: loopx run <name>. loopx's own addition.
   });
 
   // Without a description: the usage line shows it (`loopx init [<name>] [--ts]`).
-  ts = Option.Boolean("--ts", false);
-  workflow = Option.String({ name: "new-workflow", required: false });
+  ts = flag("--ts");
+  workflow = positional("new-workflow", { required: false });
 
   async execute(): Promise<number> {
     const workflow = this.workflow ?? DEFAULT_INIT_WORKFLOW;

@@ -1,7 +1,7 @@
-import { Command, Option } from "clipanion";
+import { Command } from "clipanion";
 import { LoopxCommand } from "../context.js";
+import { flag, rest, valueOption } from "../declare.js";
 import { UsageError } from "../../core/errors.js";
-import { valueOption } from "../options.js";
 
 /**
  * `loopx install [options] <source>` (spec §4.2, §10). `-h` short-circuits everything else.
@@ -30,10 +30,10 @@ loopx's own forms (flags the spec does not define; a source above keeps its mean
   static helpShortCircuits = true;
 
   workflow = valueOption("-w,--workflow", "workflow", "Install only this workflow from a multi-workflow source");
-  yes = Option.Boolean("-y", false, { description: "Replace an existing workflow / ignore a loopx version mismatch" });
-  builtin = Option.Boolean("--builtin", false, { description: "Install the workflows shipped with loopx, or those named (loopx's own addition)" });
-  local = Option.Boolean("--local", false, { description: "The source is a local directory or .tar.gz/.tgz archive (loopx's own addition)" });
-  sources = Option.Rest({ name: "source" });
+  yes = flag("-y", "Replace an existing workflow / ignore a loopx version mismatch");
+  builtin = flag("--builtin", "Install the workflows shipped with loopx, or those named (loopx's own addition)");
+  local = flag("--local", "The source is a local directory or .tar.gz/.tgz archive (loopx's own addition)");
+  sources = rest("source");
 
   async execute(): Promise<number> {
     if (this.builtin && this.local) throw new UsageError("--builtin and --local cannot be combined: --builtin installs the shipped workflows, --local a path");

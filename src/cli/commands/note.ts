@@ -1,5 +1,6 @@
-import { Command, Option } from "clipanion";
+import { Command } from "clipanion";
 import { LoopxCommand } from "../context.js";
+import { rest } from "../declare.js";
 
 /**
  * `loopx note <text>` (loopx's own addition): adds a line to the record of the run the calling
@@ -16,7 +17,7 @@ note(text, data?) from "loopx". Outside a recorded run it does nothing (exit 0).
 scripts the record's path in LOOPX_RUN_RECORD.
 `,
   });
-  words = Option.Rest({ name: "note", required: 1 });
+  words = rest("note", 1);
 
   async execute(): Promise<number> {
     const { note } = await import("../../records/note.js");

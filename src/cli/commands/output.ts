@@ -1,8 +1,8 @@
-import { Command, Option } from "clipanion";
+import { Command } from "clipanion";
 import { LoopxCommand } from "../context.js";
+import { flag, valueOption } from "../declare.js";
 import { UsageError } from "../../core/errors.js";
 import { serializeOutput, type Output } from "../../core/output.js";
-import { valueOption } from "../options.js";
 
 /** `loopx output`: serializes flags to structured output JSON; no goto validation (spec §4.3). */
 export class OutputCommand extends LoopxCommand {
@@ -18,7 +18,7 @@ export class OutputCommand extends LoopxCommand {
   result = valueOption("--result", "text");
   resultFile = valueOption("--result-file", "path");
   goto = valueOption("--goto", "goto");
-  stop = Option.Boolean("--stop", false);
+  stop = flag("--stop");
 
   async execute(): Promise<number> {
     if (this.result === undefined && this.resultFile === undefined && this.goto === undefined && !this.stop) {

@@ -1,5 +1,6 @@
-import { Command, Option } from "clipanion";
+import { Command } from "clipanion";
 import { LoopxCommand } from "../context.js";
+import { positional, valueOption } from "../declare.js";
 import { LoopxError, UsageError } from "../../core/errors.js";
 
 /**
@@ -22,8 +23,8 @@ nothing (exit 0); a value that is neither a number nor one line of text is refus
       ["A milestone named by the script", `$0 progress "tests pass: 41/50"`],
     ],
   });
-  minStep = Option.String("--min-step", { description: "How far above the best so far a number must be to count" });
-  value = Option.String({ name: "text", required: true });
+  minStep = valueOption("--min-step", "text", "How far above the best so far a number must be to count");
+  value = positional("text");
 
   async execute(): Promise<number> {
     const { progress } = await import("../../stall/signal.js");

@@ -1,5 +1,6 @@
-import { Command, Option } from "clipanion";
+import { Command } from "clipanion";
 import { LoopxCommand } from "../context.js";
+import { valueOption } from "../declare.js";
 import { LoopxError } from "../../core/errors.js";
 
 /**
@@ -50,18 +51,18 @@ outside a run it does nothing (exit 0).
       ["Report a whole receipt", `$0 receipt --json '{"cost":{"usd":0.05,"kind":"estimate"},"tokens":{"input":900}}'`],
     ],
   });
-  json = Option.String("--json", { description: "The whole receipt as a JSON object (see the README)" });
-  usd = Option.String("--cost", { description: "Cost in USD (needs --kind)" });
-  kind = Option.String("--kind", { description: "What the cost is: billed or estimate" });
-  input = Option.String("--input", { description: "Input tokens (not cached)" });
-  output = Option.String("--output", { description: "Output tokens" });
-  cacheRead = Option.String("--cache-read", { description: "Tokens read from the prompt cache" });
-  cacheWrite = Option.String("--cache-write", { description: "Tokens written to the prompt cache" });
-  reasoning = Option.String("--reasoning", { description: "Reasoning tokens" });
-  model = Option.String("--model", { description: "The model that did the work" });
-  provider = Option.String("--provider", { description: "Its provider (anthropic, openai, ...)" });
-  agent = Option.String("--agent", { description: "The agent CLI (claude-code, codex, ...)" });
-  agentVersion = Option.String("--agent-version", { description: "The agent CLI's version" });
+  json = valueOption("--json", "text", "The whole receipt as a JSON object (see the README)");
+  usd = valueOption("--cost", "text", "Cost in USD (needs --kind)");
+  kind = valueOption("--kind", "text", "What the cost is: billed or estimate");
+  input = valueOption("--input", "text", "Input tokens (not cached)");
+  output = valueOption("--output", "text", "Output tokens");
+  cacheRead = valueOption("--cache-read", "text", "Tokens read from the prompt cache");
+  cacheWrite = valueOption("--cache-write", "text", "Tokens written to the prompt cache");
+  reasoning = valueOption("--reasoning", "text", "Reasoning tokens");
+  model = valueOption("--model", "text", "The model that did the work");
+  provider = valueOption("--provider", "text", "Its provider (anthropic, openai, ...)");
+  agent = valueOption("--agent", "text", "The agent CLI (claude-code, codex, ...)");
+  agentVersion = valueOption("--agent-version", "text", "The agent CLI's version");
 
   async execute(): Promise<number> {
     const [{ receipt }, { RECEIPT_MAX_BYTES }] = await Promise.all([import("../../receipts/send.js"), import("../../receipts/receipt.js")]);

@@ -1,10 +1,11 @@
-import { Command, Option } from "clipanion";
+import { Command } from "clipanion";
 import { type LoopxContext, LoopxCommand } from "../context.js";
+import { flag, optionalValueOption, repeatedOption, rest, shownInline, valueOption } from "../declare.js";
 import { LoopxError, UsageError } from "../../core/errors.js";
 import type { RunOutcome, RunRequest } from "../../engine/index.js";
 import { RUN_OPTIONS, type RunOptionValues } from "../../engine/options.js";
 import { placeholder } from "../command-spec.js";
-import { optionalValueOption, parseOptionText, repeatedOption, shownInline, valueOption } from "../options.js";
+import { parseOptionText } from "../options.js";
 
 /**
  * `loopx run [options] <workflow>[:<script>]` (spec §4.1, §4.2). Its options are declared here
@@ -76,7 +77,7 @@ outlive the run drops the variable: env -u LOOPX_RUN_ID my-daemon ...
   constructor() {
     super();
     declareRunOptions(this);
-    this.targets = Option.Rest({ name: "target" });
+    this.targets = rest("target");
   }
 
   async execute(): Promise<number> {
@@ -101,7 +102,7 @@ export function declareRunOptions(command: object, resume = false): void {
     const description = cli.description;
     if (cli.form === "optional" && cli.kind) fields[name] = optionalValueOption(cli.names, cli.kind, description);
     else if (cli.form === "repeated" && cli.kind) fields[name] = repeatedOption(cli.names, cli.kind, description);
-    else fields[name] = cli.kind ? valueOption(cli.names, cli.kind, description) : Option.Boolean(cli.names, false, { description });
+    else fields[name] = cli.kind ? valueOption(cli.names, cli.kind, description) : flag(cli.names, description);
     // On `runs resume`: listed in its own help, inline in `runs -h` and the top-level help.
     if (resume) shownInline(fields[name]);
   }

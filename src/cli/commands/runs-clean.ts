@@ -1,8 +1,6 @@
-import { Command, Option } from "clipanion";
+import { Command } from "clipanion";
 import { LoopxCommand } from "../context.js";
-import { shownInline } from "../options.js";
-
-const flag = (name: string, description: string) => shownInline(Option.Boolean(name, false, { description }));
+import { inlineFlag } from "../declare.js";
 
 /** `loopx runs clean [--force] [--dry-run] [--all]`: removes the worktrees ended runs kept (loopx's own addition). */
 export class RunsCleanCommand extends LoopxCommand {
@@ -14,9 +12,9 @@ export class RunsCleanCommand extends LoopxCommand {
       ["remove this project's merged ones", "$0 runs clean"],
     ],
   });
-  force = flag("--force", "Remove unmerged commits and uncommitted changes too");
-  dryRun = flag("--dry-run", "Only list what it would remove and keep");
-  all = flag("--all", "Every project's, not only this directory's");
+  force = inlineFlag("--force", "Remove unmerged commits and uncommitted changes too");
+  dryRun = inlineFlag("--dry-run", "Only list what it would remove and keep");
+  all = inlineFlag("--all", "Every project's, not only this directory's");
 
   async execute(): Promise<number> {
     const { cleanWorktrees } = await import("../../worktree/clean.js");

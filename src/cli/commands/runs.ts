@@ -1,9 +1,10 @@
-import { Command, Option } from "clipanion";
+import { Command } from "clipanion";
 import { LoopxCommand } from "../context.js";
+import { flag, inlineFlag, inlineValue, positional, valueOption } from "../declare.js";
 import { UsageError } from "../../core/errors.js";
 import type { CommandGroup } from "../command-spec.js";
 import { RUN_STATES } from "../../core/run-states.js";
-import { parseCount, parseDurationOption, shownInline, valueOption } from "../options.js";
+import { parseCount, parseDurationOption } from "../options.js";
 import { declareRunOptions, givenRunOptions } from "./run.js";
 import { RunsCleanCommand } from "./runs-clean.js";
 
@@ -28,8 +29,8 @@ export class RunsListCommand extends LoopxCommand {
     description:
       "This project's recent runs, newest first: id (its shortest\nunique prefix highlighted), state, start, duration, iterations,\ncost and tokens (when its scripts sent receipts), target;\n--since 24h: those started since, and what their receipts\nadd up to, per project and model",
   });
-  json = Option.Boolean("--json", false);
-  all = Option.Boolean("--all", false);
+  json = flag("--json");
+  all = flag("--all");
   limit = valueOption("--limit", "count");
   state = valueOption("--state", "run-state");
   since = valueOption("--since", "duration");
@@ -61,11 +62,11 @@ export class RunsShowCommand extends LoopxCommand {
       ["the newest run's events, one JSON object per line", "$0 runs show latest --json"],
     ],
   });
-  json = flag("--json", "The record's events, one JSON object per line (then a totals line)");
-  last = value("--last", "count", "Only the last <count> iterations");
-  markdown = flag("--markdown", "The run as a Markdown summary (the GitHub Action's job summary)");
-  outcome = flag("--outcome", "How the run ended, as one JSON object");
-  id = Option.String({ name: "run-id", required: false });
+  json = inlineFlag("--json", "The record's events, one JSON object per line (then a totals line)");
+  last = inlineValue("--last", "count", "Only the last <count> iterations");
+  markdown = inlineFlag("--markdown", "The run as a Markdown summary (the GitHub Action's job summary)");
+  outcome = inlineFlag("--outcome", "How the run ended, as one JSON object");
+  id = positional("run-id", { required: false });
 
   async execute(): Promise<number> {
     const { showRun } = await import("../../records/runs.js");
@@ -84,18 +85,14 @@ export class RunsTailCommand extends LoopxCommand {
     description: "Follow a run until it ends (no id or latest: this project's\nnewest run); exits with the run's exit code",
     examples: [["follow this project's newest run", "$0 runs tail"], ["its events as JSON lines", "$0 runs tail mwzod2k3 --json"]],
   });
-  json = flag("--json", "The record's events, one JSON object per line");
-  id = Option.String({ name: "run-id", required: false });
+  json = inlineFlag("--json", "The record's events, one JSON object per line");
+  id = positional("run-id", { required: false });
 
   async execute(): Promise<number> {
     const { tailRun } = await import("../../records/runs.js");
     return tailRun(this.context.env, this.id, this.context.cwd, this.json, (text) => this.out(text));
   }
 }
-
-/** A subcommand's option: described in its own help, inline in `runs -h` and the top-level help. */
-const flag = (name: string, description: string) => shownInline(Option.Boolean(name, false, { description }));
-const value = (name: string, kind: Parameters<typeof valueOption>[1], description: string) => shownInline(valueOption(name, kind, description));
 
 /** `loopx runs stop <id> [--now]`: the running script finishes and no further one starts (--now: as Ctrl-C). */
 export class RunsStopCommand extends LoopxCommand {
@@ -107,8 +104,8 @@ export class RunsStopCommand extends LoopxCommand {
       ["stop it now, as Ctrl-C in its terminal would", "$0 runs stop mwzod2k3 --now"],
     ],
   });
-  now = flag("--now", "Interrupt the running script, as Ctrl-C in the run's terminal");
-  id = Option.String({ name: "run-id" });
+  now = inlineFlag("--now", "Interrupt the running script, as Ctrl-C in the run's terminal");
+  id = positional("run-id");
 
   async execute(): Promise<number> {
     const { requestControl } = await import("../../control/client.js");
@@ -124,7 +121,7 @@ export class RunsPauseCommand extends LoopxCommand {
     description: "Pause a run: its running script finishes, the next one waits",
     examples: [["pause run mwzod2k3; 'loopx runs continue mwzod2k3' goes on", "$0 runs pause mwzod2k3"]],
   });
-  id = Option.String({ name: "run-id" });
+  id = positional("run-id");
 
   async execute(): Promise<number> {
     const { requestControl } = await import("../../control/client.js");
@@ -137,7 +134,7 @@ export class RunsPauseCommand extends LoopxCommand {
 export class RunsContinueCommand extends LoopxCommand {
   static override paths = [["runs", "continue"]];
   static override usage = Command.Usage({ description: "Continue a paused run", examples: [["run mwzod2k3 starts its next script", "$0 runs continue mwzod2k3"]] });
-  id = Option.String({ name: "run-id" });
+  id = positional("run-id");
 
   async execute(): Promise<number> {
     const { requestControl } = await import("../../control/client.js");
@@ -162,7 +159,7 @@ export class RunsResumeCommand extends LoopxCommand {
   constructor() {
     super();
     declareRunOptions(this, true);
-    this.id = Option.String({ name: "run-id" });
+    this.id = positional("run-id");
   }
 
   async execute(): Promise<number> {
@@ -181,9 +178,9 @@ export class RunsServeCommand extends LoopxCommand {
       ["any free port", "$0 runs serve --port 0"],
     ],
   });
-  port = value("--port", "port", "The port to listen on (default 7420; 0: any free port)");
-  host = value("--host", "address", "The address to listen on (default 127.0.0.1; another one warns)");
-  open = flag("--open", "Open the URL in a browser");
+  port = inlineValue("--port", "port", "The port to listen on (default 7420; 0: any free port)");
+  host = inlineValue("--host", "address", "The address to listen on (default 127.0.0.1; another one warns)");
+  open = inlineFlag("--open", "Open the URL in a browser");
 
   async execute(): Promise<number> {
     const [{ serveRuns }, { VERSION }, { warnToStderr }] = await Promise.all([

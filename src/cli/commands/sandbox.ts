@@ -1,5 +1,6 @@
-import { Command, Option } from "clipanion";
+import { Command } from "clipanion";
 import { LoopxCommand } from "../context.js";
+import { flag, positional, repeatedOption } from "../declare.js";
 import type { CommandGroup } from "../command-spec.js";
 
 /** `loopx sandbox show <target>` (loopx's own addition): the effective policy a `--sandbox` run of <target> would get here. */
@@ -7,9 +8,9 @@ export class SandboxShowCommand extends LoopxCommand {
   static override paths = [["sandbox", "show"]];
   static override usage = Command.Usage({ description: "Print the effective sandbox policy of a --sandbox run of <workflow> here" });
 
-  json = Option.Boolean("--json", false, { description: "As one JSON object" });
-  allow = Option.Array("--sandbox-allow", { description: "Add a host:port or a path, as loopx run --sandbox-allow does" });
-  target = Option.String({ name: "target" });
+  json = flag("--json", "As one JSON object");
+  allow = repeatedOption("--sandbox-allow", "sandbox-rule", "Add a host:port or a path, as loopx run --sandbox-allow does");
+  target = positional("target");
 
   async execute(): Promise<number> {
     const { describePolicy } = await import("../../sandbox/part.js");

@@ -38,6 +38,11 @@ linuxOnly("the fence, shown", () => {
     const json = await runCli(NODE_CLI, ["runs", "--json"], { cwd: project, env });
     expect(JSON.stringify(JSON.parse(json.stdout))).toContain(`"policyDigest":"${digest}"`);
 
+    // Repeatable, as on `loopx run` (it was refused as "given more than once" before).
+    const two = await runCli(NODE_CLI, ["sandbox", "show", "w", "--sandbox-allow", "127.0.0.1:9", "--sandbox-allow", "10.0.0.1:22", "--json"], { cwd: project, env });
+    expect(two.code, two.stderr).toBe(0);
+    expect(JSON.parse(two.stdout).policy.network).toEqual(["10.0.0.1:22", "127.0.0.1:9", "api.example.com:443", "registry.npmjs.org:443"]);
+
     const plain = await runCli(NODE_CLI, ["run", "w"], { cwd: project, env });
     expect(plain.code).toBe(0);
     const unfenced = await runCli(NODE_CLI, ["runs", "show", "latest"], { cwd: project, env });

@@ -11,7 +11,7 @@ import { LoopxCommand } from "../../../src/cli/context.js";
 import { OutputCommand } from "../../../src/cli/commands/output.js";
 import { VersionCommand } from "../../../src/cli/commands/version.js";
 import { main } from "../../../src/cli/main.js";
-import { valueOption } from "../../../src/cli/options.js";
+import { flag, valueOption } from "../../../src/cli/declare.js";
 import { UsageError } from "../../../src/core/errors.js";
 
 /** `loopx output` plus one described option: it goes to the help's options table. */
@@ -25,7 +25,7 @@ class OutputWithIndent extends OutputCommand {
 
 /** `loopx version` plus one flag without a description: it goes inline into the usage line. */
 class VersionWithShort extends VersionCommand {
-  short = Option.Boolean("--short", false);
+  short = flag("--short");
   override async execute(): Promise<number> {
     this.context.stdout.write(`short=${this.short}\n`);
     return 0;
@@ -137,6 +137,21 @@ describe("an option added to a command class is accepted, shown and listed (no o
     });
     expect(specs.find((command) => command.path.join(" ") === "version")!.options).toEqual([{ names: ["--short"] }]);
     expect(specs.map((command) => command.path.join(" "))).toContain("hello");
+  });
+});
+
+describe("an option declared with clipanion alone", () => {
+  /** Parsed by clipanion, but the help, the grammar and the completion could not know it. */
+  class Undeclared extends LoopxCommand {
+    static override paths = [["undeclared"]];
+    loud = Option.Boolean("--loud", false);
+    async execute(): Promise<number> {
+      return 0;
+    }
+  }
+
+  it("is refused by name when the command's declarations are read", () => {
+    expect(() => commandSpec(Undeclared)).toThrow("Undeclared.loud: declare options and arguments with cli/declare.ts");
   });
 });
 
