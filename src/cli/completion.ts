@@ -116,8 +116,8 @@ function split(line: string): { words: string[]; current: string } {
   return { words: words.slice(1), current }; // words[0] is the program
 }
 
-/** The candidates for the word at the end of `line`, one per line (the shell filters them). */
-export async function complete(line: string, groups: CommandGroups, cwd = process.cwd(), env = process.env): Promise<string> {
+/** The candidates for the word at the end of `line`, one per line (the shell filters them), for `cwd` and `env` (the command's context). */
+export async function complete(line: string, groups: CommandGroups, cwd: string, env: Record<string, string | undefined>): Promise<string> {
   const { words, current } = split(line);
   const specs = (await loadCommandGroups(groups)).flatMap((group) => group.commands.map(commandSpec));
   const lines = (values: string[]) => (values.length ? `${values.join("\n")}\n` : "");
