@@ -1,6 +1,6 @@
 // Prints the one closing line CI reads: "tests: N passed, M failed[, K skipped]", summed over
-// vitest's JSON reports (the main run, and the soak run when it ran). A missing main report (the
-// build or install failed before tests ran) is a failure.
+// vitest's JSON reports (`npm test`'s, and any other given, e.g. a `npm run test:soak` of its own, when
+// it ran). A missing first report (the build or install failed before tests ran) is a failure.
 import { existsSync, readFileSync } from "node:fs";
 
 const [main = "test-results/vitest.json", ...others] = process.argv.slice(2);
@@ -9,7 +9,7 @@ let failed = 0;
 let skipped = 0;
 for (const file of [main, ...others]) {
   if (!existsSync(file)) {
-    if (file !== main) continue; // e.g. the soak run did not start because the main run failed
+    if (file !== main) continue; // e.g. a separate soak run that did not start
     console.log(`no test report at ${file}: the build or the test run failed before any test finished`);
     failed += 1;
     continue;

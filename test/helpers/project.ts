@@ -2,30 +2,15 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterAll } from "vitest";
+import { atFileEnd } from "./file-end.js";
 
 /** A fresh temp directory (realpath'd, so it compares equal to what scripts see as cwd). */
 export function tempDir(prefix = "loopx-test-"): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  createdTempDirs.push(dir);
+  // Removed after the file's last test, so a run of the suite leaves nothing behind in the temp dir.
+  atFileEnd(() => rmSync(dir, { recursive: true, force: true, maxRetries: 2 }));
   return dir;
 }
-
-/**
- * Every directory tempDir() made in this test file, removed after the file's last test (vitest
- * runs each test file in its own process, which imports this module afresh), so a run of the suite
- * leaves nothing behind in the temp dir.
- */
-const createdTempDirs: string[] = [];
-afterAll(() => {
-  for (const dir of createdTempDirs.splice(0)) {
-    try {
-      rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
-    } catch {
-      // A directory a test made unremovable on purpose: nothing more to do at exit.
-    }
-  }
-});
 
 /**
  * Creates a project directory holding `files` (relative path → content). `.sh` files are made
