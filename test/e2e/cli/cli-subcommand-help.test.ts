@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNTIMES, expectOneLineError, isolatedEnv, runLoopx, snapshotTree, tempDir } from "../../helpers.js";
+import { tableFor } from "../../case-tables.js";
 
 /** Each (sub)command, and the command whose help it shows (`loopx help <command>`: its own). */
 const COMMANDS: Array<[path: string[], helpOf: string[]]> = [
@@ -24,7 +25,7 @@ const COMMANDS: Array<[path: string[], helpOf: string[]]> = [
 ];
 
 describe.concurrent.each(RUNTIMES)("-h on every (sub)command ($name)", (runtime) => {
-  it.each(COMMANDS)("loopx %j -h / --help: its help on stdout, exit 0, nothing written", async (path, helpOf) => {
+  it.each(tableFor(runtime, COMMANDS))("loopx %j -h / --help: its help on stdout, exit 0, nothing written", async (path, helpOf) => {
     const reference = await runLoopx(runtime, helpOf[0] === "help" ? helpOf : [...helpOf, "--help"], { cwd: tempDir(), env: isolatedEnv() });
     expect(reference.code).toBe(0);
     expect(reference.stdout).toMatch(new RegExp(`^Usage:[\\s\\S]*loopx ${path.join(" ")}\\b`));

@@ -10,6 +10,7 @@ import { parseEnvFile } from "../../../src/core/envfile.js";
 import { envKey, settableValue } from "../../fixtures/arbitraries.js";
 import { RUNTIMES, expectOneLineError, isolatedEnv, makeProject, runLoopx, snapshotTree, tempDir, type RunResult } from "../../helpers.js";
 import { dumpProject, globalEnvFile, parseEnvList, readDump, writeGlobalEnv } from "../../fixtures/env/support.js";
+import { itFor, tableFor } from "../../case-tables.js";
 
 function expectSuccess(result: RunResult, stdout = ""): void {
   expect(result.stderr).toBe("");
@@ -31,9 +32,11 @@ function writeEnvFile(file: string, text: string): void {
 }
 
 describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
+  // Loopx's own logic: every test under Node, every third under Bun (test/case-tables.ts).
+  const test = itFor(runtime);
   const loopx = (args: string[], s: { env: Record<string, string>; cwd: string }) => runLoopx(runtime, args, { cwd: s.cwd, env: s.env });
 
-  it("set then list; the file holds exactly KEY=\"value\" lines; works without .loopx/", async () => {
+  test("set then list; the file holds exactly KEY=\"value\" lines; works without .loopx/", async () => {
     const s = setup();
     expect(existsSync(s.dir)).toBe(false);
     expectSuccess(await loopx(["env", "set", "K", "v"], s));
@@ -46,13 +49,13 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
   });
 
   // Judgement call: "lexicographically" is taken as plain code-unit order (A-Z < _ < a-z), not locale order.
-  it("list is sorted lexicographically by key, whatever the insertion order", async () => {
+  test("list is sorted lexicographically by key, whatever the insertion order", async () => {
     const s = setup();
     for (const key of ["b", "_x", "B1", "a", "A", "AB", "A_", "Z9"]) expectSuccess(await loopx(["env", "set", key, `v-${key}`], s));
     expectSuccess(await loopx(["env", "list"], s), ["A", "AB", "A_", "B1", "Z9", "_x", "a", "b"].map((k) => `${k}=v-${k}\n`).join(""));
   });
 
-  it("list with no file, or only comments and blank lines, prints nothing and exits 0", async () => {
+  test("list with no file, or only comments and blank lines, prints nothing and exits 0", async () => {
     const s = setup();
     expectSuccess(await loopx(["env", "list"], s));
     expect(existsSync(s.dir)).toBe(false);
@@ -60,7 +63,7 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     expectSuccess(await loopx(["env", "list"], s));
   });
 
-  it("list reads the §8.1 format: quotes stripped only when matched, no escapes, trailing space trimmed, last duplicate wins", async () => {
+  test("list reads the §8.1 format: quotes stripped only when matched, no escapes, trailing space trimmed, last duplicate wins", async () => {
     const s = setup();
     writeEnvFile(
       s.file,
@@ -88,7 +91,7 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     );
   });
 
-  it("list skips invalid lines with a warning on stderr and still lists valid ones", async () => {
+  test("list skips invalid lines with a warning on stderr and still lists valid ones", async () => {
     const s = setup();
     writeEnvFile(s.file, "GOOD=1\n1BAD=x\nno equals sign\nKEY WITH SPACES=v\n K=v\nLAST=2\n");
     const result = await loopx(["env", "list"], s);
@@ -98,7 +101,7 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     expect(result.stderr).not.toContain("    at ");
   });
 
-  it("set round-trips values with spaces, #, =, quotes, trailing spaces, dashes, unicode, backslashes", async () => {
+  test("set round-trips values with spaces, #, =, quotes, trailing spaces, dashes, unicode, backslashes", async () => {
     const values: Array<[string, string]> = [
       ["spaces", "hello big world"],
       ["a #", "a # b"],
@@ -133,13 +136,13 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     expectSuccess(await loopx(["env", "list"], s), values.map(([, value], i) => `${keys[i]}=${value}\n`).join(""));
   });
 
-  it("set K -x stores the dash-leading value (it is not parsed as a flag)", async () => {
+  test("set K -x stores the dash-leading value (it is not parsed as a flag)", async () => {
     const s = setup();
     expectSuccess(await loopx(["env", "set", "K", "-x"], s));
     expectSuccess(await loopx(["env", "list"], s), "K=-x\n");
   });
 
-  it.each<[string, string]>([
+  it.each<[string, string]>(tableFor(runtime, [
     ["a leading digit", "1BAD"],
     ["a dash", "A-B"],
     ["a space", "A B"],
@@ -148,7 +151,7 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     ["a dot", "A.B"],
     ["non-ASCII", "É"],
     ["a leading dash", "-K"],
-  ])("set rejects a name with %s (exit 1, nothing written)", async (_label, name) => {
+  ]))("set rejects a name with %s (exit 1, nothing written)", async (_label, name) => {
     const s = setup();
     writeEnvFile(s.file, '# keep\nA="1"\n');
     const before = snapshotTree(s.env.HOME!);
@@ -159,13 +162,13 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     expect(existsSync(fresh.dir)).toBe(false);
   });
 
-  it.each<[string, string]>([
+  it.each<[string, string]>(tableFor(runtime, [
     ["\\n", "a\nb"],
     ["\\r", "a\rb"],
     ["\\r\\n", "a\r\nb"],
     ["a trailing \\n", "value\n"],
     ["only \\n", "\n"],
-  ])("set rejects a value containing %s (exit 1, file unchanged)", async (_label, value) => {
+  ]))("set rejects a value containing %s (exit 1, file unchanged)", async (_label, value) => {
     const s = setup();
     writeEnvFile(s.file, '# keep\nA="1"\n');
     const before = snapshotTree(s.env.HOME!);
@@ -174,7 +177,7 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     expectSuccess(await loopx(["env", "list"], s), "A=1\n");
   });
 
-  it("set of an existing key replaces it and keeps every other line (comments, blanks, odd lines)", async () => {
+  test("set of an existing key replaces it and keeps every other line (comments, blanks, odd lines)", async () => {
     const s = setup();
     const original = ['# global secrets', 'A="1"', "", "K=old", "# K=commented", "B='2'", "1BAD=kept", ""].join("\n");
     writeEnvFile(s.file, original);
@@ -191,14 +194,14 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     expect(list.stdout).toBe("A=1\nB=2\nK=new value\n");
   });
 
-  it("set of a key that appears twice leaves it with the new value", async () => {
+  test("set of a key that appears twice leaves it with the new value", async () => {
     const s = setup();
     writeEnvFile(s.file, "K=1\nA=a\nK=2\n");
     expectSuccess(await loopx(["env", "set", "K", "3"], s));
     expectSuccess(await loopx(["env", "list"], s), "A=a\nK=3\n");
   });
 
-  it("set appends correctly to a file without a trailing newline", async () => {
+  test("set appends correctly to a file without a trailing newline", async () => {
     const s = setup();
     writeEnvFile(s.file, 'A="1"');
     expectSuccess(await loopx(["env", "set", "B", "2"], s));
@@ -206,7 +209,7 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     expectSuccess(await loopx(["env", "list"], s), "A=1\nB=2\n");
   });
 
-  it("remove deletes the key and keeps other lines; a missing key is a silent no-op", async () => {
+  test("remove deletes the key and keeps other lines; a missing key is a silent no-op", async () => {
     const s = setup();
     writeEnvFile(s.file, '# comment\nA="1"\nK="x"\nB="2"\n');
     expectSuccess(await loopx(["env", "remove", "K"], s));
@@ -218,7 +221,7 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
   });
 
   // Judgement call beyond "does not create the file": no directory is created either.
-  it("remove with no env file exits 0 and creates nothing", async () => {
+  test("remove with no env file exits 0 and creates nothing", async () => {
     const s = setup();
     const before = snapshotTree(s.env.HOME!);
     expectSuccess(await loopx(["env", "remove", "K"], s));
@@ -226,7 +229,7 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     expect(snapshotTree(s.env.HOME!)).toEqual(before);
   });
 
-  it("honours XDG_CONFIG_HOME, creating the directory on first set", async () => {
+  test("honours XDG_CONFIG_HOME, creating the directory on first set", async () => {
     const xdg = join(tempDir(), "deep", "nested", "config");
     const s = setup({ XDG_CONFIG_HOME: xdg });
     expectSuccess(await loopx(["env", "set", "K", "v"], s));
@@ -238,7 +241,7 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     expectSuccess(await loopx(["env", "list"], other));
   });
 
-  it("falls back to $HOME/.config/loopx/env when XDG_CONFIG_HOME is unset", async () => {
+  test("falls back to $HOME/.config/loopx/env when XDG_CONFIG_HOME is unset", async () => {
     const s = setup({ XDG_CONFIG_HOME: undefined });
     expect(s.env.XDG_CONFIG_HOME).toBeUndefined();
     expectSuccess(await loopx(["env", "set", "K", "v"], s));
@@ -249,14 +252,14 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
   });
 
   // Judgement call: per the XDG base-directory spec, an empty XDG_CONFIG_HOME counts as unset.
-  it("treats an empty XDG_CONFIG_HOME as unset", async () => {
+  test("treats an empty XDG_CONFIG_HOME as unset", async () => {
     const s = setup({ XDG_CONFIG_HOME: "" });
     expectSuccess(await loopx(["env", "set", "K", "v"], s));
     expect(readFileSync(join(s.env.HOME!, ".config", "loopx", "env"), "utf8")).toBe('K="v"\n');
     expect(existsSync(join(s.cwd, "loopx"))).toBe(false);
   });
 
-  it("leaves no temporary files next to the env file after set and remove", async () => {
+  test("leaves no temporary files next to the env file after set and remove", async () => {
     const s = setup();
     expectSuccess(await loopx(["env", "set", "A", "1"], s));
     expectSuccess(await loopx(["env", "set", "B", "2"], s));
@@ -268,7 +271,7 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     expect(readFileSync(s.file, "utf8")).toBe('A="3"\n');
   });
 
-  it("an env file path that is a directory: list, set and remove fail with one line, nothing changes", async () => {
+  test("an env file path that is a directory: list, set and remove fail with one line, nothing changes", async () => {
     const s = setup();
     mkdirSync(s.file, { recursive: true });
     writeFileSync(join(s.file, "inside"), "x\n");
@@ -280,7 +283,7 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     }
   });
 
-  it("a config dir path that is a file: set fails with one line, nothing changes", async () => {
+  test("a config dir path that is a file: set fails with one line, nothing changes", async () => {
     const s = setup();
     writeEnvFile(s.dir, "i am a file, not the loopx dir\n");
     const before = snapshotTree(s.env.HOME!);
@@ -288,7 +291,7 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     expect(snapshotTree(s.env.HOME!)).toEqual(before);
   });
 
-  it.each<[string, string[]]>([
+  it.each<[string, string[]]>(tableFor(runtime, [
     ["env with no subcommand", ["env"]],
     ["unknown env subcommand", ["env", "get", "K"]],
     ["set with no arguments", ["env", "set"]],
@@ -298,7 +301,7 @@ describe.concurrent.each(RUNTIMES)("loopx env ($name)", (runtime) => {
     ["remove with an extra argument", ["env", "remove", "K", "extra"]],
     // Judgement call: list takes no arguments.
     ["list with an argument", ["env", "list", "extra"]],
-  ])("%s → exit 1 with a one-line error, nothing written", async (_label, args) => {
+  ]))("%s → exit 1 with a one-line error, nothing written", async (_label, args) => {
     const s = setup();
     const before = snapshotTree(s.env.HOME!);
     expectOneLineError(await loopx(args, s));

@@ -10,11 +10,14 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync,
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNTIMES, expectOneLineError, giveToUnprivileged, isolatedEnv, makeProject, runLoopx, runLoopxUnprivileged, tempDir } from "../../helpers.js";
+import { itFor } from "../../case-tables.js";
 import { dumpProject, globalEnvFile, readDump, writeGlobalEnv } from "../../fixtures/env/support.js";
 
 describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
+  // Loopx's own logic: every test under Node, every third under Bun (test/case-tables.ts).
+  const test = itFor(runtime);
   describe("global env file (§8.1)", () => {
-    it("injects variables from $XDG_CONFIG_HOME/loopx/env into scripts", async () => {
+    test("injects variables from $XDG_CONFIG_HOME/loopx/env into scripts", async () => {
       const { cwd, dump: trace } = dumpProject();
       const env = isolatedEnv();
       writeGlobalEnv(env, "GLOBAL_ONE=alpha\nGLOBAL_TWO=beta\n");
@@ -42,7 +45,7 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
       expect(readFileSync(trace, "utf8")).toBe("visible-in-ts");
     });
 
-    it("falls back to $HOME/.config/loopx/env when XDG_CONFIG_HOME is unset", async () => {
+    test("falls back to $HOME/.config/loopx/env when XDG_CONFIG_HOME is unset", async () => {
       const { cwd, dump: trace } = dumpProject();
       const env = isolatedEnv({ XDG_CONFIG_HOME: undefined });
       mkdirSync(join(env.HOME!, ".config", "loopx"), { recursive: true });
@@ -54,7 +57,7 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
       expect(dump.get("FROM_HOME_CONFIG")).toBe("yes");
     });
 
-    it("uses XDG_CONFIG_HOME, not ~/.config, when XDG_CONFIG_HOME is set", async () => {
+    test("uses XDG_CONFIG_HOME, not ~/.config, when XDG_CONFIG_HOME is set", async () => {
       const { cwd, dump: trace } = dumpProject();
       const env = isolatedEnv({ XDG_CONFIG_HOME: tempDir("loopx-xdg-") });
       mkdirSync(join(env.HOME!, ".config", "loopx"), { recursive: true });
@@ -67,7 +70,7 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
       expect(dump.has("ONLY_HOME")).toBe(false);
     });
 
-    it("treats a missing config directory as no global variables", async () => {
+    test("treats a missing config directory as no global variables", async () => {
       const { cwd, dump: trace } = dumpProject();
       const env = isolatedEnv();
       const result = await runLoopx(runtime, ["run", "-n", "1", "w"], { cwd, env });
@@ -76,7 +79,7 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
       expect(existsSync(trace)).toBe(true);
     });
 
-    it("applies the .env rules: comments, blanks, quotes, no escapes, trimming, inline #, duplicates", async () => {
+    test("applies the .env rules: comments, blanks, quotes, no escapes, trimming, inline #, duplicates", async () => {
       const { cwd, dump: trace } = dumpProject();
       const env = isolatedEnv();
       writeGlobalEnv(
@@ -139,7 +142,7 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
       expect(dump.get("_UNDERSCORE_1")).toBe("ok");
     });
 
-    it("accepts CRLF line endings", async () => {
+    test("accepts CRLF line endings", async () => {
       const { cwd, dump: trace } = dumpProject();
       const env = isolatedEnv();
       writeGlobalEnv(env, '# comment\r\nCR_A=one\r\nCR_B="two"\r\n\r\nCR_C=\'three\'\r\n');
@@ -151,7 +154,7 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
       expect(dump.get("CR_C")).toBe("three");
     });
 
-    it("accepts a file without a trailing newline", async () => {
+    test("accepts a file without a trailing newline", async () => {
       const { cwd, dump: trace } = dumpProject();
       const env = isolatedEnv();
       writeGlobalEnv(env, "FIRST=1\nLAST=no-newline");
@@ -180,7 +183,7 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
       expect(result.stderr.trim()).not.toBe("");
     });
 
-    it("warns once per invalid line when several are present", async () => {
+    test("warns once per invalid line when several are present", async () => {
       const { cwd, dump: trace } = dumpProject();
       const env = isolatedEnv();
       writeGlobalEnv(env, "1BAD=x\nGOOD=yes\nKEY WITH SPACES=x\nnoequals\n");
@@ -190,7 +193,7 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
       expect(result.stderr.trim().split("\n").length).toBeGreaterThanOrEqual(3);
     });
 
-    it("fails with exit 1 and a one-line error when the global env file is a directory", async () => {
+    test("fails with exit 1 and a one-line error when the global env file is a directory", async () => {
       const { cwd, dump: trace } = dumpProject();
       const env = isolatedEnv();
       mkdirSync(join(env.XDG_CONFIG_HOME!, "loopx", "env"), { recursive: true });
@@ -201,7 +204,7 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
       expect(existsSync(trace)).toBe(false);
     });
 
-    it("validates an unreadable global env file even with -n 0", async () => {
+    test("validates an unreadable global env file even with -n 0", async () => {
       const { cwd } = dumpProject();
       const env = isolatedEnv();
       mkdirSync(join(env.XDG_CONFIG_HOME!, "loopx", "env"), { recursive: true });
@@ -211,7 +214,7 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
   });
 
   describe("local env file -e (§8.2)", () => {
-    it("merges the -e file over the global file (local wins)", async () => {
+    test("merges the -e file over the global file (local wins)", async () => {
       const { cwd, dump: trace } = dumpProject({ "local.env": "SHARED=local\nLOCAL_ONLY=l\n" });
       const env = isolatedEnv();
       writeGlobalEnv(env, "SHARED=global\nGLOBAL_ONLY=g\n");
@@ -223,7 +226,7 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
       expect(dump.get("GLOBAL_ONLY")).toBe("g");
     });
 
-    it("applies the same .env rules to the -e file", async () => {
+    test("applies the same .env rules to the -e file", async () => {
       const { cwd, dump: trace } = dumpProject({
         "local.env": '# c\n\nQ="a b"\nS=\'x\'\nU="open\nINL=v # h\nD=1\nD=2\n1BAD=no\n',
       });
@@ -240,7 +243,7 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
       expect(dump.has("1BAD")).toBe(false);
     });
 
-    it("resolves a relative -e path against the invocation cwd, not the workflow directory", async () => {
+    test("resolves a relative -e path against the invocation cwd, not the workflow directory", async () => {
       const { cwd, dump: trace } = dumpProject({
         "conf/local.env": "WHERE=project-conf\n",
         ".loopx/w/conf/local.env": "WHERE=workflow-dir\n",
@@ -250,7 +253,7 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
       expect(readDump(trace).get("WHERE")).toBe("project-conf");
     });
 
-    it("accepts an absolute -e path", async () => {
+    test("accepts an absolute -e path", async () => {
       const other = tempDir("loopx-envdir-");
       writeFileSync(join(other, "abs.env"), "ABS=1\n");
       const { cwd, dump: trace } = dumpProject();
@@ -259,7 +262,7 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
       expect(readDump(trace).get("ABS")).toBe("1");
     });
 
-    it("exits 1 naming the file when the -e file does not exist, without running a script", async () => {
+    test("exits 1 naming the file when the -e file does not exist, without running a script", async () => {
       const { cwd, dump: trace } = dumpProject();
       const result = await runLoopx(runtime, ["run", "-n", "1", "-e", "no-such-file.env", "w"], { cwd, env: isolatedEnv() });
       expect(result.code).toBe(1);
@@ -267,14 +270,14 @@ describe.each(RUNTIMES)("run: environment variables ($name)", (runtime) => {
       expect(existsSync(trace)).toBe(false);
     });
 
-    it("exits 1 for a missing -e file even with -n 0", async () => {
+    test("exits 1 for a missing -e file even with -n 0", async () => {
       const { cwd } = dumpProject();
       const result = await runLoopx(runtime, ["run", "-n", "0", "-e", "missing.env", "w"], { cwd, env: isolatedEnv() });
       expect(result.code).toBe(1);
       expect(result.stderr).toContain("missing.env");
     });
 
-    it("exits 1 when -e points to a directory", async () => {
+    test("exits 1 when -e points to a directory", async () => {
       const { cwd, dump: trace } = dumpProject({ "envdir/placeholder.txt": "" });
       const result = await runLoopx(runtime, ["run", "-n", "1", "-e", "envdir", "w"], { cwd, env: isolatedEnv() });
       expect(result.code).toBe(1);

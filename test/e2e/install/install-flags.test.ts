@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RUNTIMES, makeProject, runLoopx } from "../../helpers.js";
 import { installEnv, startServer, type TestServer } from "../../fixtures/install/support.js";
+import { tableFor } from "../../case-tables.js";
 
 describe.each(RUNTIMES)("loopx install command line ($name)", (runtime) => {
   let server: TestServer;
@@ -14,7 +15,7 @@ describe.each(RUNTIMES)("loopx install command line ($name)", (runtime) => {
   });
   afterAll(() => server.stop());
 
-  it.each([
+  it.each(tableFor(runtime, [
     ["no source", [], /needs a source/],
     ["two sources", ["a/b", "c/d"], /exactly one source/],
     ["a duplicate -w", ["-w", "a", "-w", "b", "SRC"], /-w\/--workflow given more than once/],
@@ -22,7 +23,7 @@ describe.each(RUNTIMES)("loopx install command line ($name)", (runtime) => {
     ["a duplicate -y", ["-y", "-y", "SRC"], /-y given more than once/],
     ["an unknown flag", ["--unknown", "SRC"], /unknown option "--unknown"/],
     ["-w without a value", ["SRC", "-w"], /.+/],
-  ])("%s is a usage error that makes no request and touches nothing", async (_label, args, message) => {
+  ]))("%s is a usage error that makes no request and touches nothing", async (_label, args, message) => {
     const cwd = makeProject({ ".loopx": "a file, not a directory\n" });
     const { env } = installEnv();
     const source = `${server.origin}/x.tgz`;
@@ -34,13 +35,13 @@ describe.each(RUNTIMES)("loopx install command line ($name)", (runtime) => {
     expect(server.requests.length).toBe(before);
   });
 
-  it.each([
+  it.each(tableFor(runtime, [
     [["-h"]],
     [["--help"]],
     [["-h", "--unknown", "-w", "a", "-w", "b", "-y", "-y", "SRC", "extra"]],
     [["SRC", "-h"]],
     [["org/repo.git", "--help"]],
-  ])("install %j shows install help and ignores everything else", async (args) => {
+  ]))("install %j shows install help and ignores everything else", async (args) => {
     const cwd = makeProject({ ".loopx": "a file, not a directory\n" });
     const { env } = installEnv();
     const before = server.requests.length;

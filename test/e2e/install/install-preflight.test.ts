@@ -2,6 +2,7 @@ import { existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNTIMES, VERSION, isolatedEnv, makeProject, makeSymlink, runLoopx, tempDir, warnings } from "../../helpers.js";
+import { itFor } from "../../case-tables.js";
 import { fileUrl, installEnv, listDir, makeBareRepo, snapshot, type TreeSpec } from "../../fixtures/install/support.js";
 
 const pkg = (json: unknown) => JSON.stringify(json);
@@ -16,6 +17,8 @@ const EXISTING: Record<string, string> = {
 };
 
 describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)", (runtime) => {
+  // Loopx's own logic: every test under Node, every third under Bun (test/case-tables.ts).
+  const test = itFor(runtime);
   async function install(spec: TreeSpec, repoName: string, args: string[] = [], projectFiles: Record<string, string> = {}, setup?: (cwd: string) => void) {
     const bare = makeBareRepo(spec, tempDir(), `${repoName}.git`);
     const cwd = makeProject(projectFiles);
@@ -69,21 +72,21 @@ describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)"
     expect(listDir(tmp)).toEqual([]);
   });
 
-  it("does not leave .loopx/ behind when it did not exist and the install fails", async () => {
+  test("does not leave .loopx/ behind when it did not exist and the install fails", async () => {
     const result = await install({ "a.sh": "echo\n", "a.js": "\n" }, "flow");
     expect(result.code).toBe(1);
     expect(result.before).toBeNull();
     expect(existsSync(join(result.cwd, ".loopx"))).toBe(false);
   });
 
-  it("refuses when .loopx is a file, before fetching anything", async () => {
+  test("refuses when .loopx is a file, before fetching anything", async () => {
     const result = await install({ "index.sh": "echo\n" }, "flow", [], { ".loopx": "i am a file\n" });
     expect(result.code).toBe(1);
     expect(result.stderr).toBe("loopx: cannot install: .loopx exists in the project root but is not a directory\n");
     expect(readFileSync(join(result.cwd, ".loopx"), "utf8")).toBe("i am a file\n");
   });
 
-  it("allows a workflow without an index script; its scripts are run by name", async () => {
+  test("allows a workflow without an index script; its scripts are run by name", async () => {
     const result = await install({ "setup.sh": "#!/bin/bash\necho '{\"stop\":true}'\n" }, "noindex");
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
@@ -104,7 +107,7 @@ describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)"
     expect(readFileSync(join(result.cwd, ".loopx", "flow", "package.json"), "utf8")).toBe(pkg(json));
   });
 
-  it("-y installs despite a version mismatch, warns, and keeps the declaration", async () => {
+  test("-y installs despite a version mismatch, warns, and keeps the declaration", async () => {
     const json = pkg({ dependencies: { loopx: ">=999.0.0" } });
     const result = await install({ "index.sh": "echo\n", "package.json": json }, "flow", ["-y"]);
     expect(result.code).toBe(0);
@@ -126,7 +129,7 @@ describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)"
     expect(existsSync(join(result.cwd, ".loopx", "flow", "index.sh"))).toBe(true);
   });
 
-  it("-y replaces an existing workflow directory entirely, despite broken siblings elsewhere in .loopx/", async () => {
+  test("-y replaces an existing workflow directory entirely, despite broken siblings elsewhere in .loopx/", async () => {
     const result = await install({ "index.sh": "echo new\n" }, "keep", ["-y"], { ...EXISTING, ".loopx/keep/old.sh": "echo old\n", ".loopx/keep/lib/x.md": "x" });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
@@ -139,7 +142,7 @@ describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)"
     expect(othersAfter).toEqual(othersBefore);
   });
 
-  it("-y replaces a symlinked workflow by removing the symlink, never its target", async () => {
+  test("-y replaces a symlinked workflow by removing the symlink, never its target", async () => {
     const elsewhere = makeProject({ "real/index.sh": "echo real\n", "real/data.md": "keep me\n" });
     const result = await install({ "index.sh": "echo new\n" }, "linked", ["-y"], EXISTING, (cwd) =>
       makeSymlink(join(elsewhere, "real"), join(cwd, ".loopx", "linked")),
@@ -153,7 +156,7 @@ describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)"
     expect(readFileSync(join(elsewhere, "real", "index.sh"), "utf8")).toBe("echo real\n");
   });
 
-  it("without -y, a symlinked workflow at the destination is refused and left as it is", async () => {
+  test("without -y, a symlinked workflow at the destination is refused and left as it is", async () => {
     const elsewhere = makeProject({ "real/index.sh": "echo real\n" });
     const result = await install({ "index.sh": "echo new\n" }, "linked", [], {}, (cwd) => makeSymlink(join(elsewhere, "real"), join(cwd, ".loopx", "linked")));
     expect(result.code).toBe(1);
@@ -175,7 +178,7 @@ describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)"
     "f/package.json": "{ broken",
   };
 
-  it("preflights every workflow and reports every failure in one line before writing anything", async () => {
+  test("preflights every workflow and reports every failure in one line before writing anything", async () => {
     const result = await install(MULTI, "flows", [], EXISTING);
     expect(result.code).toBe(1);
     const lines = result.stderr.trim().split("\n");
@@ -193,7 +196,7 @@ describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)"
     expect(result.tmpAfter).toEqual([]);
   });
 
-  it("with -y, replaceable collisions and version mismatches no longer fail, but invalid names and collisions still do", async () => {
+  test("with -y, replaceable collisions and version mismatches no longer fail, but invalid names and collisions still do", async () => {
     const result = await install(MULTI, "flows", ["-y"], EXISTING);
     expect(result.code).toBe(1);
     const error = result.stderr.trim().split("\n").pop()!;
@@ -204,7 +207,7 @@ describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)"
     expect(result.after).toEqual(result.before);
   });
 
-  it("with -y and only replaceable problems, installs all workflows atomically", async () => {
+  test("with -y and only replaceable problems, installs all workflows atomically", async () => {
     const { "a/bad name.sh": _a, "b/x.tsx": _b, ...fixable } = MULTI;
     const result = await install(fixable, "flows", ["-y"], EXISTING);
     expect(result.code).toBe(0);
@@ -213,7 +216,7 @@ describe.each(RUNTIMES)("loopx install validation, collisions, versions ($name)"
     expect(result.stderr).toMatch(/warning: workflow "c" declares loopx version >=999\.0\.0.*installing anyway/);
   });
 
-  it("a staging directory inside .loopx/ is never taken for a workflow by run or run -h", async () => {
+  test("a staging directory inside .loopx/ is never taken for a workflow by run or run -h", async () => {
     const cwd = makeProject({
       ".loopx/good/index.sh": "#!/bin/bash\necho '{\"stop\":true}'\n",
       ".loopx/.install-AbC123/wf/index.sh": "echo staged\n",

@@ -21,7 +21,7 @@ import {
   warnings,
   type RunResult,
 } from "../../helpers.js";
-import { tableFor } from "../../case-tables.js";
+import { itFor, tableFor } from "../../case-tables.js";
 
 /** A bash script that appends `label` to trace.log and stops the loop. */
 const mark = (label: string): string => sh(`echo "${label}" >> "$LOOPX_PROJECT_ROOT/trace.log"\necho '{"stop":true}'`);
@@ -44,6 +44,8 @@ function expectHelpWithWarnings(result: RunResult, ...needles: string[]): void {
 }
 
 describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
+  // Loopx's own logic: every test under Node, every third under Bun (test/case-tables.ts).
+  const test = itFor(runtime);
   describe("workflow detection", () => {
     it.concurrent.each(["js", "jsx", "ts", "tsx"])("a subdirectory whose only script is a .%s file is a runnable workflow", async (ext) => {
       const cwd = makeProject({ [`.loopx/w-${ext}/index.${ext}`]: jsMark(ext) });
@@ -51,13 +53,13 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual([`${ext} w-${ext}`]);
     });
 
-    it.concurrent("a subdirectory whose only script is a .sh file is a runnable workflow", async () => {
+    test.concurrent("a subdirectory whose only script is a .sh file is a runnable workflow", async () => {
       const cwd = makeProject({ ".loopx/w-sh/index.sh": mark("sh") });
       expectClean(await run(runtime, cwd, ["run", "w-sh"]));
       expect(readTrace(cwd)).toEqual(["sh"]);
     });
 
-    it.concurrent("scripts of every extension in one workflow are all addressable by base name", async () => {
+    test.concurrent("scripts of every extension in one workflow are all addressable by base name", async () => {
       const cwd = makeProject({
         ".loopx/mix/index.sh": mark("index"),
         ".loopx/mix/a.js": jsMark("a"),
@@ -85,7 +87,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       },
     );
 
-    it.concurrent("non-script files with dotted or spaced names inside a workflow are ignored (no validation error)", async () => {
+    test.concurrent("non-script files with dotted or spaced names inside a workflow are ignored (no validation error)", async () => {
       const cwd = makeProject({
         ".loopx/good/index.sh": mark("good"),
         ".loopx/good/schema.v1.json": "{}\n",
@@ -100,7 +102,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["good"]);
     });
 
-    it.concurrent("loose script files directly in .loopx/ are ignored: not workflows, not validated", async () => {
+    test.concurrent("loose script files directly in .loopx/ are ignored: not workflows, not validated", async () => {
       const cwd = makeProject({
         ".loopx/loose.sh": mark("loose"),
         ".loopx/index.sh": mark("loose-index"),
@@ -115,7 +117,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["good"]);
     });
 
-    it.concurrent("subdirectories without top-level scripts are not workflows and cause no error or warning", async () => {
+    test.concurrent("subdirectories without top-level scripts are not workflows and cause no error or warning", async () => {
       const cwd = makeProject({
         ".loopx/docs/README.md": "# docs\n",
         ".loopx/libonly/lib/helper.sh": mark("helper"),
@@ -137,7 +139,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expect(help.stderr).toBe("");
     });
 
-    it.concurrent("scripts in nested subdirectories of a workflow are not discovered", async () => {
+    test.concurrent("scripts in nested subdirectories of a workflow are not discovered", async () => {
       const cwd = makeProject({
         ".loopx/wf/index.sh": sh('echo \'{"goto":"helper"}\''),
         ".loopx/wf/lib/helper.sh": mark("helper"),
@@ -157,7 +159,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
   });
 
   describe("symlinks", () => {
-    it.concurrent("a symlinked workflow directory is followed and named after the link", async () => {
+    test.concurrent("a symlinked workflow directory is followed and named after the link", async () => {
       const outside = makeProject({
         "real.dir/index.sh": sh('echo "ran $LOOPX_WORKFLOW" >> "$LOOPX_PROJECT_ROOT/trace.log"\necho \'{"stop":true}\''),
       });
@@ -168,7 +170,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", "real"]), "real");
     });
 
-    it.concurrent("a relative symlink to another workflow inside .loopx/ is a second workflow of its own", async () => {
+    test.concurrent("a relative symlink to another workflow inside .loopx/ is a second workflow of its own", async () => {
       const cwd = makeProject({
         ".loopx/real/index.sh": sh('echo "ran $LOOPX_WORKFLOW" >> "$LOOPX_PROJECT_ROOT/trace.log"\necho \'{"stop":true}\''),
       });
@@ -178,7 +180,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["ran link", "ran real"]);
     });
 
-    it.concurrent("a symlinked script file is followed and named after the link (run and goto)", async () => {
+    test.concurrent("a symlinked script file is followed and named after the link (run and goto)", async () => {
       const shared = makeProject({ "impl.name.sh": mark("impl") });
       const cwd = makeProject({ ".loopx/wf/index.sh": sh('echo \'{"goto":"entry"}\'') });
       makeSymlink(join(shared, "impl.name.sh"), join(cwd, ".loopx", "wf", "entry.sh"));
@@ -188,7 +190,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", "wf:impl"]), "impl");
     });
 
-    it.concurrent("a symlinked index makes a workflow runnable by its bare name", async () => {
+    test.concurrent("a symlinked index makes a workflow runnable by its bare name", async () => {
       const cwd = makeProject({ ".loopx/wf/main.sh": mark("main") });
       makeSymlink("main.sh", join(cwd, ".loopx", "wf", "index.sh"));
       expectClean(await run(runtime, cwd, ["run", "wf"]));
@@ -221,7 +223,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expectHelpWithWarnings(await run(runtime, cwd, ["run", "-h"]), bad);
     });
 
-    it.concurrent("an invalid script name in the target workflow itself is fatal", async () => {
+    test.concurrent("an invalid script name in the target workflow itself is fatal", async () => {
       const cwd = makeProject({
         ".loopx/good/index.sh": mark("good"),
         ".loopx/good/my.script.ts": jsMark("bad"),
@@ -230,7 +232,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual([]);
     });
 
-    it.concurrent("a workflow whose only invalid script is its only script is still reported", async () => {
+    test.concurrent("a workflow whose only invalid script is its only script is still reported", async () => {
       const cwd = makeProject({
         ".loopx/good/index.sh": mark("good"),
         ".loopx/odd/v1.2.sh": mark("odd"),
@@ -239,7 +241,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual([]);
     });
 
-    it.concurrent("names that match [a-zA-Z0-9_][a-zA-Z0-9_-]* are all accepted", async () => {
+    test.concurrent("names that match [a-zA-Z0-9_][a-zA-Z0-9_-]* are all accepted", async () => {
       const cwd = makeProject({
         ".loopx/_w-1/index.sh": mark("_w-1:index"),
         ".loopx/_w-1/_.sh": mark("_w-1:_"),
@@ -253,7 +255,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["_w-1:index", "_w-1:_", "_w-1:1st", "9lives:A_b-C--", "Z:z"]);
     });
 
-    it.concurrent("names are case-sensitive", async () => {
+    test.concurrent("names are case-sensitive", async () => {
       const cwd = makeProject({ ".loopx/ralph/index.sh": mark("ralph"), ".loopx/ralph/Check.sh": mark("Check") });
       expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", "Ralph"]), "Ralph");
       expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", "ralph:check"]), "check");
@@ -263,7 +265,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
   });
 
   describe("same-base-name collisions", () => {
-    it.concurrent("check.sh + check.ts in a sibling workflow: fatal for run, names both files; warning for run -h", async () => {
+    test.concurrent("check.sh + check.ts in a sibling workflow: fatal for run, names both files; warning for run -h", async () => {
       const cwd = makeProject({
         ".loopx/good/index.sh": mark("good"),
         ".loopx/coll/check.sh": mark("check-sh"),
@@ -290,7 +292,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual([]);
     });
 
-    it.concurrent("a three-way collision names all three files", async () => {
+    test.concurrent("a three-way collision names all three files", async () => {
       const cwd = makeProject({
         ".loopx/good/index.sh": mark("good"),
         ".loopx/good/x.sh": mark("x"),
@@ -300,7 +302,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expectLoopxError(await run(runtime, cwd, ["run", "good"]), "x.sh", "x.js", "x.tsx");
     });
 
-    it.concurrent("the same base name with non-script extensions is not a collision", async () => {
+    test.concurrent("the same base name with non-script extensions is not a collision", async () => {
       const cwd = makeProject({
         ".loopx/good/index.sh": mark("good"),
         ".loopx/good/index.json": "{}\n",
@@ -311,7 +313,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["good"]);
     });
 
-    it.concurrent("the same script name in different workflows is not a collision", async () => {
+    test.concurrent("the same script name in different workflows is not a collision", async () => {
       const cwd = makeProject({
         ".loopx/a/index.sh": mark("a"),
         ".loopx/a/check.sh": mark("a-check"),
@@ -324,7 +326,7 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
   });
 
   describe("default entry point", () => {
-    it.concurrent("a workflow without index: `run wf` → exit 1 naming it; `run wf:other` works", async () => {
+    test.concurrent("a workflow without index: `run wf` → exit 1 naming it; `run wf:other` works", async () => {
       const cwd = makeProject({ ".loopx/wf/other.sh": mark("other") });
       expectLoopxError(await run(runtime, cwd, ["run", "wf"]), "wf");
       expect(readTrace(cwd)).toEqual([]);
@@ -332,13 +334,13 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["other"]);
     });
 
-    it.concurrent("a workflow without index does not break running other workflows", async () => {
+    test.concurrent("a workflow without index does not break running other workflows", async () => {
       const cwd = makeProject({ ".loopx/wf/other.sh": mark("other"), ".loopx/good/index.sh": mark("good") });
       expectClean(await run(runtime, cwd, ["run", "good"]));
       expect(readTrace(cwd)).toEqual(["good"]);
     });
 
-    it.concurrent("package.json `main` does not pick the entry point", async () => {
+    test.concurrent("package.json `main` does not pick the entry point", async () => {
       const cwd = makeProject({
         ".loopx/wf/package.json": '{"name":"wf","main":"start.sh"}\n',
         ".loopx/wf/start.sh": mark("start"),
@@ -363,39 +365,39 @@ describe.each(RUNTIMES)("run: discovery and validation ($name)", (runtime) => {
   });
 
   describe("missing things", () => {
-    it.concurrent("no .loopx/ directory → exit 1 telling the user to create it", async () => {
+    test.concurrent("no .loopx/ directory → exit 1 telling the user to create it", async () => {
       const cwd = makeProject({ "README.md": "no loopx here\n" });
       const line = expectLoopxError(await run(runtime, cwd, ["run", "ralph"]), ".loopx");
       expect(line).toMatch(/creat/i);
       expect(existsSync(join(cwd, ".loopx"))).toBe(false);
     });
 
-    it.concurrent("no .loopx/ directory with -n 0 → still exit 1", async () => {
+    test.concurrent("no .loopx/ directory with -n 0 → still exit 1", async () => {
       const cwd = tempDir();
       expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", "ralph"]), ".loopx");
     });
 
-    it.concurrent("a .loopx/ in an ancestor directory is not used", async () => {
+    test.concurrent("a .loopx/ in an ancestor directory is not used", async () => {
       const root = makeProject({ ".loopx/ralph/index.sh": mark("ralph"), "sub/keep.txt": "x\n" });
       const line = expectLoopxError(await run(runtime, join(root, "sub"), ["run", "ralph"]), ".loopx");
       expect(line).toMatch(/creat/i);
       expect(readTrace(root)).toEqual([]);
     });
 
-    it.concurrent("an empty .loopx/ → exit 1 naming the missing workflow", async () => {
+    test.concurrent("an empty .loopx/ → exit 1 naming the missing workflow", async () => {
       const cwd = tempDir();
       mkdirSync(join(cwd, ".loopx"));
       expectLoopxError(await run(runtime, cwd, ["run", "ralph"]), "ralph");
     });
 
-    it.concurrent("a missing workflow → exit 1 naming it, nothing runs", async () => {
+    test.concurrent("a missing workflow → exit 1 naming it, nothing runs", async () => {
       const cwd = makeProject({ ".loopx/ralph/index.sh": mark("ralph") });
       expectLoopxError(await run(runtime, cwd, ["run", "nope"]), "nope");
       expectLoopxError(await run(runtime, cwd, ["run", "nope:index"]), "nope");
       expect(readTrace(cwd)).toEqual([]);
     });
 
-    it.concurrent("a missing script → exit 1 naming it, nothing runs", async () => {
+    test.concurrent("a missing script → exit 1 naming it, nothing runs", async () => {
       const cwd = makeProject({ ".loopx/ralph/index.sh": mark("ralph") });
       expectLoopxError(await run(runtime, cwd, ["run", "ralph:nope"]), "nope");
       expect(readTrace(cwd)).toEqual([]);

@@ -6,12 +6,15 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNTIMES, expectClean, expectLoopxError, makeProject, readTrace, runIsolated as run, sh } from "../../helpers.js";
+import { itFor } from "../../case-tables.js";
 import { emit, traced } from "../../fixtures/loop/support.js";
 
 
 describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
+  // Loopx's own logic: every test under Node, every third under Bun (test/case-tables.ts).
+  const test = itFor(runtime);
   describe("starting target", () => {
-    it.concurrent("`run ralph` starts at ralph:index and resets to it when there is no goto", async () => {
+    test.concurrent("`run ralph` starts at ralph:index and resets to it when there is no goto", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced("index"),
         ".loopx/ralph/other.sh": traced("other"),
@@ -21,14 +24,14 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:index stdin=", "ralph:index stdin="]);
     });
 
-    it.concurrent("`run ralph:index` is the same as `run ralph`", async () => {
+    test.concurrent("`run ralph:index` is the same as `run ralph`", async () => {
       const cwd = makeProject({ ".loopx/ralph/index.sh": traced("index") });
       const result = await run(runtime, cwd, ["run", "-n", "2", "ralph:index"]);
       expectClean(result);
       expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:index stdin="]);
     });
 
-    it.concurrent("`run ralph:other` starts at ralph:other and resets to it (index never runs)", async () => {
+    test.concurrent("`run ralph:other` starts at ralph:other and resets to it (index never runs)", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced("index"),
         ".loopx/ralph/other.sh": traced("other", emit({ result: "x" })),
@@ -38,7 +41,7 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["ralph:other stdin=", "ralph:other stdin=", "ralph:other stdin="]);
     });
 
-    it.concurrent("a non-index start that gotos index then resets to the non-index start", async () => {
+    test.concurrent("a non-index start that gotos index then resets to the non-index start", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced("index"),
         ".loopx/ralph/other.sh": traced("other", emit({ goto: "index", result: "r" })),
@@ -55,7 +58,7 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
   });
 
   describe("goto", () => {
-    it.concurrent("reproduces the spec §2.2 five-iteration example exactly", async () => {
+    test.concurrent("reproduces the spec §2.2 five-iteration example exactly", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced("index", emit({ goto: "check-ready" })),
         ".loopx/ralph/check-ready.sh": traced("check-ready", emit({ goto: "review-adr:request-feedback" })),
@@ -78,7 +81,7 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       ]);
     });
 
-    it.concurrent("a bare goto names a script in the current workflow, not a workflow", async () => {
+    test.concurrent("a bare goto names a script in the current workflow, not a workflow", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced("index", emit({ goto: "other" })),
         ".loopx/ralph/other.sh": traced("other"),
@@ -89,7 +92,7 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:other stdin="]);
     });
 
-    it.concurrent("a qualified goto into the same workflow works like a bare one", async () => {
+    test.concurrent("a qualified goto into the same workflow works like a bare one", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced("index", emit({ goto: "ralph:b" })),
         ".loopx/ralph/b.sh": traced("b", emit({ goto: "ralph:index" })),
@@ -104,7 +107,7 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       ]);
     });
 
-    it.concurrent("a qualified goto `wf:index` enters another workflow's entry point", async () => {
+    test.concurrent("a qualified goto `wf:index` enters another workflow's entry point", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced("index", emit({ goto: "other:index" })),
         ".loopx/other/index.sh": traced("index", emit({ goto: "step" })),
@@ -115,7 +118,7 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "other:index stdin=", "other:step stdin="]);
     });
 
-    it.concurrent("a script can goto itself; each self-hop is an iteration and gets the result", async () => {
+    test.concurrent("a script can goto itself; each self-hop is an iteration and gets the result", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced(
           "index",
@@ -135,14 +138,14 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       ]);
     });
 
-    it.concurrent("a self goto is bounded by -n like any other hop", async () => {
+    test.concurrent("a self goto is bounded by -n like any other hop", async () => {
       const cwd = makeProject({ ".loopx/ralph/index.sh": traced("index", emit({ goto: "index", result: "again" })) });
       const result = await run(runtime, cwd, ["run", "-n", "3", "ralph"]);
       expectClean(result);
       expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:index stdin=again", "ralph:index stdin=again"]);
     });
 
-    it.concurrent("cross-workflow goto does not change the starting target: the chain resets to the original start", async () => {
+    test.concurrent("cross-workflow goto does not change the starting target: the chain resets to the original start", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced("index", emit({ goto: "other:index", result: "to-other" })),
         ".loopx/other/index.sh": traced("index", emit({ result: "ignored" })),
@@ -158,7 +161,7 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       ]);
     });
 
-    it.concurrent("after a cross-workflow goto, LOOPX_WORKFLOW and bare gotos follow the new workflow; reset returns to the start", async () => {
+    test.concurrent("after a cross-workflow goto, LOOPX_WORKFLOW and bare gotos follow the new workflow; reset returns to the start", async () => {
       const cwd = makeProject({
         ".loopx/a/index.sh": traced("index", emit({ goto: "b:one" })),
         ".loopx/a/two.sh": traced("two"),
@@ -185,25 +188,25 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
         ".loopx/ralph/b.sh": traced("b"),
       });
 
-    it.concurrent("-n 1 runs only the starting target", async () => {
+    test.concurrent("-n 1 runs only the starting target", async () => {
       const cwd = chain();
       expectClean(await run(runtime, cwd, ["run", "-n", "1", "ralph"]));
       expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
     });
 
-    it.concurrent("-n 2 counts goto hops: index→a→b runs exactly index and a", async () => {
+    test.concurrent("-n 2 counts goto hops: index→a→b runs exactly index and a", async () => {
       const cwd = chain();
       expectClean(await run(runtime, cwd, ["run", "-n", "2", "ralph"]));
       expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:a stdin="]);
     });
 
-    it.concurrent("-n 4 counts the reset too: index, a, b, index", async () => {
+    test.concurrent("-n 4 counts the reset too: index, a, b, index", async () => {
       const cwd = chain();
       expectClean(await run(runtime, cwd, ["run", "-n", "4", "ralph"]));
       expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:a stdin=", "ralph:b stdin=", "ralph:index stdin="]);
     });
 
-    it.concurrent("when -n is reached, the final iteration's goto is not followed or validated (exit 0)", async () => {
+    test.concurrent("when -n is reached, the final iteration's goto is not followed or validated (exit 0)", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced("index", emit({ goto: "no-such-script" })),
         ".loopx/ralph/b.sh": traced("b", emit({ goto: "a:b:c" })),
@@ -213,7 +216,7 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:b stdin="]);
     });
 
-    it.concurrent("-n 0 on a valid target exits 0 and runs nothing", async () => {
+    test.concurrent("-n 0 on a valid target exits 0 and runs nothing", async () => {
       const cwd = chain();
       const result = await run(runtime, cwd, ["run", "-n", "0", "ralph"]);
       expectClean(result);
@@ -221,26 +224,26 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual([]);
     });
 
-    it.concurrent("-n 0 still validates the target: missing workflow → exit 1", async () => {
+    test.concurrent("-n 0 still validates the target: missing workflow → exit 1", async () => {
       const cwd = chain();
       expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", "nope"]), "nope");
       expect(readTrace(cwd)).toEqual([]);
     });
 
-    it.concurrent("-n 0 still validates the target: missing script → exit 1", async () => {
+    test.concurrent("-n 0 still validates the target: missing script → exit 1", async () => {
       const cwd = chain();
       expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", "ralph:nope"]), "nope");
       expect(readTrace(cwd)).toEqual([]);
     });
 
-    it.concurrent("-n 0 still validates the target: workflow without index → exit 1", async () => {
+    test.concurrent("-n 0 still validates the target: workflow without index → exit 1", async () => {
       const cwd = makeProject({ ".loopx/noindex/other.sh": traced("other") });
       expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", "noindex"]), "noindex");
       expectClean(await run(runtime, cwd, ["run", "-n", "0", "noindex:other"]));
       expect(readTrace(cwd)).toEqual([]);
     });
 
-    it.concurrent("-n 0 still validates discovery: a bad sibling workflow name → exit 1", async () => {
+    test.concurrent("-n 0 still validates discovery: a bad sibling workflow name → exit 1", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced("index"),
         ".loopx/bad.name/index.sh": traced("index"),
@@ -249,13 +252,13 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual([]);
     });
 
-    it.concurrent("-n 0 still loads env files: a missing -e file → exit 1", async () => {
+    test.concurrent("-n 0 still loads env files: a missing -e file → exit 1", async () => {
       const cwd = chain();
       expectLoopxError(await run(runtime, cwd, ["run", "-n", "0", "-e", "missing.env", "ralph"]), "missing.env");
       expect(readTrace(cwd)).toEqual([]);
     });
 
-    it.concurrent("-n 0 with an existing -e file exits 0 and runs nothing", async () => {
+    test.concurrent("-n 0 with an existing -e file exits 0 and runs nothing", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced("index"),
         "local.env": "FOO=bar\n",
@@ -266,7 +269,7 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
   });
 
   describe("stop", () => {
-    it.concurrent("stop ends the loop with exit 0 after the stopping script ran (no -n needed)", async () => {
+    test.concurrent("stop ends the loop with exit 0 after the stopping script ran (no -n needed)", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced("index", emit({ goto: "b", result: "go" })),
         ".loopx/ralph/b.sh": traced("b", "$LOOPX_BIN output --result done --stop"),
@@ -276,7 +279,7 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["ralph:index stdin=", "ralph:b stdin=go"]);
     });
 
-    it.concurrent("stop beats goto", async () => {
+    test.concurrent("stop beats goto", async () => {
       const cwd = makeProject({
         ".loopx/ralph/index.sh": traced("index", emit({ goto: "b", stop: true, result: "r" })),
         ".loopx/ralph/b.sh": traced("b"),
@@ -286,7 +289,7 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
     });
 
-    it.concurrent("stop together with an invalid goto still stops cleanly", async () => {
+    test.concurrent("stop together with an invalid goto still stops cleanly", async () => {
       const cwd = makeProject({ ".loopx/ralph/index.sh": traced("index", emit({ goto: "a:b:c", stop: true })) });
       expectClean(await run(runtime, cwd, ["run", "ralph"]));
       expect(readTrace(cwd)).toEqual(["ralph:index stdin="]);
@@ -294,7 +297,7 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
   });
 
   describe("working directory", () => {
-    it.concurrent("each bash script runs in its own workflow directory, including after a cross-workflow goto", async () => {
+    test.concurrent("each bash script runs in its own workflow directory, including after a cross-workflow goto", async () => {
       const record = (name: string, then: string): string =>
         sh(`echo "${name} $(pwd)" >> "$LOOPX_PROJECT_ROOT/trace.log"\n${then}`);
       const cwd = makeProject({
@@ -309,7 +312,7 @@ describe.each(RUNTIMES)("run: loop state machine ($name)", (runtime) => {
       ]);
     });
 
-    it.concurrent("a TypeScript script also runs in its workflow directory, and LOOPX_PROJECT_ROOT is the invocation cwd", async () => {
+    test.concurrent("a TypeScript script also runs in its workflow directory, and LOOPX_PROJECT_ROOT is the invocation cwd", async () => {
       const cwd = makeProject({
         ".loopx/tsflow/index.ts": [
           'import { appendFileSync } from "node:fs";',

@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLIS, ROOT, RUNTIMES, VERSION, giveToUnprivileged, isolatedEnv, makeProject, makeSymlink, runCli, runCommand, runLoopx, runLoopxUnprivileged, warnings } from "../../helpers.js";
+import { itFor } from "../../case-tables.js";
 import { chmodSync, writeFileSync } from "node:fs";
 
 /** wf:index → goto other:index → reset → ... ; each run appends to trace. */
@@ -39,7 +40,9 @@ function twoWorkflows(ralphManifest?: string): string {
 const trace = (cwd: string) => readFileSync(join(cwd, "trace.log"), "utf8");
 
 describe.each(RUNTIMES)("workflow version checks ($name)", (runtime) => {
-  it("an unsatisfied range warns once for the starting workflow, before its first run, and the loop goes on", async () => {
+  // Loopx's own logic: every test under Node, every third under Bun (test/case-tables.ts).
+  const test = itFor(runtime);
+  test("an unsatisfied range warns once for the starting workflow, before its first run, and the loop goes on", async () => {
     const cwd = project(deps("dependencies", "^99.0.0"));
     const result = await runLoopx(runtime, ["run", "-n", "6", "wf"], { cwd, env: isolatedEnv() });
     expect(result.code).toBe(0);
@@ -51,7 +54,7 @@ describe.each(RUNTIMES)("workflow version checks ($name)", (runtime) => {
     expect(lines[0]).toContain(VERSION);
   });
 
-  it("a workflow reached by goto is checked on first entry only", async () => {
+  test("a workflow reached by goto is checked on first entry only", async () => {
     const cwd = project(undefined, deps("devDependencies", "<0.0.1"));
     const result = await runLoopx(runtime, ["run", "-n", "6", "wf"], { cwd, env: isolatedEnv() });
     expect(result.code).toBe(0);
@@ -75,7 +78,7 @@ describe.each(RUNTIMES)("workflow version checks ($name)", (runtime) => {
     expect(warnings(result.stderr)).toHaveLength(warns ? 1 : 0);
   });
 
-  it("an unreadable package.json (a directory) warns and the loop still runs", async () => {
+  test("an unreadable package.json (a directory) warns and the loop still runs", async () => {
     const cwd = project(undefined);
     mkdirSync(join(cwd, ".loopx", "wf", "package.json"));
     const result = await runLoopx(runtime, ["run", "-n", "1", "wf"], { cwd, env: isolatedEnv() });
@@ -83,14 +86,14 @@ describe.each(RUNTIMES)("workflow version checks ($name)", (runtime) => {
     expect(warnings(result.stderr)).toEqual([expect.stringMatching(/"wf".*package\.json/)]);
   });
 
-  it("-n 0 skips the version check", async () => {
+  test("-n 0 skips the version check", async () => {
     const cwd = project(deps("dependencies", "^99"));
     const result = await runLoopx(runtime, ["run", "-n", "0", "wf"], { cwd, env: isolatedEnv() });
     expect(result.code).toBe(0);
     expect(result.stderr).toBe("");
   });
 
-  it("the API applies the same rule", async () => {
+  test("the API applies the same rule", async () => {
     const cwd = project(deps("dependencies", "^99"));
     makeSymlink(ROOT, join(cwd, "node_modules", "loopx"));
     const consumer = join(cwd, "consumer.mjs");
