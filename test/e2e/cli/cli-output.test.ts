@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { parseOutput } from "../../../src/core/output.js";
 import { ROOT, RUNTIMES, expectOneLineError, isolatedEnv, makeProject, runLoopx, tempDir } from "../../helpers.js";
+import { tableFor } from "../../case-tables.js";
 import { argString, normalized } from "../../fixtures/arbitraries.js";
 
 const PACKAGE_VERSION: string = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
@@ -43,7 +44,7 @@ describe.concurrent.each(RUNTIMES)("version and output ($name)", (runtime) => {
   });
 
   describe("loopx output (§4.3)", () => {
-    it.each<[string, string[], Record<string, unknown>]>([
+    it.each<[string, string[], Record<string, unknown>]>(tableFor(runtime, [
       ["--result", ["--result", "x"], { result: "x" }],
       ["--goto", ["--goto", "g"], { goto: "g" }],
       ["--stop", ["--stop"], { stop: true }],
@@ -74,7 +75,7 @@ describe.concurrent.each(RUNTIMES)("version and output ($name)", (runtime) => {
       ["--result= empty form", ["--result="], { result: "" }],
       ["--goto=value form", ["--goto=x:y", "--stop"], { goto: "x:y", stop: true }],
       ["result with = separated", ["--result", "a=b"], { result: "a=b" }],
-    ])("%s → exact JSON", async (_label, args, expected) => {
+    ]))("%s → exact JSON", async (_label, args, expected) => {
       const cwd = brokenProject();
       const result = await runLoopx(runtime, ["output", ...args], { cwd, env: isolatedEnv() });
       expect(result.stderr).toBe("");
@@ -82,7 +83,7 @@ describe.concurrent.each(RUNTIMES)("version and output ($name)", (runtime) => {
       expect(JSON.parse(result.stdout)).toStrictEqual(expected);
     });
 
-    it.each<[string, string[], RegExp]>([
+    it.each<[string, string[], RegExp]>(tableFor(runtime, [
       ["no flags", [], /--result|--goto|--stop|flag/],
       ["unknown flag", ["--unknown"], /--unknown/],
       ["unknown flag with a valid one", ["--result", "x", "--nope"], /--nope/],
@@ -93,7 +94,7 @@ describe.concurrent.each(RUNTIMES)("version and output ($name)", (runtime) => {
       ["duplicate --result", ["--result", "a", "--result", "b"], /--result/],
       ["duplicate --goto", ["--goto", "a", "--goto", "b"], /--goto/],
       ["duplicate --stop", ["--stop", "--stop"], /--stop/],
-    ])("%s → exit 1 with a one-line error", async (_label, args, pattern) => {
+    ]))("%s → exit 1 with a one-line error", async (_label, args, pattern) => {
       const cwd = tempDir();
       const result = await runLoopx(runtime, ["output", ...args], { cwd, env: isolatedEnv() });
       expectOneLineError(result, pattern);
