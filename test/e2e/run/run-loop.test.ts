@@ -4,7 +4,7 @@
  * $LOOPX_PROJECT_ROOT/trace.log, so each test asserts the exact sequence of executions.
  */
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { RUNTIMES, expectClean, expectLoopxError, makeProject, readTrace, runIsolated as run, sh } from "../../helpers.js";
 import { itFor } from "../../case-tables.js";
 import { emit, traced } from "../../fixtures/loop/support.js";
