@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// Long-running soak tests (`npm run test:soak`): only test/e2e/run/soak.test.ts, which the default
-// vitest.config.ts excludes. Tests spawn the built CLI (dist/); the script builds first.
+// The soak alone (`npm run test:soak`): only test/e2e/run/soak.test.ts, which `npm test` runs as the
+// "soak" project beside the rest (vitest.config.ts). Tests spawn the built CLI (dist/); the script builds first.
 // The soak samples loopx through /proc, so it runs on Linux only (none on macOS).
 const linux = process.platform === "linux";
 export default defineConfig({

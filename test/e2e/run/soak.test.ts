@@ -1,6 +1,6 @@
 /**
- * Soak — long runs (issue "faults, hostile input and long runs", item 4). Gated: run with
- * `npm run test:soak` (vitest.soak.config.ts); the default `vitest run` excludes this file.
+ * Soak — long runs (issue "faults, hostile input and long runs", item 4). `npm test` runs it first,
+ * as its own project beside the rest of the suite (vitest.config.ts); `npm run test:soak` runs it alone.
  *
  * 10,000 iterations of a bash goto ping-pong (ping → pong → ping → ...), with the iteration
  * counter itself travelling through the loop as the piped `result`, so the run also proves that
@@ -126,7 +126,7 @@ function pingPong(self: string, other: string, root: string): string {
   ].join("\n");
 }
 
-// The runtimes soak side by side: the suite has ended by then, and one run keeps about one core busy.
+// The runtimes soak side by side: each run is one sequence of 10,000 iterations, so neither waits for the other.
 describe.concurrent.each(RUNTIMES)("soak: 10,000-iteration goto ping-pong ($name)", (runtime) => {
   it(`runs ${ITERATIONS} iterations with flat RSS, flat fds and no zombies`, { timeout: 900_000 }, async ({ expect }) => {
     const root = tempDir();
