@@ -3,9 +3,9 @@ import type { ValueKind } from "../core/value-kinds.js";
 
 /**
  * The one declaration of a command's options and arguments: each is a field of its command class,
- * made by a function here, which hands clipanion its option (clipanion parses the line into the
- * field) and keeps loopx's own description of it (names, kind of value, help text). The grammar,
- * the help and the completion read loopx's description (command-spec.ts), never clipanion's.
+ * made by a function here, which marks the field as clipanion's option and keeps loopx's own
+ * description of it (names, kind of value, help text). The grammar (which parses the line once and
+ * fills the fields), the help and the completion read loopx's description (command-spec.ts).
  */
 
 export interface OptionSpec {
@@ -32,8 +32,10 @@ export interface PositionalSpec {
   /** The kind of value (a key of VALUE_KINDS), or another name for its placeholder. */
   name: string;
   required: boolean;
-  /** Takes every remaining argument (the command checks how many it got). */
+  /** Takes every remaining argument (the command checks how many it got, beyond `minimum`). */
   rest: boolean;
+  /** For a rest: how many arguments it needs at least. */
+  minimum?: number;
 }
 
 /** loopx's description of each declared field, by the object clipanion keeps for it. */
@@ -80,9 +82,9 @@ export function positional(kind: string, { required = true }: { required?: boole
   return describe(Option.String({ name: kind, required }), { name: kind, required, rest: false });
 }
 
-/** Every remaining argument (`required`: at least that many, which clipanion checks). */
-export function rest(kind: string, required = 0): string[] {
-  return describe(Option.Rest({ name: kind, required }), { name: kind, required: false, rest: true });
+/** Every remaining argument (`minimum`: at least that many, which the grammar checks). */
+export function rest(kind: string, minimum = 0): string[] {
+  return describe(Option.Rest({ name: kind, required: minimum }), { name: kind, required: false, rest: true, ...(minimum > 0 ? { minimum } : {}) });
 }
 
 /**
@@ -107,18 +109,28 @@ export function inlineValue(names: string, kind: ValueKind, description: string)
 }
 
 /**
- * The options and positionals `instance` declares, in the order of its fields. A field clipanion
- * would parse that was not made here is a mistake in loopx (its help could not show it).
+ * The options and positionals `instance` declares, in the order of its fields. A clipanion option
+ * field that was not made here is a mistake in loopx (its help could not show it, the grammar
+ * could not fill it).
  */
 export function declaredFields(instance: object): { options: OptionSpec[]; positionals: PositionalSpec[] } {
   const options: OptionSpec[] = [];
   const positionals: PositionalSpec[] = [];
-  for (const [key, value] of Object.entries(instance)) {
-    if (typeof value !== "object" || value === null || !(Command.isOption in value)) continue;
-    const spec = described.get(value);
-    if (!spec) throw new Error(`${instance.constructor.name}.${key}: declare options and arguments with cli/declare.ts`);
+  for (const [, spec] of declaredEntries(instance)) {
     if ("names" in spec) options.push(spec);
     else positionals.push(spec);
   }
   return { options, positionals };
+}
+
+/** `instance`'s declared fields in the order of its fields: [property name, its description]. */
+export function declaredEntries(instance: object): Array<[string, OptionSpec | PositionalSpec]> {
+  const entries: Array<[string, OptionSpec | PositionalSpec]> = [];
+  for (const [key, value] of Object.entries(instance)) {
+    if (typeof value !== "object" || value === null || !(Command.isOption in value)) continue;
+    const spec = described.get(value);
+    if (!spec) throw new Error(`${instance.constructor.name}.${key}: declare options and arguments with cli/declare.ts`);
+    entries.push([key, spec]);
+  }
+  return entries;
 }

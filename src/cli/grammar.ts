@@ -1,5 +1,8 @@
+import type { Command } from "clipanion";
 import { UsageError } from "../core/errors.js";
 import { argumentSynopsis, commandSpec, synopsis, type CommandGroup, type CommandSpec, type OptionSpec } from "./command-spec.js";
+import type { LoopxContext } from "./context.js";
+import { declaredEntries } from "./declare.js";
 
 /**
  * The spec's option grammar (§4.2), for any command class, from its declarations alone:
@@ -9,9 +12,8 @@ import { argumentSynopsis, commandSpec, synopsis, type CommandGroup, type Comman
  * - an unknown option, an option without its value, an option given twice, a missing or an extra
  *   argument is a usage error naming the token;
  * - a command with arguments but no options takes every token as an argument (verbatim).
- * What is accepted is handed to clipanion in a form it reads without guessing (`--name=value`,
- * arguments after `--`), so clipanion fills the class's typed fields and never reports an error
- * of its own.
+ * The line is parsed once, here: what is accepted fills the command's declared fields
+ * (commandFrom), so no second parser can read it differently or report an error of its own.
  */
 
 export function isHelpFlag(token: string | undefined): boolean {
@@ -55,11 +57,15 @@ function optionNamed(spec: CommandSpec, name: string): OptionSpec | undefined {
   return spec.options.find((option) => option.names.includes(name));
 }
 
-/**
- * Checks `args` against the command's grammar and returns them as clipanion's input for the
- * command (its path first), or throws a one-line usage error.
- */
-export function parseArguments(spec: CommandSpec, args: string[]): string[] {
+/** A command line as the grammar read it: each option given, with its values in order, and the arguments. */
+export interface ParsedArguments {
+  /** `true` for a flag (or an "optional" option given bare), else the value. */
+  options: Map<OptionSpec, Array<string | true>>;
+  positionals: string[];
+}
+
+/** Checks `args` against the command's grammar and returns what they give, or throws a one-line usage error. */
+export function parseArguments(spec: CommandSpec, args: string[]): ParsedArguments {
   const hint = spec.options.some((option) => option.description) ? ` (see 'loopx ${spec.path[0]} -h')` : "";
   const given = new Map<OptionSpec, Array<string | true>>();
   const duplicates: OptionSpec[] = [];
@@ -89,16 +95,50 @@ export function parseArguments(spec: CommandSpec, args: string[]): string[] {
   }
   checkArgumentCount(spec, positionals);
   if (duplicates.length > 0) throw new UsageError(`${duplicates[0]!.names.join("/")} given more than once`);
-  const options = [...given].flatMap(([option, values]) => {
-    const name = option.names.at(-1)!;
-    return values.map((value) => (value === true ? name : `${name}=${value}`));
-  });
-  return [...spec.path, ...options, ...(positionals.length > 0 ? ["--", ...positionals] : [])];
+  return { options: given, positionals };
+}
+
+/**
+ * A new instance of the command, its declared fields (declare.ts) filled from the parsed line: a
+ * flag is whether it was given; a value option its value; an "optional" one true, its value or
+ * false; a repeated one every value (or undefined); each argument in turn, a rest the remaining ones.
+ */
+export function commandFrom(spec: CommandSpec, parsed: ParsedArguments, context: LoopxContext): Command<LoopxContext> {
+  const command = new spec.commandClass();
+  command.context = context;
+  command.path = [...spec.path];
+  const fields = command as unknown as Record<string, unknown>;
+  // This instance's fields come in the order commandSpec read from another instance of the class:
+  // the n-th option here is spec.options[n], the key of what was parsed.
+  let option = 0;
+  let argument = 0;
+  for (const [key, declared] of declaredEntries(command)) {
+    if ("names" in declared) {
+      const spec_ = spec.options[option++]!;
+      fields[key] = optionValue(spec_, parsed.options.get(spec_));
+    } else {
+      fields[key] = declared.rest ? parsed.positionals.slice(argument) : parsed.positionals[argument];
+      argument++;
+    }
+  }
+  return command;
+}
+
+function optionValue(option: OptionSpec, values: Array<string | true> | undefined): unknown {
+  if (option.form === "repeated") return values;
+  if (option.form === "optional") return values === undefined ? false : values.at(-1);
+  if (option.value) return values?.at(-1);
+  return values !== undefined;
 }
 
 function checkArgumentCount(spec: CommandSpec, positionals: string[]): void {
-  if (spec.positionals.some((positional) => positional.rest)) return;
   const usage = `(usage: loopx ${synopsis(spec)})`;
+  const rest = spec.positionals.findIndex((positional) => positional.rest);
+  if (rest >= 0) {
+    // The command checks the count of a rest itself, beyond the least it needs (`loopx note <text>...`).
+    if (positionals.length < rest + (spec.positionals[rest]!.minimum ?? 0)) throw new UsageError(`missing argument ${argumentSynopsis(spec)[rest]} ${usage}`);
+    return;
+  }
   const required = spec.positionals.filter((positional) => positional.required).length;
   if (positionals.length > spec.positionals.length) {
     throw new UsageError(`unexpected argument ${JSON.stringify(positionals[spec.positionals.length])} ${usage}`);

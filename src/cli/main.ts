@@ -1,11 +1,10 @@
-import { Cli } from "clipanion";
 import { LoopxError, UsageError } from "../core/errors.js";
 import { shownText } from "../core/untrusted-text.js";
 import { stderrLine, warnToStderr } from "../os/stderr.js";
 import { argumentSynopsis, commandSpec, loadCommandGroups, optionLabel, type CommandGroups } from "./command-spec.js";
 import { COMMAND_GROUPS } from "./commands/index.js";
 import { type LoopxContext, processContext } from "./context.js";
-import { isHelpFlag, parseArguments, selectCommand, wantsHelp } from "./grammar.js";
+import { commandFrom, isHelpFlag, parseArguments, selectCommand, wantsHelp } from "./grammar.js";
 
 /**
  * A token that is not a command at top level: `-h`/`--help` is the only top-level option (§4.2);
@@ -78,18 +77,7 @@ export async function main(argv: string[], groups: CommandGroups = COMMAND_GROUP
     return 0;
   }
   const { spec, args: rest } = selected;
-  const input = parseArguments(spec, rest);
-  const cli = new Cli<LoopxContext>({ binaryLabel: "loopx", binaryName: "loopx", enableCapture: false, enableColors: false });
-  cli.register(spec.commandClass);
-  let parsed;
-  try {
-    parsed = cli.process(input, context);
-  } catch (error) {
-    if (error instanceof LoopxError) throw error;
-    // Not reached for what parseArguments accepts; never shown as clipanion's own text.
-    throw new UsageError(`invalid arguments for 'loopx ${spec.path.join(" ")}' (see 'loopx ${command} -h')`);
-  }
-  const code = await parsed.execute();
+  const code = await commandFrom(spec, parseArguments(spec, rest), context).execute();
   return typeof code === "number" ? code : 0;
 }
 
