@@ -21,3 +21,20 @@ describe("permission cases run unprivileged, never skipped", () => {
     }
   });
 });
+
+describe("a command left running when its test ended", () => {
+  it("its timeout rejects for a caller that awaits, and is no unhandled rejection for one that does not", async () => {
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", listener);
+    try {
+      // As when an assertion fails while loopx runs in the background: nobody awaits it any more.
+      void runCommand("sleep", ["5"], { cwd: tempDir(), env: isolatedEnv(), timeoutMs: 100 });
+      await expect(runCommand("sleep", ["5"], { cwd: tempDir(), env: isolatedEnv(), timeoutMs: 100 })).rejects.toThrow(/timed out after 100 ms: sleep 5/);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", listener);
+    }
+  });
+});

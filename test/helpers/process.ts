@@ -31,7 +31,19 @@ export function runLoopx(runtime: Runtime, args: string[], options: RunOptions):
   return runCommand(runtime.exe, [BIN, ...args], options);
 }
 
+/**
+ * Spawns `exe args` and collects its exit status and output; rejects when it runs past
+ * `timeoutMs` (it is then killed). A caller that awaits the promise sees the rejection; one whose
+ * test ended first (an assertion failed while the command ran in the background) does not get an
+ * unhandled rejection a minute later in whatever test file the worker runs by then.
+ */
 export function runCommand(exe: string, args: string[], options: RunOptions): Promise<RunResult> {
+  const result = collect(exe, args, options);
+  result.catch(() => {});
+  return result;
+}
+
+function collect(exe: string, args: string[], options: RunOptions): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(exe, args, {
       cwd: options.cwd,
