@@ -107,17 +107,16 @@ export function commandFrom(spec: CommandSpec, parsed: ParsedArguments, context:
   const command = new spec.commandClass();
   command.context = context;
   command.path = [...spec.path];
-  const fields = command as unknown as Record<string, unknown>;
   // This instance's fields come in the order commandSpec read from another instance of the class:
   // the n-th option here is spec.options[n], the key of what was parsed.
   let option = 0;
   let argument = 0;
   for (const [key, declared] of declaredEntries(command)) {
     if ("names" in declared) {
-      const spec_ = spec.options[option++]!;
-      fields[key] = optionValue(spec_, parsed.options.get(spec_));
+      const given = spec.options[option++]!;
+      Reflect.set(command, key, optionValue(given, parsed.options.get(given)));
     } else {
-      fields[key] = declared.rest ? parsed.positionals.slice(argument) : parsed.positionals[argument];
+      Reflect.set(command, key, declared.rest ? parsed.positionals.slice(argument) : parsed.positionals[argument]);
       argument++;
     }
   }
