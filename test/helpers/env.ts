@@ -6,7 +6,9 @@ import { tempDir } from "./project.js";
 /**
  * An environment isolated from the machine: own HOME, XDG_CONFIG_HOME (so the global env file is
  * per test) and XDG_STATE_HOME (so run records are per test), PATH that still finds bash/node/bun,
- * and no inherited LOOPX_* variables.
+ * and no inherited LOOPX_* variables. XDG_CACHE_HOME is per test too, outside HOME: on Node 22 and
+ * later every loopx command keeps Node's compile cache there, and the tests that prove a command
+ * wrote nothing watch HOME.
  */
 export function isolatedEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   const home = tempDir("loopx-home-");
@@ -15,6 +17,7 @@ export function isolatedEnv(extra: Record<string, string | undefined> = {}): Rec
     HOME: home,
     XDG_CONFIG_HOME: join(home, ".config"),
     XDG_STATE_HOME: join(home, ".local", "state"),
+    XDG_CACHE_HOME: tempDir("loopx-cache-"),
     LANG: "C.UTF-8",
   };
   for (const [key, value] of Object.entries(extra)) {
