@@ -1,8 +1,11 @@
 /**
- * Soak — long runs (issue "faults, hostile input and long runs", item 4). `npm test` runs it first,
- * as its own project beside the rest of the suite (vitest.config.ts); `npm run test:soak` runs it alone.
+ * Soak — long runs: a goto ping-pong of 10,000 iterations (`npm run test:soak`, vitest.soak.config.ts).
+ * `npm test` runs it first, as its own project beside the rest of the suite, at 2,000 iterations
+ * (vitest.config.ts provides the count): the long form costs one core ~5 minutes of CI's 25, which
+ * the issue that asked for it left to CI "if it fits the time limit". The checks are the same; only
+ * the sampling points scale with the count.
  *
- * 10,000 iterations of a bash goto ping-pong (ping → pong → ping → ...), with the iteration
+ * A bash goto ping-pong (ping → pong → ping → ...), with the iteration
  * counter itself travelling through the loop as the piped `result`, so the run also proves that
  * no hop was lost or duplicated. At fixed iterations the running script pauses while the test
  * samples loopx from outside through /proc:
@@ -19,12 +22,13 @@ import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, it } from "vitest";
+import { describe, inject, it } from "vitest";
 import { RUNTIMES, isolatedEnv, makeProject, runLoopx, taggedSurvivors, tempDir, waitFor } from "../../helpers.js";
 
-const ITERATIONS = 10_000;
-/** Every 500 iterations from 1,000 on (the first 1,000 are warm-up: JIT, heap growth). */
-const SAMPLES = Array.from({ length: 19 }, (_, i) => 1_000 + i * 500);
+/** Given by the project (test/setup/provided.d.ts): 2,000 in `npm test`, 10,000 alone. */
+const ITERATIONS = inject("soakIterations") ?? 10_000;
+/** Every twentieth of the run from the tenth on, 19 samples (the first tenth is warm-up: JIT, heap growth). */
+const SAMPLES = Array.from({ length: 19 }, (_, i) => (ITERATIONS / 10) * (1 + i / 2));
 /**
  * Flat, for a runtime with a garbage collector: after the first half of the run (warm-up, heap
  * growing to its steady size — node's RSS is a GC sawtooth tens of MB high), the second half sets
@@ -126,8 +130,8 @@ function pingPong(self: string, other: string, root: string): string {
   ].join("\n");
 }
 
-// The runtimes soak side by side: each run is one sequence of 10,000 iterations, so neither waits for the other.
-describe.concurrent.each(RUNTIMES)("soak: 10,000-iteration goto ping-pong ($name)", (runtime) => {
+// The runtimes soak side by side: each run is one sequence of ITERATIONS iterations, so neither waits for the other.
+describe.concurrent.each(RUNTIMES)(`soak: ${ITERATIONS.toLocaleString("en-US")}-iteration goto ping-pong ($name)`, (runtime) => {
   it(`runs ${ITERATIONS} iterations with flat RSS, flat fds and no zombies`, { timeout: 900_000 }, async ({ expect }) => {
     const root = tempDir();
     makeProject({ ".loopx/pp/index.sh": pingPong("ping", "pong", root), ".loopx/pp/pong.sh": pingPong("pong", "index", root) }, root);
@@ -155,7 +159,7 @@ describe.concurrent.each(RUNTIMES)("soak: 10,000-iteration goto ping-pong ($name
     expect(result.stderr).toBe("");
     expect(result.stdout).toBe("");
     expect(result.code).toBe(0);
-    // Iteration 10,000 is pong (even), and it saw the counter every hop incremented.
+    // The last iteration (an even count) is pong, and it saw the counter every hop incremented.
     expect(readFileSync(join(root, "final"), "utf8")).toBe(`pong ${ITERATIONS}\n`);
 
     const table = samples.map((s) => `  ${String(s.iteration).padStart(6)}: RSS ${(s.rssKb / 1024).toFixed(1)} MB, fds ${s.fds} (+${s.memfds} memfd), children ${s.children}, zombies ${s.zombies}`).join("\n");
