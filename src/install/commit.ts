@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { isWorkflowDir } from "../runtime/workflow-files.js";
 import { fsReason, LoopxError } from "../core/errors.js";
 import type { PlannedWorkflow } from "./preflight.js";
-import { copyTree } from "./tree.js";
+import { copyTree, isInside, moveTree } from "./tree.js";
 
 export interface StagedWorkflow extends PlannedWorkflow {
   /** `<staging>/<name>`: a complete copy, ready to be renamed into place. */
@@ -11,21 +11,29 @@ export interface StagedWorkflow extends PlannedWorkflow {
 }
 
 /**
- * Stage phase (spec §10.7): copies every planned workflow to `<stagingDir>/<name>`. `stagingDir`
+ * Stage phase (spec §10.7): writes every planned workflow to `<stagingDir>/<name>`. `stagingDir`
  * is a dot-directory inside `.loopx/` (same filesystem, so commit is a rename; no top-level script
- * files, so discovery never takes it for a workflow). Throws, naming the workflow, on any failure;
- * the caller removes the staging directory.
+ * files, so discovery never takes it for a workflow). A workflow in `ownDir` (loopx's temp
+ * directory, where every source is fetched) that no other planned workflow shares is moved there
+ * when the file system allows (tree.ts moveTree), else copied. Throws, naming the workflow, on any
+ * failure; the caller removes the staging directory.
  */
-export function stageAll(planned: PlannedWorkflow[], stagingDir: string): StagedWorkflow[] {
+export function stageAll(planned: PlannedWorkflow[], stagingDir: string, ownDir: string): StagedWorkflow[] {
   return planned.map((workflow) => {
     const staged = join(stagingDir, workflow.name);
     try {
-      copyTree(workflow.from, staged);
+      if (!(movable(workflow, planned, ownDir) && moveTree(workflow.from, staged))) copyTree(workflow.from, staged);
     } catch (error) {
       throw new LoopxError(`cannot stage workflow ${JSON.stringify(workflow.name)}: ${fsReason(error)}; nothing was installed`);
     }
     return { ...workflow, staged };
   });
+}
+
+/** Whether `workflow`'s tree may be moved: inside `ownDir`, and neither holding, held by nor equal to another planned workflow's tree. */
+function movable(workflow: PlannedWorkflow, planned: PlannedWorkflow[], ownDir: string): boolean {
+  if (!isInside(ownDir, workflow.from) || workflow.from === ownDir) return false;
+  return planned.every((other) => other === workflow || !(isInside(other.from, workflow.from) || isInside(workflow.from, other.from)));
 }
 
 function exists(path: string): boolean {

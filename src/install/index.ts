@@ -3,7 +3,7 @@
  * select workflows, preflight all of them, then stage inside `.loopx/` and commit by rename.
  * Loaded only by the install command (dynamic import), so tar/semver never slow other commands.
  */
-import { lstatSync, mkdirSync, mkdtempSync, statSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, realpathSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fsReason, LoopxError } from "../core/errors.js";
@@ -87,7 +87,7 @@ export async function install(request: InstallRequest, io: InstallIO = defaultIO
     }
     const staging = mkdtempSync(join(loopxDir, ".install-"));
     cleanup.addPath(staging);
-    const staged = stageAll(checked.planned, staging);
+    const staged = stageAll(checked.planned, staging, realpathSync.native(work));
     commitAll(staged, join(staging, ".replaced"));
     for (const workflow of staged) {
       io.stdout(`${workflow.replace ? "replaced" : "installed"} workflow ${JSON.stringify(workflow.name)} in .loopx/${workflow.name}`);

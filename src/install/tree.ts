@@ -1,4 +1,4 @@
-import { chmodSync, copyFileSync, constants, lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, symlinkSync } from "node:fs";
+import { chmodSync, copyFileSync, constants, lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, renameSync, symlinkSync } from "node:fs";
 import { dirname, isAbsolute, join, posix, relative, sep } from "node:path";
 import { otherOwner } from "../os/own-user.js";
 
@@ -113,5 +113,57 @@ export function copyTree(src: string, dest: string): void {
     chmodSync(dest, stat.mode & 0o777);
   } else {
     throw new Error(`${src} is ${kindName(stat.mode)}`);
+  }
+}
+
+/**
+ * What {@link copyTree} makes, by rename: moves the tree at `src` to `dest` (which must not exist)
+ * and then gives every entry the mode and link count a copy would have — directories their mode
+ * plus owner rwx, files their mode without setuid/setgid/sticky, and a file hard-linked within the
+ * tree a file of its own. For `src` in loopx's own temp directory only (it is gone afterwards). A
+ * copy writes every file twice and the temp directory's removal unlinks each once more: for an
+ * archive of 100,000 entries that was two thirds of the install. False when `dest` is on another
+ * file system (EXDEV): nothing moved, the caller copies. A failure while settling (a path too long
+ * under `dest`, as a copy would have met) moves the tree back before it is thrown.
+ */
+export function moveTree(src: string, dest: string): boolean {
+  try {
+    renameSync(src, dest);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EXDEV") return false;
+    throw error;
+  }
+  try {
+    settleEntry(dest, join(dirname(dest), ".copying"));
+  } catch (error) {
+    // Back where it came from (a path too long under .loopx/ may not be under TMPDIR): the caller
+    // removes the staging directory, and the temp directory's removal takes the tree.
+    try {
+      renameSync(dest, src);
+    } catch {
+      // the removal of the staging directory is left to try
+    }
+    throw error;
+  }
+  return true;
+}
+
+/** Settles `path` as copyTree would have made it; `scratch`, a free path outside the tree, holds a hard link's own copy while it is written. */
+function settleEntry(path: string, scratch: string): void {
+  const stat = lstatSync(path);
+  const mode = stat.mode & 0o7777;
+  if (stat.isDirectory()) {
+    const settled = (mode & 0o777) | 0o700;
+    if (mode !== settled) chmodSync(path, settled);
+    for (const name of readdirSync(path)) settleEntry(join(path, name), scratch);
+  } else if (stat.isFile()) {
+    if (stat.nlink > 1) {
+      // A copy of its own, as copyTree makes one (written beside it, then renamed over it).
+      withOwnerAccess(path, stat, 0o400, () => copyFileSync(path, scratch, constants.COPYFILE_EXCL));
+      renameSync(scratch, path);
+    }
+    if (mode !== (mode & 0o777) || stat.nlink > 1) chmodSync(path, mode & 0o777);
+  } else if (!stat.isSymbolicLink()) {
+    throw new Error(`${path} is ${kindName(stat.mode)}`);
   }
 }
