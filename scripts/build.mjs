@@ -118,6 +118,17 @@ async function bundleCli(out) {
       });
     },
   };
+  // clipanion's package names its CommonJS build only ("main"), which a bundle keeps whole and
+  // runs at start: its Cli and help machinery, and through them Node's tty, net and stream
+  // modules (~20% of `loopx run`'s start-up under Bun). loopx uses Command and Option alone (its
+  // grammar parses, cli/grammar.ts), so the bundle takes the package's ES build, which it can
+  // tree-shake ("sideEffects": false).
+  const clipanionEsm = {
+    name: "loopx-clipanion-esm",
+    setup(build) {
+      build.onResolve({ filter: /^clipanion$/ }, () => ({ path: join(root, "node_modules", "clipanion", "lib", "advanced", "index.mjs") }));
+    },
+  };
   await esbuild().build({
     ...BUNDLE,
     entryPoints: [join(cliDir, "main.js")],
@@ -128,7 +139,7 @@ async function bundleCli(out) {
     allowOverwrite: true,
     absWorkingDir: out,
     external: ["node:*", "esbuild"],
-    plugins: [keepExternal],
+    plugins: [keepExternal, clipanionEsm],
     banner: REQUIRE_BANNER,
     define: distUp("cli/main.js"),
   });
