@@ -121,8 +121,9 @@ describe("runs stop / pause / continue: refusals, one line each (node)", () => {
 
   it("an unknown id, an ended run, a run that is not paused, a pause while stopping, a run without a channel (LOOPX_CONTROL=0)", async () => {
     const cwd = makeProject(WORKFLOWS);
-    // Long enough that the iteration is still going when `pause` asks (three loopx starts on a loaded box).
-    const env = isolatedEnv({ SLEEP: "4" });
+    // Long enough that the iteration is still going when `pause` asks, three loopx starts later on a
+    // loaded box: 4 s ran out once with three test files at a time (the run had ended).
+    const env = isolatedEnv({ SLEEP: "10" });
     expectOneLineError(await loopx(node, ["runs", "stop", "zzz"], cwd, env), /^loopx: no run "zzz" in .*\n$/);
     const run = startLoopx(node, ["run", "w"], cwd, env);
     const id = await waitForEvent(env, started(1));
