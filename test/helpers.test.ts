@@ -6,7 +6,7 @@
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BUN, NODE, giveToUnprivileged, isolatedEnv, runCommand, sleep, tempDir, unprivileged } from "./helpers.js";
+import { BUN, NODE, giveToUnprivileged, isolatedEnv, runCommand, sleep, startLoopx, tempDir, unprivileged } from "./helpers.js";
 
 describe("permission cases run unprivileged, never skipped", () => {
   it("the unprivileged runner really drops root: a mode-000 file is unreadable to it", async () => {
@@ -31,6 +31,11 @@ describe("a command left running when its test ended", () => {
       // As when an assertion fails while loopx runs in the background: nobody awaits it any more.
       void runCommand("sleep", ["5"], { cwd: tempDir(), env: isolatedEnv(), timeoutMs: 100 });
       await expect(runCommand("sleep", ["5"], { cwd: tempDir(), env: isolatedEnv(), timeoutMs: 100 })).rejects.toThrow(/timed out after 100 ms: sleep 5/);
+      // startLoopx's result too (seen in a fresh-clone CI: a sandbox test failed while its background
+      // `loopx run` went on, and its timeout became the run's one error, with every test passed).
+      const sleeper = { name: "binary" as const, exe: "sleep", prefix: [] };
+      void startLoopx(sleeper, ["5"], { cwd: tempDir(), env: isolatedEnv(), timeoutMs: 100 });
+      await expect(startLoopx(sleeper, ["5"], { cwd: tempDir(), env: isolatedEnv(), timeoutMs: 100 }).result).rejects.toThrow(/timed out after 100 ms: sleep 5/);
       await sleep(300);
       expect(unhandled).toEqual([]);
     } finally {

@@ -85,6 +85,9 @@ export function startLoopx(cli: Runtime | Cli, args: string[], options: Omit<Run
     exitedAt = Date.now();
     return r;
   });
+  // A promise of its own, marked handled as runCommand's is: a test that failed before awaiting it
+  // must not leave an unhandled rejection to whatever file its worker runs a minute later.
+  result.catch(() => {});
   return { child: child!, result, exitedAt: () => exitedAt };
 }
 
