@@ -23,13 +23,13 @@ const common: NonNullable<ViteUserConfig["test"]> = {
 
 export default defineConfig({
   test: {
-    // Three test files at a time on CI's 2 cores. Most tests spend their time waiting on the
-    // processes they spawn, and some wait on the disk (an install of 100,000 files) or on a timeout
-    // (a silent server): with two files, the per-file CPU probe measured 83% of both cores used
-    // (2,777 CPU-s in a 1,681 s run). Back-to-back fresh-clone CI runs of one tree: 1,539 s with three
-    // against 1,595 s with two, both green with one retried test. (An older suite measured
-    // 1,607 s vs 1,614 s.) Vitest's default, one fewer than the CPUs, would be one file at a time.
-    maxWorkers: 3,
+    // Two test files at a time. Vitest's default is one fewer than the CPUs — one file at a time on
+    // CI's 2 cores — while most tests spend their time waiting on the processes they spawn: two
+    // files keep both cores busy (vmstat: 0% idle). Three measured the same (1,607 s vs 1,614 s):
+    // the suite is CPU-bound, so a third file only adds load to the timing-sensitive tests. Measured
+    // again on a later suite, fresh-clone CI runs here: three 1,539 s and 1,599 s (the second with
+    // three retried tests and a red run), two 1,595 s.
+    maxWorkers: 2,
     reporters: ["default", ["json", { outputFile: "test-results/vitest.json" }]],
     projects: [
       // The soak runs beside the suite, not after it: its node loop keeps one core busy for minutes,
