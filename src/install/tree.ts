@@ -93,6 +93,11 @@ function withOwnerAccess(path: string, stat: { mode: number; uid: number }, bits
   }
 }
 
+/** The mode an installed entry gets: its permission bits, never setuid/setgid/sticky; a directory also owner rwx. */
+function installedMode(stat: { mode: number; isDirectory(): boolean }): number {
+  return stat.isDirectory() ? (stat.mode & 0o777) | 0o700 : stat.mode & 0o777;
+}
+
 /**
  * Copies the tree at `src` to `dest` (which must not exist): directories and regular files with
  * their permission bits (never setuid/setgid/sticky), symlinks as symlinks with the same target.
@@ -105,12 +110,12 @@ export function copyTree(src: string, dest: string): void {
     withOwnerAccess(src, stat, 0o500, () => {
       for (const name of readdirSync(src)) copyTree(join(src, name), join(dest, name));
     });
-    chmodSync(dest, (stat.mode & 0o777) | 0o700);
+    chmodSync(dest, installedMode(stat));
   } else if (stat.isSymbolicLink()) {
     symlinkSync(readlinkSync(src), dest);
   } else if (stat.isFile()) {
     withOwnerAccess(src, stat, 0o400, () => copyFileSync(src, dest, constants.COPYFILE_EXCL));
-    chmodSync(dest, stat.mode & 0o777);
+    chmodSync(dest, installedMode(stat));
   } else {
     throw new Error(`${src} is ${kindName(stat.mode)}`);
   }
@@ -151,10 +156,9 @@ export function moveTree(src: string, dest: string): boolean {
 /** Settles `path` as copyTree would have made it; `scratch`, a free path outside the tree, holds a hard link's own copy while it is written. */
 function settleEntry(path: string, scratch: string): void {
   const stat = lstatSync(path);
-  const mode = stat.mode & 0o7777;
+  const settled = installedMode(stat);
   if (stat.isDirectory()) {
-    const settled = (mode & 0o777) | 0o700;
-    if (mode !== settled) chmodSync(path, settled);
+    if ((stat.mode & 0o7777) !== settled) chmodSync(path, settled);
     for (const name of readdirSync(path)) settleEntry(join(path, name), scratch);
   } else if (stat.isFile()) {
     if (stat.nlink > 1) {
@@ -162,7 +166,7 @@ function settleEntry(path: string, scratch: string): void {
       withOwnerAccess(path, stat, 0o400, () => copyFileSync(path, scratch, constants.COPYFILE_EXCL));
       renameSync(scratch, path);
     }
-    if (mode !== (mode & 0o777) || stat.nlink > 1) chmodSync(path, mode & 0o777);
+    if ((stat.mode & 0o7777) !== settled || stat.nlink > 1) chmodSync(path, settled);
   } else if (!stat.isSymbolicLink()) {
     throw new Error(`${path} is ${kindName(stat.mode)}`);
   }
