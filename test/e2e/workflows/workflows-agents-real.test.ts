@@ -3,13 +3,14 @@
  * dependencies), offline: each points at a local stand-in (Gemini API or Chat Completions) on
  * 127.0.0.1, and the stand-in's tool calls make the CLI's own shell tool run the commands (git
  * commit) for real. Every CLI's scenarios run concurrently; each CLI's own retries are bounded in
- * its test configuration (fixtures/agents/real-clis.ts). Node only: these CLIs are slow to start.
+ * its test configuration (fixtures/agents/real-clis.ts). Node, except Ctrl-C and --timeout for Pi
+ * (the quickest to start), which run on bun and the standalone binary too: these CLIs are slow to start.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
-import { RUNTIMES, runLoopx, taggedSurvivors, waitFor } from "../../helpers.js";
+import { BINARY, RUNTIMES, runCommand, runLoopx, taggedSurvivors, waitFor, type RunOptions, type RunResult } from "../../helpers.js";
 import { cliAlone } from "../../fixtures/local-server.js";
 import { DEFAULT_CHAT_USAGE, startChatApi, type ChatReply } from "../../fixtures/agents/chat-completions-api.js";
 import { DEFAULT_GEMINI_USAGE, startGeminiApi, type GeminiReply } from "../../fixtures/agents/gemini-api.js";
@@ -82,7 +83,13 @@ function callReceipts(cli: RealCli, calls: number): Array<Record<string, unknown
 }
 
 const git = (cwd: string, ...args: string[]): string => spawnSync("git", args, { cwd, encoding: "utf8" }).stdout;
-const loopx = (args: string[], cwd: string, env: Record<string, string>, runtime = RUNTIMES[0]!, onSpawn?: Parameters<typeof runLoopx>[2]["onSpawn"]) => runLoopx(runtime, args, { cwd, env, timeoutMs: RUN_MS, onSpawn });
+const loopx = (args: string[], cwd: string, env: Record<string, string>) => runLoopx(RUNTIMES[0]!, args, { cwd, env, timeoutMs: RUN_MS });
+/** The three ways loopx ships, as a test starts each. */
+const CHANNELS: Array<{ name: string; loopx: (args: string[], options: RunOptions) => Promise<RunResult> }> = [
+  { name: "node", loopx: (args, options) => runLoopx(RUNTIMES[0]!, args, options) },
+  { name: "bun", loopx: (args, options) => runLoopx(RUNTIMES[1]!, args, options) },
+  { name: "standalone binary", loopx: (args, options) => runCommand(BINARY, args, options) },
+];
 
 describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () => {
   for (const cli of REAL_CLIS) {
@@ -146,21 +153,34 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
     expect(failures).toEqual([expect.objectContaining({ class: "success_with_error", policy: "retry", attempt: 1 }), expect.objectContaining({ class: "success_with_error", policy: "retry", attempt: 2 })]);
   });
 
-  // Ctrl-C while the CLI's own shell tool blocks: every CLI on node, and Pi on bun too.
-  const interrupts = [...REAL_CLIS.map((cli) => ({ cli, runtime: RUNTIMES[0]! })), { cli: "pi" as RealCli, runtime: RUNTIMES[1]! }];
-  for (const { cli, runtime } of interrupts) {
-    it(`${cli} (${runtime.name}): Ctrl-C while the CLI's tool runs sleep 300 leaves no process behind`, { timeout: RUN_MS + 30_000 }, async (context) => {
+  // Ctrl-C and --timeout while the CLI's own shell tool blocks: every CLI on node; Pi (the quickest
+  // to start) on bun and the standalone binary too. 90 s: a CLI's start on a loaded 2-core box has
+  // taken over 40 s before its tool ran (the limit must not end the run before the tool blocks).
+  const channels = (cli: RealCli) => (cli === "pi" ? CHANNELS : CHANNELS.slice(0, 1));
+  const stops = REAL_CLIS.flatMap((cli) =>
+    channels(cli).flatMap((channel) => [
+      { cli, ...channel, how: "Ctrl-C", options: [] as string[], code: 130 },
+      { cli, ...channel, how: "--timeout", options: ["--timeout", "90s"], code: 124 },
+    ]),
+  );
+  for (const { cli, name, loopx: start, how, options, code } of stops) {
+    it(`${cli} (${name}): ${how} while the CLI's tool runs sleep 300 leaves no process behind`, { timeout: RUN_MS + 30_000 }, async (context) => {
       const { api } = await standIn(context, cli, () => ({ tool: 'echo "$HARDENING_TAG" > started.txt; sleep 300' }));
       const project = workflowProject(["ralph"]);
       const env = runEnv(cli, api.origin);
       const started = join(project, "started.txt");
-      const result = await loopx(["run", "ralph:plan"], project, env, runtime, (child) => {
-        void waitFor(() => existsSync(started), RUN_MS - 30_000).then(() => setTimeout(() => child.kill("SIGINT"), 300));
+      const result = await start(["run", ...options, "ralph:plan"], {
+        cwd: project,
+        env,
+        timeoutMs: RUN_MS,
+        onSpawn: (child) => {
+          if (how === "Ctrl-C") void waitFor(() => existsSync(started), RUN_MS - 30_000).then(() => setTimeout(() => child.kill("SIGINT"), 300));
+        },
       });
-      expect(result.code, result.stderr).toBe(130);
+      expect(result.code, result.stderr).toBe(code);
       expect(readFileSync(started, "utf8").trim()).toBe(env.HARDENING_TAG);
       expect(await waitFor(() => taggedSurvivors(env.HARDENING_TAG!).length === 0, 15_000)).toBe(true);
-      expect(sessionLog(join(project, ".ralph"))).toMatch(/Exit Reason: Interrupted by SIGINT\n/);
+      expect(sessionLog(join(project, ".ralph"))).toMatch(how === "Ctrl-C" ? /Exit Reason: Interrupted by SIGINT\n/ : /Exit Reason: Timed out by loopx --timeout \(1m 30s per script\)\n/);
     });
   }
 
