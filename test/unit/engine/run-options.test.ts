@@ -52,6 +52,17 @@ afterAll(() => {
 
 const project = () => makeProject({ ".loopx/w/index.sh": '#!/bin/bash\nprintf \'{"result":"%s","stop":true}\' "$FIXTURE_LABEL"\n' });
 
+/** `main(argv)` run in `cwd`, its stdout. */
+async function cliIn(cwd: string, argv: string[]): Promise<string> {
+  const before = process.cwd();
+  process.chdir(cwd);
+  try {
+    return await cli(argv);
+  } finally {
+    process.chdir(before);
+  }
+}
+
 async function cli(argv: string[]): Promise<string> {
   let stdout = "";
   const write = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
@@ -66,7 +77,7 @@ async function cli(argv: string[]): Promise<string> {
   return stdout;
 }
 
-describe("an option appended to RUN_OPTIONS reaches the CLI, the API and its part (no other edit)", () => {
+describe("an option appended to RUN_OPTIONS reaches the CLI, the API, completion, the docs' reference and its part (no other edit)", () => {
   it("the CLI: listed in `run -h`, parsed into the request; the engine hands its part the value", async () => {
     expect(await cli(["run", "-h"])).toMatch(/--fixture-label <value>\s+A label for the run's scripts \(fixture\)/);
     await cli(["run", "--fixture-label", "from-cli", "w"]);
@@ -81,6 +92,18 @@ describe("an option appended to RUN_OPTIONS reaches the CLI, the API and its par
     const options = { cwd, env: {}, fixtureLabel: "from-api" } as Parameters<typeof api.runPromise>[1];
     expect(await api.runPromise("w", options)).toEqual([{ result: "from-api", stop: true }]);
     await expect(api.runPromise("w", { cwd, fixtureLabel: 5 } as Parameters<typeof api.runPromise>[1])).rejects.toThrow(/^fixtureLabel must be a string, got number$/);
+  });
+
+  it("completion: offered after `loopx run --fix` and `loopx run --`", async () => {
+    const cwd = project();
+    const complete = async (line: string) => (await cliIn(cwd, ["__complete", line])).split("\n");
+    expect(await complete("loopx run --fix")).toContain("--fixture-label");
+    expect(await complete("loopx run --")).toContain("--fixture-label");
+  });
+
+  it("the docs: a row of the generated run options reference (scripts/docs-reference.mjs)", async () => {
+    const { runOptionsPage } = (await import(pathToFileURL(join(ROOT, "scripts/docs-reference.mjs")).href)) as { runOptionsPage(options: Table): string };
+    expect(runOptionsPage(RUN_OPTIONS as unknown as Table)).toContain("| `--fixture-label <text>` | `fixtureLabel` | A label for the run's scripts (fixture) |  |");
   });
 
   it("not given: its part is not added, the scripts get no variable", async () => {
