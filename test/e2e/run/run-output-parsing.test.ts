@@ -2,11 +2,14 @@
  * `loopx run` — structured-output parsing observed end to end (spec §2.3, §6.6, §7.1 step 11, §4.1
  * target validation of goto values).
  *
- * Fixture: ralph:index prints the exact bytes of payload.txt (a non-script file in the workflow) and
- * ralph:b records its stdin. Running `-n 3` then tells the three outcomes apart:
- *   reset → index, index, index      goto b → index, b, index      stop → index
+ * The outcomes that go on (reset, goto) run as one loop per runtime (batch below): on its k-th
+ * visit ralph:index prints case k's exact bytes (payloads/k, a non-script file in the workflow)
+ * and ralph:b records its stdin for case k, so the trace tells each case's outcome apart:
+ *   reset → index k, index k+1        goto b → index k, b k, index k+1
+ * A stop or an error ends a run, so each of those cases is a run of its own (`-n 3` or more):
+ *   stop → index
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -41,8 +44,6 @@ async function runFixture(runtime: Runtime, cwd: string, n = 3): Promise<RunResu
   return runLoopx(runtime, ["run", "-n", String(n), "ralph"], { cwd, env: isolatedEnv() });
 }
 
-const RESET = ["index", "index", "index"];
-const GOTO_B = ["index", "b", "index"];
 const STOP = ["index"];
 
 /** [description, exact stdout of ralph:index] → loop resets to the starting target. */
@@ -125,23 +126,72 @@ const pipeCases: Array<[string, string, string]> = [
   ["an empty array", "[]", ""],
 ];
 
+/** A case that goes on: what ralph:index prints, and what follows it (b with this stdin, or index again). */
+interface Continuing {
+  payload: string;
+  /** undefined: the loop resets to ralph:index; a string: goto ralph:b, which reads exactly this. */
+  bStdin?: string;
+}
+
+/** One loop through every case in order, then one empty payload (a reset) so the last case has a next iteration. */
+async function runBatch(runtime: Runtime, cases: readonly Continuing[]): Promise<{ result: RunResult; trace: string[]; stdinOf(k: number): string | undefined }> {
+  const payloads = Object.fromEntries([...cases.map((c) => c.payload), ""].map((payload, k) => [`.loopx/ralph/payloads/${k}`, payload]));
+  const cwd = makeProject({
+    ...payloads,
+    ".loopx/ralph/index.sh": sh('k=$(cat "$LOOPX_PROJECT_ROOT/k" 2>/dev/null || echo 0)\necho "index $k" >> "$LOOPX_PROJECT_ROOT/trace.log"\necho $((k + 1)) > "$LOOPX_PROJECT_ROOT/k"\ncat "payloads/$k"'),
+    ".loopx/ralph/b.sh": sh('k=$(($(cat "$LOOPX_PROJECT_ROOT/k") - 1))\ncat > "$LOOPX_PROJECT_ROOT/b.stdin.$k"\necho "b $k" >> "$LOOPX_PROJECT_ROOT/trace.log"'),
+  });
+  const iterations = cases.reduce((n, c) => n + (c.bStdin === undefined ? 1 : 2), 1);
+  const result = await runFixture(runtime, cwd, iterations);
+  const stdinOf = (k: number) => (existsSync(join(cwd, `b.stdin.${k}`)) ? readFileSync(join(cwd, `b.stdin.${k}`), "utf8") : undefined);
+  return { result, trace: readTrace(cwd), stdinOf };
+}
+
+/** What followed case k in the batch's trace: ["index k+1"] after a reset, ["b k", "index k+1"] after a goto. */
+function after(trace: string[], k: number): string[] {
+  const at = trace.indexOf(`index ${k}`);
+  if (at === -1) return [];
+  const next = trace.indexOf(`index ${k + 1}`, at);
+  return next === -1 ? trace.slice(at + 1) : trace.slice(at + 1, next + 1);
+}
+
 describe.each(RUNTIMES)("run: structured output parsing ($name)", (runtime) => {
-  describe("falls back to raw result → loop resets (no goto, no stop)", () => {
-    it.concurrent.each(tableFor(runtime, resetCases))("%s", async (_name, payload) => {
-      const cwd = fixture(payload);
-      const result = await runFixture(runtime, cwd);
+  // The cases that go on, in one loop for this runtime: each test reads its own case from it.
+  const resets = tableFor(runtime, resetCases);
+  const gotos = tableFor(runtime, gotoCases);
+  const pipes = tableFor(runtime, pipeCases);
+  const continuing: Continuing[] = [
+    ...resets.map(([, payload]) => ({ payload })),
+    ...gotos.map(([, payload]) => ({ payload, bStdin: "" })),
+    ...pipes.map(([, json, expected]) => ({ payload: `{"result": ${json}, "goto": "b"}\n`, bStdin: expected })),
+  ];
+  let batch: ReturnType<typeof runBatch> | undefined;
+  /** The loop, run once for all the cases below (the first test to ask starts it). */
+  const batched = async (k: number) => {
+    batch ??= runBatch(runtime, continuing);
+    const { result, trace, stdinOf } = await batch;
+    try {
       expectClean(result);
-      expect(readTrace(cwd)).toEqual(RESET);
+    } catch (failure) {
+      batch = undefined; // a retried test runs the loop again
+      throw failure;
+    }
+    return { next: after(trace, k), stdin: stdinOf(k) };
+  };
+
+  describe("falls back to raw result → loop resets (no goto, no stop)", () => {
+    it.concurrent.each(resets.map((row, k) => [...row, k] as const))("%s", async (_name, _payload, k) => {
+      const { next, stdin } = await batched(k);
+      expect(next).toEqual([`index ${k + 1}`]);
+      expect(stdin).toBeUndefined();
     });
   });
 
   describe("parsed as a goto to ralph:b", () => {
-    it.concurrent.each(tableFor(runtime, gotoCases))("%s", async (_name, payload) => {
-      const cwd = fixture(payload);
-      const result = await runFixture(runtime, cwd);
-      expectClean(result);
-      expect(readTrace(cwd)).toEqual(GOTO_B);
-      expect(readFileSync(join(cwd, "b.stdin"), "utf8")).toBe("");
+    it.concurrent.each(gotos.map((row, i) => [...row, resets.length + i] as const))("%s", async (_name, _payload, k) => {
+      const { next, stdin } = await batched(k);
+      expect(next).toEqual([`b ${k}`, `index ${k + 1}`]);
+      expect(stdin).toBe("");
     });
   });
 
@@ -155,12 +205,10 @@ describe.each(RUNTIMES)("run: structured output parsing ($name)", (runtime) => {
   });
 
   describe("result is coerced with String(value) and piped to the goto target", () => {
-    it.concurrent.each(tableFor(runtime, pipeCases))("%s", async (_name, json, expected) => {
-      const cwd = fixture(`{"result": ${json}, "goto": "b"}\n`);
-      const result = await runFixture(runtime, cwd, 2);
-      expectClean(result);
-      expect(readTrace(cwd)).toEqual(["index", "b"]);
-      expect(readFileSync(join(cwd, "b.stdin"), "utf8")).toBe(expected);
+    it.concurrent.each(pipes.map((row, i) => [...row, resets.length + gotos.length + i] as const))("%s", async (_name, _json, expected, k) => {
+      const { next, stdin } = await batched(k);
+      expect(next).toEqual([`b ${k}`, `index ${k + 1}`]);
+      expect(stdin).toBe(expected);
     });
 
     it.concurrent("a result with extra fields is still piped", async () => {
