@@ -1,10 +1,10 @@
-import { existsSync, lstatSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, unlinkSync } from "node:fs";
 import { processEnvironment, processRunning, processesWithVariable, type FoundProcess } from "../os/procfs.js";
 import { shellWord } from "../core/shell-word.js";
 import { shownText } from "../core/untrusted-text.js";
 import type { RunSummary } from "./run-state.js";
 import { livePath, recordPath } from "./paths.js";
-import { readRecordLastLine } from "./store.js";
+import { listLiveIds, readRecordLastLine } from "./store.js";
 
 /**
  * What a run left behind when loopx and its guardian were both killed (`kill -9` of both, an
@@ -110,16 +110,14 @@ export function leftoverLines(dir: string, summaries: RunSummary[]): string {
  * whose run is over, or has nothing left, is removed, so that it is never looked at again.
  */
 export function crashedRunNotices(dir: string, self: string, project: string): string[] {
-  let names: string[];
+  let ids: string[];
   try {
-    names = readdirSync(dir);
+    ids = listLiveIds(dir);
   } catch {
     return [];
   }
   const lines: string[] = [];
-  for (const name of names) {
-    if (!name.endsWith(".live")) continue;
-    const id = name.slice(0, -".live".length);
+  for (const id of ids) {
     const live = id === self ? undefined : readLiveFile(dir, id);
     if (!live || live.project !== project || someoneAlive(live)) continue;
     // A last line too long to read from the end is no run.end (that is short).

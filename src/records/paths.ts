@@ -43,7 +43,14 @@ export function closingPath(dir: string, id: string): string {
  * run whose loopx and guardian were killed together, for the next loopx to find.
  */
 export function livePath(dir: string, id: string): string {
-  return `${dir}/${id}.live`;
+  return `${dir}/${id}${LIVE_SUFFIX}`;
+}
+
+const LIVE_SUFFIX = ".live";
+
+/** The run id of a lifeline's file name, else undefined. */
+export function liveIdOf(name: string): string | undefined {
+  return name.endsWith(LIVE_SUFFIX) ? name.slice(0, -LIVE_SUFFIX.length) : undefined;
 }
 
 /** The room a run keeps for its record's end while it runs (records/reserve.ts). */

@@ -5,7 +5,7 @@ import { loopxDir } from "../os/xdg.js";
 import type { RecordEvent, RunResumeEvent, RunStartEvent } from "../core/events.js";
 import { parseRecord } from "./parse.js";
 import { lastSitting, startEvent } from "./run-state.js";
-import { closingPath, recordIdOf, recordPath, runFiles } from "./paths.js";
+import { closingPath, liveIdOf, recordIdOf, recordPath, runFiles } from "./paths.js";
 
 /**
  * Where run records live and what the machine says about their processes (loopx's own extension):
@@ -22,6 +22,19 @@ export function recordsDir(env: Record<string, string | undefined>): string {
 
 /** The ids of the records in `dir`, newest first (ids sort by start time). Missing dir: none. */
 export function listRecordIds(dir: string): string[] {
+  return idsIn(dir, recordIdOf).sort().reverse();
+}
+
+/**
+ * The runs with a lifeline in `dir` (records/lifeline.ts): every run whose loopx lives, and those
+ * whose loopx and guardian died together, unnoticed so far. One readdir, no record read.
+ */
+export function listLiveIds(dir: string): string[] {
+  return idsIn(dir, liveIdOf);
+}
+
+/** The run ids that `idOf` finds among the file names in `dir` (none when there is no such directory). */
+function idsIn(dir: string, idOf: (name: string) => string | undefined): string[] {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -31,10 +44,10 @@ export function listRecordIds(dir: string): string[] {
   }
   const ids: string[] = [];
   for (const name of names) {
-    const id = recordIdOf(name);
+    const id = idOf(name);
     if (id !== undefined) ids.push(id);
   }
-  return ids.sort().reverse();
+  return ids;
 }
 
 export { closingPath };

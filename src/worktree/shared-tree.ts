@@ -4,20 +4,23 @@ import type { RunPart } from "../core/run-part.js";
 import type { RecordEvent, RunStartEvent } from "../core/events.js";
 import { parseRecord, recordEvent } from "../records/parse.js";
 import { workflowOf } from "../core/target.js";
-import { listRecordIds, readRecordEnds, readRecordHead, readRecordLastLine, liveSitting } from "../records/store.js";
+import { listLiveIds, readRecordEnds, readRecordHead, readRecordLastLine, liveSitting } from "../records/store.js";
 
 /**
  * The warning of a run started without --worktree where another live run of the same workflow
  * works in the same project (loopx's own addition): both would share the working tree, the git
  * index and the workflow's files. One line naming the other run and suggesting --worktree, and a
- * `tree.shared` event in the record. Looked for once, when the run begins, in the run records
- * (a record's first line first; only a match is read further).
+ * `tree.shared` event in the record. Looked for once, when the run begins, in the records of the
+ * runs that have a lifeline (a record's first line first; only a match is read further).
  */
 
 
-/** The first live run (not `self`) of `workflow` in `projectRoot`, from the records in `dir`. */
+/**
+ * The first live run (not `self`) of `workflow` in `projectRoot`, from the records in `dir`. Only
+ * runs with a lifeline are read (every live run has one: records/lifeline.ts), not every record.
+ */
 function liveRunSharing(dir: string, self: string, projectRoot: string, workflow: string): { id: string; pid: number } | undefined {
-  for (const id of listRecordIds(dir)) {
+  for (const id of listLiveIds(dir).sort().reverse()) {
     if (id === self) continue;
     const head = readRecordHead(dir, id);
     if (head === undefined || !head.includes(JSON.stringify(projectRoot).slice(1, -1))) continue;
