@@ -22,7 +22,8 @@ const events = (path: string) => readFileSync(path, "utf8").trim().split("\n").m
 
 describe.each(CHANNELS)("records stay bounded ($name)", (channel) => {
   it("past LOOPX_RECORD_MAX_BYTES the first and the last iterations stay whole; a gap line counts the rest", async () => {
-    const cwd = makeProject({ ".loopx/big/index.sh": sh('$LOOPX_BIN output --result "$(head -c 1500 /dev/zero | tr "\\0" x)-$LOOPX_ITERATION"') });
+    // The result printed as JSON by the script itself: 60 iterations, no helper process each.
+    const cwd = makeProject({ ".loopx/big/index.sh": sh('printf \'{"result":"%s-%s"}\' "$(head -c 1500 /dev/zero | tr "\\0" x)" "$LOOPX_ITERATION"') });
     const env = isolatedEnv({ LOOPX_RECORD_MAX_BYTES: "20000" });
     expect((await loopx(channel, ["run", "-n", "60", "big"], cwd, env)).code).toBe(0);
     const path = onlyRecord(env);
