@@ -22,18 +22,18 @@ export function recordsDir(env: Record<string, string | undefined>): string {
 
 /** The ids of the records in `dir`, newest first (ids sort by start time). Missing dir: none. */
 export function listRecordIds(dir: string): string[] {
-  return idsIn(dir, recordIdOf).sort().reverse();
+  return idsIn(dir, recordIdOf);
 }
 
 /**
- * The runs with a lifeline in `dir` (records/lifeline.ts): every run whose loopx lives, and those
- * whose loopx and guardian died together, unnoticed so far. One readdir, no record read.
+ * The runs with a lifeline in `dir` (records/lifeline.ts), newest first: every run whose loopx
+ * lives, and those whose loopx and guardian died together, unnoticed so far. One readdir, no record read.
  */
 export function listLiveIds(dir: string): string[] {
   return idsIn(dir, liveIdOf);
 }
 
-/** The run ids that `idOf` finds among the file names in `dir` (none when there is no such directory). */
+/** The run ids that `idOf` finds among the file names in `dir`, newest first (none when there is no such directory). */
 function idsIn(dir: string, idOf: (name: string) => string | undefined): string[] {
   let names: string[];
   try {
@@ -47,7 +47,7 @@ function idsIn(dir: string, idOf: (name: string) => string | undefined): string[
     const id = idOf(name);
     if (id !== undefined) ids.push(id);
   }
-  return ids;
+  return ids.sort().reverse();
 }
 
 export { closingPath };

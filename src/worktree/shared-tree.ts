@@ -20,7 +20,7 @@ import { listLiveIds, readRecordEnds, readRecordHead, readRecordLastLine, liveSi
  * runs with a lifeline are read (every live run has one: records/lifeline.ts), not every record.
  */
 function liveRunSharing(dir: string, self: string, projectRoot: string, workflow: string): { id: string; pid: number } | undefined {
-  for (const id of listLiveIds(dir).sort().reverse()) {
+  for (const id of listLiveIds(dir)) {
     if (id === self) continue;
     const head = readRecordHead(dir, id);
     if (head === undefined || !head.includes(JSON.stringify(projectRoot).slice(1, -1))) continue;

@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
-import { BINARY, RUNTIMES, runCommand, runLoopx, taggedSurvivors, waitFor, type RunOptions, type RunResult } from "../../helpers.js";
+import { CLIS, RUNTIMES, runCli, runLoopx, taggedSurvivors, waitFor } from "../../helpers.js";
 import { cliAlone } from "../../fixtures/local-server.js";
 import { DEFAULT_CHAT_USAGE, startChatApi, type ChatReply } from "../../fixtures/agents/chat-completions-api.js";
 import { DEFAULT_GEMINI_USAGE, startGeminiApi, type GeminiReply } from "../../fixtures/agents/gemini-api.js";
@@ -84,12 +84,6 @@ function callReceipts(cli: RealCli, calls: number): Array<Record<string, unknown
 
 const git = (cwd: string, ...args: string[]): string => spawnSync("git", args, { cwd, encoding: "utf8" }).stdout;
 const loopx = (args: string[], cwd: string, env: Record<string, string>) => runLoopx(RUNTIMES[0]!, args, { cwd, env, timeoutMs: RUN_MS });
-/** The three ways loopx ships, as a test starts each. */
-const CHANNELS: Array<{ name: string; loopx: (args: string[], options: RunOptions) => Promise<RunResult> }> = [
-  { name: "node", loopx: (args, options) => runLoopx(RUNTIMES[0]!, args, options) },
-  { name: "bun", loopx: (args, options) => runLoopx(RUNTIMES[1]!, args, options) },
-  { name: "standalone binary", loopx: (args, options) => runCommand(BINARY, args, options) },
-];
 
 describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () => {
   for (const cli of REAL_CLIS) {
@@ -164,20 +158,20 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
     pi: { option: "30s", shown: "30s" },
     copilot: { option: "30s", shown: "30s" },
   };
-  const channels = (cli: RealCli) => (cli === "pi" ? CHANNELS : CHANNELS.slice(0, 1));
+  const channels = (cli: RealCli) => (cli === "pi" ? CLIS : CLIS.slice(0, 1));
   const stops = REAL_CLIS.flatMap((cli) =>
     channels(cli).flatMap((channel) => [
-      { cli, ...channel, how: "Ctrl-C", options: [] as string[], code: 130 },
-      { cli, ...channel, how: "--timeout", options: ["--timeout", LIMITS[cli].option], code: 124 },
+      { cli, channel, how: "Ctrl-C", options: [] as string[], code: 130 },
+      { cli, channel, how: "--timeout", options: ["--timeout", LIMITS[cli].option], code: 124 },
     ]),
   );
-  for (const { cli, name, loopx: start, how, options, code } of stops) {
-    it(`${cli} (${name}): ${how} while the CLI's tool runs sleep 300 leaves no process behind`, { timeout: RUN_MS + 30_000 }, async (context) => {
+  for (const { cli, channel, how, options, code } of stops) {
+    it(`${cli} (${channel.name}): ${how} while the CLI's tool runs sleep 300 leaves no process behind`, { timeout: RUN_MS + 30_000 }, async (context) => {
       const { api } = await standIn(context, cli, () => ({ tool: 'echo "$HARDENING_TAG" > started.txt; sleep 300' }));
       const project = workflowProject(["ralph"]);
       const env = runEnv(cli, api.origin);
       const started = join(project, "started.txt");
-      const result = await start(["run", ...options, "ralph:plan"], {
+      const result = await runCli(channel, ["run", ...options, "ralph:plan"], {
         cwd: project,
         env,
         timeoutMs: RUN_MS,
