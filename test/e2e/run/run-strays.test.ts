@@ -262,16 +262,19 @@ console.log(JSON.stringify({ left, next: await pending }));`,
   it.concurrent("RunOptions.timeout: rejects with a TimeoutError naming the script and the limit, after the strays are gone", async ({ expect }) => {
     const dir = consumer(
       `const startedAt = Date.now();
-const error = await runPromise("w", { timeout: 1500 }).then(() => undefined, (e) => e);
-console.log(JSON.stringify({ name: error?.name, message: error?.message, left: strays(), elapsed: Date.now() - startedAt }));`,
+const error = await runPromise("w", { timeout: 5000 }).then(() => undefined, (e) => e);
+console.log(JSON.stringify({ name: error?.name, message: error?.message, ready: existsSync("ready"), left: strays(), elapsed: Date.now() - startedAt }));`,
       SLEEPER,
     );
     const result = await runConsumer(dir);
     expect(result.name).toBe("TimeoutError");
-    expect(result.message).toBe("script w:index timed out after 1s500ms");
+    expect(result.message).toBe("script w:index timed out after 5s");
+    // The limit is 5 s, not less: under a full CI run, starting the four strays (one of them a
+    // node process) took longer than 1.5 s, and a limit that fires first proves nothing.
+    expect(result.ready).toBe(true);
     expect(result.left).toEqual([]);
-    expect(result.elapsed).toBeGreaterThanOrEqual(1500);
-    expect(result.elapsed).toBeLessThan(12_000);
+    expect(result.elapsed).toBeGreaterThanOrEqual(5000);
+    expect(result.elapsed).toBeLessThan(15_000);
     expectStraysGone(dir, false);
   });
 
