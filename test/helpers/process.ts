@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { isolatedEnv } from "./env.js";
 import { BIN } from "./paths.js";
-import type { Cli, Runtime } from "./runtimes.js";
+import { CLIS, type Cli, type Runtime } from "./runtimes.js";
 
 export interface RunResult {
   code: number | null;
@@ -25,6 +25,13 @@ export interface RunOptions {
 export function runCli(cli: Cli, args: string[], options: RunOptions): Promise<RunResult> {
   return runCommand(cli.exe, [...cli.prefix, ...args], options);
 }
+
+/** A way loopx ships (CLIS) with the function that starts it: for a case per channel (`it.for(LOOPX_STARTS)`). */
+export interface LoopxStart {
+  name: Cli["name"];
+  loopx(args: string[], options: RunOptions): Promise<RunResult>;
+}
+export const LOOPX_STARTS: LoopxStart[] = CLIS.map((cli) => ({ name: cli.name, loopx: (args, options) => runCli(cli, args, options) }));
 
 /** Spawns `<runtime> dist/bin.js ...args` and collects its exit status and output. */
 export function runLoopx(runtime: Runtime, args: string[], options: RunOptions): Promise<RunResult> {

@@ -9,14 +9,9 @@ import { readdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { BINARY, RUNTIMES, expectOneLineError, isolatedEnv, makeProject, runCommand, runLoopx, sh, tempDir, type RunOptions, type RunResult } from "../../helpers.js";
+import { LOOPX_STARTS, expectOneLineError, isolatedEnv, makeProject, sh, tempDir } from "../../helpers.js";
 import { parseReceipt } from "../../../src/receipts/receipt.js";
 
-const CHANNELS: Array<{ name: string; loopx: (args: string[], options: RunOptions) => Promise<RunResult> }> = [
-  { name: "node", loopx: (args, options) => runLoopx(RUNTIMES[0]!, args, options) },
-  { name: "bun", loopx: (args, options) => runLoopx(RUNTIMES[1]!, args, options) },
-  { name: "standalone binary", loopx: (args, options) => runCommand(BINARY, args, options) },
-];
 
 const WINDOW = { type: "five_hour", status: "allowed_warning", resetsAt: "2026-11-25T19:00:00.000Z", utilization: 0.42, source: "claude-stream" };
 const WORKFLOW = {
@@ -52,7 +47,7 @@ const BAD: Array<[string[], string]> = [
   [["--model", "x"], "empty"],
 ];
 
-describe.concurrent.each(CHANNELS)("receipts from scripts ($name)", ({ loopx }) => {
+describe.concurrent.each(LOOPX_STARTS)("receipts from scripts ($name)", ({ loopx }) => {
   it("bash flags, --json and receipt() from TypeScript: receipt events in the record, exactly as given", async () => {
     const cwd = makeProject(WORKFLOW);
     const env = isolatedEnv();

@@ -8,13 +8,8 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BINARY, RUNTIMES, isolatedEnv, makeProject, runCommand, runLoopx, sh, type RunOptions, type RunResult } from "../../helpers.js";
+import { LOOPX_STARTS, isolatedEnv, makeProject, sh } from "../../helpers.js";
 
-const CHANNELS: Array<{ name: string; loopx: (args: string[], options: RunOptions) => Promise<RunResult> }> = [
-  { name: "node", loopx: (args, options) => runLoopx(RUNTIMES[0]!, args, options) },
-  { name: "bun", loopx: (args, options) => runLoopx(RUNTIMES[1]!, args, options) },
-  { name: "standalone binary", loopx: (args, options) => runCommand(BINARY, args, options) },
-];
 
 /** Iteration 1 (bash) notes and goes to the TypeScript script; iteration 2 notes with data and stops. */
 const WORKFLOW = {
@@ -22,7 +17,7 @@ const WORKFLOW = {
   ".loopx/w/two.ts": 'import { note, output } from "loopx";\nconst kept = note("second\\nline  spaced", { kind: "limit.wait", until: "2026-11-23T19:55:00.000Z" });\nprocess.stderr.write(`kept=${kept}\\n`);\noutput({ stop: true });\n',
 };
 
-describe.concurrent.each(CHANNELS)("notes in the run's record ($name)", ({ loopx }) => {
+describe.concurrent.each(LOOPX_STARTS)("notes in the run's record ($name)", ({ loopx }) => {
   it("a note from bash and from TypeScript: runs show under its iteration, runs tail, --json", async () => {
     const cwd = makeProject(WORKFLOW);
     const env = isolatedEnv();

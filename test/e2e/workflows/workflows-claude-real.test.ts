@@ -11,18 +11,13 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
-import { BINARY, IS_ROOT, RUNTIMES, runCommand, runLoopx, waitFor, type RunOptions, type RunResult } from "../../helpers.js";
+import { LOOPX_STARTS, IS_ROOT, RUNTIMES, runLoopx, waitFor, type RunOptions } from "../../helpers.js";
 import { FakeAgents, lastWorkflowLine, recordedReceipts, sessionLog, workflowEnv, workflowProject } from "../../fixtures/agents/support.js";
 import { limitsFile } from "../../fixtures/agents/limit-clock.js";
 import { realClaudeBin, realClaudeEnv, startMessagesApi, type MessagesApi } from "../../fixtures/agents/messages-api.js";
 
 const COMPLETE = "<promise>COMPLETE</promise>";
 
-const CHANNELS: Array<{ name: string; loopx: (args: string[], options: RunOptions) => Promise<RunResult> }> = [
-  { name: "node", loopx: (args, options) => runLoopx(RUNTIMES[0]!, args, options) },
-  { name: "bun", loopx: (args, options) => runLoopx(RUNTIMES[1]!, args, options) },
-  { name: "standalone binary", loopx: (args, options) => runCommand(BINARY, args, options) },
-];
 
 /** A stand-in for this test only, stopped when the test ends (tests here run concurrently). */
 async function standIn(context: TestContext, answer: Parameters<typeof startMessagesApi>[0]): Promise<MessagesApi> {
@@ -39,7 +34,7 @@ function claudeRunEnv(api: MessagesApi, extra: Record<string, string> = {}): Rec
 }
 
 describe.concurrent("the workflows on the real Claude Code CLI, against a local Messages API", () => {
-  it.concurrent.for(CHANNELS)("$name: a usage window reset a few seconds ahead parks ralph:plan, which then completes", async ({ loopx }, context) => {
+  it.concurrent.for(LOOPX_STARTS)("$name: a usage window reset a few seconds ahead parks ralph:plan, which then completes", async ({ loopx }, context) => {
     let resetsAt = 0; // a few seconds after the first request arrives
     const api = await standIn(context, (n) => (n === 1 ? { limit: { resetsAt: (resetsAt = Math.ceil(Date.now() / 1000) + 3) } } : { text: `The plan is ready.\n${COMPLETE}` }));
     const project = workflowProject(["ralph"]);

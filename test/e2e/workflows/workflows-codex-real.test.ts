@@ -11,17 +11,12 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
-import { BINARY, ROOT, RUNTIMES, runCommand, runLoopx, taggedSurvivors, waitFor, type RunOptions, type RunResult } from "../../helpers.js";
+import { LOOPX_STARTS, ROOT, taggedSurvivors, waitFor } from "../../helpers.js";
 import { FakeAgents, lastWorkflowLine, sessionLog, workflowEnv, workflowProject } from "../../fixtures/agents/support.js";
 import { realCodexBin, realCodexEnv, startResponsesApi, type Reply, type ResponsesApi } from "../../fixtures/agents/responses-api.js";
 
 const COMPLETE = "<promise>COMPLETE</promise>";
-const NODE = { name: "node", loopx: (args: string[], options: RunOptions) => runLoopx(RUNTIMES[0]!, args, options) };
-const CHANNELS: Array<{ name: string; loopx: (args: string[], options: RunOptions) => Promise<RunResult> }> = [
-  NODE,
-  { name: "bun", loopx: (args, options) => runLoopx(RUNTIMES[1]!, args, options) },
-  { name: "standalone binary", loopx: (args, options) => runCommand(BINARY, args, options) },
-];
+const NODE = LOOPX_STARTS[0]!;
 
 /** A stand-in for this test only, stopped when the test ends (tests here run concurrently). */
 async function standIn(context: TestContext, reply: (n: number, body: Record<string, any>) => Reply): Promise<ResponsesApi> {
@@ -195,7 +190,7 @@ describe.concurrent("the workflows on the real Codex CLI, against a local Respon
     expect(await waitFor(() => taggedSurvivors(env.HARDENING_TAG!).length === 0, 10_000)).toBe(true);
   });
 
-  it.concurrent.for(CHANNELS)("$name: a dropped stream codex recovers from is no failure", async ({ loopx }, context) => {
+  it.concurrent.for(LOOPX_STARTS)("$name: a dropped stream codex recovers from is no failure", async ({ loopx }, context) => {
     const api = await standIn(context, (n) => (n === 1 ? { drop: true } : { text: `Recovered.\n${COMPLETE}` }));
     const project = workflowProject(["ralph"]);
     const env = codexRunEnv(api);
@@ -208,7 +203,7 @@ describe.concurrent("the workflows on the real Codex CLI, against a local Respon
     expect(receipts(env)).toEqual([expect.objectContaining({ type: "receipt", n: 1, workflow: "ralph", ...codexReceipt(1) })]);
   });
 
-  const stops = CHANNELS.flatMap((channel) => [
+  const stops = LOOPX_STARTS.flatMap((channel) => [
     { ...channel, how: "Ctrl-C", options: [] as string[], code: 130 },
     // 25 s: on a loaded 2-core box ralph's TypeScript and codex's start took more than 10 s
     // before codex's tool ran (the run timed out before the command it should interrupt).
