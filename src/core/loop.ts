@@ -71,16 +71,16 @@ export interface LoopHost {
   /** Reads the global and `-e` env files (spec §8). */
   readonly envFiles: EnvFileReader;
   /** A workflow's declared loopx version (its package.json), for the check of spec §3.2. */
-  versionRequirement(workflowDir: string): VersionRequirement;
+  versionRequirement(workflowDir: string): Promise<VersionRequirement>;
   /** The running loopx version. */
   readonly version: string;
 }
 
 
 /** The workflow-level version check (spec §3.2): warns when `workflow` wants another loopx version, once per run, on its first entry (`entered`: the workflows checked). */
-function checkVersion(host: LoopHost, workflow: DiscoveredWorkflow, entered: Set<string>): void {
+async function checkVersion(host: LoopHost, workflow: DiscoveredWorkflow, entered: Set<string>): Promise<void> {
   entered.add(workflow.name);
-  const warning = workflowVersionWarning(workflow.name, host.versionRequirement(workflow.dir), host.version);
+  const warning = await workflowVersionWarning(workflow.name, await host.versionRequirement(workflow.dir), host.version);
   if (warning !== undefined) host.warn(warning);
 }
 
@@ -190,7 +190,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
   // run exists (scratch directory, record).
   let current = resumeAt ?? start;
   const entered = new Set<string>();
-  checkVersion(host, discovery.workflows.get(current.workflow)!, entered);
+  await checkVersion(host, discovery.workflows.get(current.workflow)!, entered);
 
   let end: RunEnd | undefined;
   let label = formatTarget(current);
@@ -206,7 +206,7 @@ export async function* runLoop(request: LoopRequest, host: LoopHost, session: Ru
     const warnedHeld = new Set<string>();
     for (;;) {
       const { workflow, script } = lookup(host.directories, discovery, current, "");
-      if (!entered.has(workflow.name)) checkVersion(host, workflow, entered);
+      if (!entered.has(workflow.name)) await checkVersion(host, workflow, entered);
       label = formatTarget(current);
       if (session.gated) {
         const held = session.beforeScript({ target: label, stdin });

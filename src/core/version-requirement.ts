@@ -1,6 +1,3 @@
-import satisfies from "semver/functions/satisfies.js";
-import validRange from "semver/ranges/valid.js";
-
 /**
  * A workflow's declared loopx version requirement (spec §3.2 "Workflow-level version
  * declaration" and "Workflow package.json failure modes"), shared by the runtime check (a
@@ -17,7 +14,8 @@ export type VersionRequirement =
   | { kind: "warning"; message: string }
   | { kind: "range"; range: string; field: "dependencies" | "devDependencies" };
 
-const SEMVER_OPTIONS = { includePrerelease: true } as const;
+/** semver, loaded only for a workflow that declares a loopx version (see semver.ts). */
+const semver = () => import("./semver.js");
 
 function oneLine(text: string): string {
   return text.replace(/\s*[\r\n]+\s*/g, " ").trim();
@@ -28,7 +26,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Interprets the text of a workflow package.json (exported for tests and for callers that already read it). */
-export function parseVersionRequirement(text: string): VersionRequirement {
+export async function parseVersionRequirement(text: string): Promise<VersionRequirement> {
   let json: unknown;
   try {
     json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
@@ -40,7 +38,7 @@ export function parseVersionRequirement(text: string): VersionRequirement {
     const deps = json[field];
     if (!isObject(deps) || !Object.hasOwn(deps, "loopx")) continue;
     const declared = deps["loopx"];
-    if (typeof declared !== "string" || validRange(declared, SEMVER_OPTIONS) === null) {
+    if (typeof declared !== "string" || !(await semver()).isValidRange(declared)) {
       return {
         kind: "warning",
         message: `package.json declares loopx version ${oneLine(JSON.stringify(declared) ?? String(declared))} in ${field}, which is not a valid semver range; loopx version check skipped`,
@@ -61,20 +59,16 @@ export function versionMismatchMessage(workflowName: string, range: string, runn
 }
 
 /** True if `version` satisfies `range` (prereleases included, spec §3.2). False for an invalid range or version. */
-export function satisfiesVersion(range: string, version: string): boolean {
-  try {
-    return satisfies(version, range, SEMVER_OPTIONS);
-  } catch {
-    return false;
-  }
+export async function satisfiesVersion(range: string, version: string): Promise<boolean> {
+  return (await semver()).satisfiesVersion(range, version);
 }
 
 /**
  * The workflow-level version check (spec §3.2) for a workflow's requirement: the warning to print,
  * if any. A broken package.json or an unsatisfied range is a warning, never an error.
  */
-export function workflowVersionWarning(workflowName: string, requirement: VersionRequirement, running: string): string | undefined {
+export async function workflowVersionWarning(workflowName: string, requirement: VersionRequirement, running: string): Promise<string | undefined> {
   if (requirement.kind === "warning") return `workflow ${JSON.stringify(workflowName)}: ${requirement.message}`;
-  if (requirement.kind === "range" && !satisfiesVersion(requirement.range, running)) return versionMismatchMessage(workflowName, requirement.range, running);
+  if (requirement.kind === "range" && !(await satisfiesVersion(requirement.range, running))) return versionMismatchMessage(workflowName, requirement.range, running);
   return undefined;
 }

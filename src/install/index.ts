@@ -74,7 +74,7 @@ export async function install(request: InstallRequest, io: InstallIO = defaultIO
     cleanup.addPath(work);
     const { root, name } = await fetchSource(form, request.source, request.projectRoot, work, cleanup);
     const selected = selectAll(classifySource(root, name, shown), request.workflows ?? [], shown);
-    const checked = preflight(selected, { sourceRoot: root, loopxDir, yes: request.yes, version: VERSION });
+    const checked = await preflight(selected, { sourceRoot: root, loopxDir, yes: request.yes, version: VERSION });
     for (const warning of checked.warnings) io.warn(warning);
     if (checked.failures.length > 0) {
       throw new LoopxError(`cannot install from ${shown}: ${checked.failures.join("; ")}`);

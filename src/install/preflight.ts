@@ -50,7 +50,7 @@ function destinationState(path: string): "absent" | "workflow" | "other" {
  * name restrictions and same-base-name collisions (the runtime rules, §10.4), unsafe entries,
  * the destination `.loopx/<name>` (§10.5) and the declared loopx version (§10.6).
  */
-export function preflight(workflows: SourceWorkflow[], options: PreflightOptions): PreflightResult {
+export async function preflight(workflows: SourceWorkflow[], options: PreflightOptions): Promise<PreflightResult> {
   const result: PreflightResult = { planned: [], failures: [], warnings: [] };
   const realRoot = realpathSync.native(options.sourceRoot);
   for (const workflow of workflows) {
@@ -83,10 +83,10 @@ export function preflight(workflows: SourceWorkflow[], options: PreflightOptions
     }
 
     if (from !== undefined) {
-      const requirement = readVersionRequirement(from);
+      const requirement = await readVersionRequirement(from);
       if (requirement.kind === "warning") {
         result.warnings.push(`${label}: ${requirement.message}`);
-      } else if (requirement.kind === "range" && !satisfiesVersion(requirement.range, options.version)) {
+      } else if (requirement.kind === "range" && !(await satisfiesVersion(requirement.range, options.version))) {
         if (options.yes) result.warnings.push(versionMismatchMessage(workflow.name, requirement.range, options.version, "installing anyway because of -y"));
         else failures.push(versionMismatchMessage(workflow.name, requirement.range, options.version, "use -y to install anyway"));
       }

@@ -21,3 +21,13 @@ export function os(): typeof import("node:os") {
   osModule ??= nodeModule.createRequire(import.meta.url)("node:os") as typeof import("node:os");
   return osModule;
 }
+
+let cryptoModule: typeof import("node:crypto") | undefined;
+/**
+ * node:crypto, loaded on first use: under Node it is ~20 internal modules to compile, which a run
+ * without --stall-after, --worktree or --sandbox never needs.
+ */
+export function nodeCrypto(): typeof import("node:crypto") {
+  cryptoModule ??= nodeModule.createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
+  return cryptoModule;
+}

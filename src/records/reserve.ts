@@ -1,5 +1,6 @@
 import { closeSync, existsSync, openSync, readSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import { processRunning } from "../os/procfs.js";
+import { randomBytes } from "../os/random.js";
 import { writeAllSync } from "../os/write-all.js";
 import { closingPath, reserveIdOf, reservePath } from "./paths.js";
 
@@ -53,14 +54,10 @@ function reserveBytes(owner: Owner): Buffer {
   const head = Buffer.from(`${JSON.stringify({ pid: owner.pid, time: owner.time })}\n`);
   const bytes = Buffer.alloc(RESERVE_BYTES);
   head.copy(bytes);
-  let seed = (owner.pid ^ Date.now()) >>> 0 || 1;
-  for (let i = head.length; i < RESERVE_BYTES; i++) {
-    // xorshift32: no crypto needed.
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    bytes[i] = 0x21 + ((seed >>> 0) % 94);
-  }
+  // Base64 of random bytes: printable and incompressible, made natively (a 16 KB loop in JS at
+  // every run's start was hot enough for V8 to compile it with its optimizing compiler).
+  const random = Buffer.from(randomBytes(Math.ceil(((RESERVE_BYTES - head.length) * 3) / 4)).buffer);
+  bytes.write(random.toString("base64"), head.length, "latin1");
   return bytes;
 }
 

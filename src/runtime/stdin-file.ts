@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { utf8Slices, type ScriptInput } from "../core/stdout-text.js";
 import { writeAllSync } from "../os/write-all.js";
+import { randomBytes } from "../os/random.js";
 
 /**
  * A read-only fd of an already-unlinked temp file holding `data`, for a child's stdin (spec §6.7).
@@ -12,7 +13,7 @@ import { writeAllSync } from "../os/write-all.js";
  * (utf8Slices), a result still held as bytes straight from them — never a second copy of it.
  */
 export function stdinFile(data: ScriptInput): number {
-  const path = join(tmpdir(), `loopx-stdin-${process.pid}-${Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("hex")}`);
+  const path = join(tmpdir(), `loopx-stdin-${process.pid}-${Buffer.from(randomBytes(6)).toString("hex")}`);
   const fd = openSync(path, "wx", 0o600);
   try {
     for (const piece of typeof data === "string" ? utf8Slices(data) : data.utf8Chunks()) writeAllSync(fd, piece);

@@ -8,7 +8,7 @@ import { ownDescriptorPath } from "../os/procfs.js";
  * A real pipe for a script's stdout. Node's and Bun's "pipe" stdio is a socketpair, and on Linux
  * opening /dev/stdout (a procfs link to fd 1) on a socket fails with ENXIO — `echo x > /dev/stdout`,
  * `tee /dev/stdout`, `cat > /dev/fd/1` all break. Neither runtime can call pipe(2), so loopx uses
- * a FIFO: created once (mkfifo, one process start), held by an O_PATH descriptor and unlinked at
+ * a FIFO: created once (mkfifo, one process start for two), held by an O_PATH descriptor and unlinked at
  * once (nothing stays on disk, whatever happens to loopx), and reopened through its own
  * descriptor's path (procfs.ts ownDescriptorPath) for each script: two open(2) calls per script, a fresh pipe each time.
  *
@@ -32,17 +32,23 @@ export interface StdoutPipe {
   release(reusable: boolean): void;
 }
 
+/**
+ * Two FIFOs from one mkfifo start (the first is returned, the second kept free): a run whose
+ * stderr is a pipe takes two, one for the script's stdout and one for its stderr relay.
+ */
 function createFifo(): number | undefined {
   const dir = mkdtempSync(join(tmpdir(), "loopx-stdout-"));
   try {
-    const path = join(dir, "stdout");
+    const paths = [join(dir, "stdout"), join(dir, "stderr")];
     for (const mkfifo of MKFIFO) {
       try {
-        execFileSync(mkfifo, ["-m", "600", path], { stdio: "ignore" });
-        return openSync(path, O_PATH);
+        execFileSync(mkfifo, ["-m", "600", ...paths], { stdio: "ignore" });
       } catch {
-        // the next candidate
+        continue; // the next candidate
       }
+      const [first, second] = paths.map((path) => openSync(path, O_PATH));
+      free.push(second as number);
+      return first;
     }
     return undefined;
   } finally {

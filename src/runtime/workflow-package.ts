@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { fsReason } from "../core/errors.js";
 import { parseVersionRequirement, type VersionRequirement } from "../core/version-requirement.js";
 
-/** Reads `<workflowDir>/package.json` and interprets it (see {@link VersionRequirement}). Never throws. */
-export function readVersionRequirement(workflowDir: string): VersionRequirement {
+/** Reads `<workflowDir>/package.json` and interprets it (see {@link VersionRequirement}). Never rejects. */
+export async function readVersionRequirement(workflowDir: string): Promise<VersionRequirement> {
   let text: string;
   try {
     text = readFileSync(join(workflowDir, "package.json"), "utf8");

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { nodeCrypto } from "../os/builtins.js";
 import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
@@ -108,7 +108,7 @@ export class Sandbox implements RunPart {
     const layout = this.layout(env, [], [], this.projectRoot);
     let verdict: string | undefined;
     try {
-      verdict = await probeFence(this.bwrap, layout, randomBytes(6).toString("hex"));
+      verdict = await probeFence(this.bwrap, layout, nodeCrypto().randomBytes(6).toString("hex"));
     } catch (error) {
       throw refuse(`bubblewrap cannot set up the fence here (${error instanceof Error ? error.message : String(error)}): ${SETUP_HINT}`);
     }

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { nodeCrypto } from "../os/builtins.js";
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
@@ -137,7 +137,7 @@ export function effectivePolicy(sources: PolicySource[], projectRoot: string, en
 
 /** sha256 of the effective policy (and the fenced root), its first 16 hex digits: what `run.start` records. */
 export function policyDigest(policy: SandboxPolicy, projectRoot: string): string {
-  return createHash("sha256").update(JSON.stringify({ projectRoot, ...policy })).digest("hex").slice(0, 16);
+  return nodeCrypto().createHash("sha256").update(JSON.stringify({ projectRoot, ...policy })).digest("hex").slice(0, 16);
 }
 
 /** loopx's exit code for a run the sandbox refused to start (it cannot be set up, or a probe got through). */

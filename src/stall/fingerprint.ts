@@ -1,5 +1,6 @@
+import { nodeCrypto } from "../os/builtins.js";
 import { execFile } from "node:child_process";
-import { createHash, type Hash } from "node:crypto";
+import type { Hash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { lstat, readlink } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
@@ -77,7 +78,7 @@ export async function fingerprint(space: Workspace): Promise<WorkspaceState | un
   ]);
   if (status.code !== 0) return undefined;
   const commit = head.code === 0 ? head.stdout.trim() : "";
-  const hash = createHash("sha256").update(`HEAD ${commit}\n`);
+  const hash = nodeCrypto().createHash("sha256").update(`HEAD ${commit}\n`);
   let changed = 0;
   let untracked = 0;
   const entries = status.stdout.split("\0").filter((entry) => entry.length > 3).sort((a, b) => (a.slice(3) < b.slice(3) ? -1 : 1));

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { nodeCrypto } from "../os/builtins.js";
 import { basename, join } from "node:path";
 import { LoopxError } from "../core/errors.js";
 import { loopxDir } from "../os/xdg.js";
@@ -29,6 +29,6 @@ export function checkWorktreeName(name: string): string {
 
 /** The directory of one repository's worktrees; `commonDir` is its git directory (absolute). */
 export function repositoryWorktrees(env: Record<string, string | undefined>, top: string, commonDir: string): string {
-  const hash = createHash("sha256").update(commonDir).digest("hex").slice(0, 10);
+  const hash = nodeCrypto().createHash("sha256").update(commonDir).digest("hex").slice(0, 10);
   return join(loopxDir("state", env), "worktrees", `${basename(top).replace(/[^A-Za-z0-9._-]/g, "_")}-${hash}`);
 }

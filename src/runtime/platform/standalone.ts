@@ -4,7 +4,7 @@
  * cannot use CommonJS, one that only unsets BUN_BE_BUN) and a helper package materialized in a
  * per-version cache, since there is no package directory on disk.
  */
-import { createHash } from "node:crypto";
+import { nodeCrypto } from "../../os/builtins.js";
 import { lstatSync, mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,7 +30,7 @@ interface HelperCache {
 }
 
 function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+  return nodeCrypto().createHash("sha256").update(text).digest("hex");
 }
 
 /** The files of the helper package, relative to the cache entry, with their exact contents. */

@@ -129,7 +129,7 @@ export function memoryHost(replies: Record<string, Reply | Reply[]>, options: Me
     versionRequirement(dir) {
       events.push(`enter:${posix.basename(dir)}`);
       const text = tree.files.get(`${dir}/package.json`);
-      return text === undefined ? { kind: "none" } : parseVersionRequirement(text);
+      return text === undefined ? Promise.resolve({ kind: "none" }) : parseVersionRequirement(text);
     },
     version: options.version ?? "1.0.0",
   };

@@ -18,8 +18,8 @@ describe("workflow version requirement (spec §3.2)", () => {
     [{ dependencies: "loopx" }, { kind: "none" }],
     [[1, 2], { kind: "none" }],
     [null, { kind: "none" }],
-  ])("%j → %j", (json, expected) => {
-    expect(parseVersionRequirement(JSON.stringify(json))).toEqual(expected);
+  ])("%j → %j", async (json, expected) => {
+    expect(await parseVersionRequirement(JSON.stringify(json))).toEqual(expected);
   });
 
   it.each([
@@ -30,8 +30,8 @@ describe("workflow version requirement (spec §3.2)", () => {
     [JSON.stringify({ dependencies: { loopx: 2 } }), /loopx version 2 in dependencies, which is not a valid semver range/],
     // dependencies wins even when it is the broken one
     [JSON.stringify({ dependencies: { loopx: "github:x/y" }, devDependencies: { loopx: "^1.0.0" } }), /"github:x\/y" in dependencies, which is not a valid semver range/],
-  ])("warns for %j", (text, message) => {
-    const result = parseVersionRequirement(text);
+  ])("warns for %j", async (text, message) => {
+    const result = await parseVersionRequirement(text);
     expect(result.kind).toBe("warning");
     if (result.kind === "warning") {
       expect(result.message).toMatch(message);
@@ -39,14 +39,14 @@ describe("workflow version requirement (spec §3.2)", () => {
     }
   });
 
-  it("reads package.json from a workflow directory: absent, unreadable, valid", () => {
+  it("reads package.json from a workflow directory: absent, unreadable, valid", async () => {
     const dir = tempDir();
-    expect(readVersionRequirement(dir)).toEqual({ kind: "none" });
+    expect(await readVersionRequirement(dir)).toEqual({ kind: "none" });
     mkdirSync(join(dir, "package.json")); // exists but cannot be read as a file
-    expect(readVersionRequirement(dir)).toMatchObject({ kind: "warning", message: expect.stringMatching(/^cannot read package\.json: is a directory \(EISDIR\); loopx version check skipped$/) });
+    expect(await readVersionRequirement(dir)).toMatchObject({ kind: "warning", message: expect.stringMatching(/^cannot read package\.json: is a directory \(EISDIR\); loopx version check skipped$/) });
     const other = tempDir();
     writeFileSync(join(other, "package.json"), "\ufeff" + JSON.stringify({ devDependencies: { loopx: "^0.1.0" } }));
-    expect(readVersionRequirement(other)).toEqual({ kind: "range", range: "^0.1.0", field: "devDependencies" });
+    expect(await readVersionRequirement(other)).toEqual({ kind: "range", range: "^0.1.0", field: "devDependencies" });
   });
 
   it.each([
@@ -58,7 +58,7 @@ describe("workflow version requirement (spec §3.2)", () => {
     ["", "3.0.0", true],
     ["<1.0.0", "1.0.0", false],
     ["bogus", "1.0.0", false],
-  ])("satisfiesVersion(%j, %j) = %s", (range, version, expected) => {
-    expect(satisfiesVersion(range, version)).toBe(expected);
+  ])("satisfiesVersion(%j, %j) = %s", async (range, version, expected) => {
+    expect(await satisfiesVersion(range, version)).toBe(expected);
   });
 });
