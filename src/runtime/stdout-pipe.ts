@@ -39,7 +39,7 @@ export interface StdoutPipe {
 function createFifo(): number | undefined {
   const dir = mkdtempSync(join(tmpdir(), "loopx-stdout-"));
   try {
-    const paths = [join(dir, "stdout"), join(dir, "stderr")];
+    const paths = [join(dir, "fifo-1"), join(dir, "fifo-2")];
     for (const mkfifo of MKFIFO) {
       try {
         execFileSync(mkfifo, ["-m", "600", ...paths], { stdio: "ignore" });
