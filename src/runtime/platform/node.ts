@@ -131,21 +131,21 @@ function spawnScript(spec: SpawnSpec): ScriptProcess {
  * (measured with scripts/bench.ts).
  */
 function createHeapKeeper(): () => void {
-  const require = nodeModule.createRequire(import.meta.url);
   let collect: (() => void) | undefined;
   let iterations = 0;
   return () => {
     iterations++;
     // From the 100th iteration, not at start: the young generation has not grown by then, and a
     // short run does not load node:v8 (and the modules it pulls in) at all.
-    if (iterations === 100) collect = heapFlags(require);
+    if (iterations === 100) collect = heapFlags();
     if (iterations % 1000 === 0) collect?.();
   };
 }
 
 /** Fixes the semi-space growth; returns a full collection (a new V8 context's `gc`), if it can. */
-function heapFlags(require: NodeJS.Require): (() => void) | undefined {
+function heapFlags(): (() => void) | undefined {
   try {
+    const require = nodeModule.createRequire(import.meta.url);
     const { setFlagsFromString } = require("node:v8") as typeof import("node:v8");
     setFlagsFromString("--semi-space-growth-factor=1");
     setFlagsFromString("--expose-gc");
