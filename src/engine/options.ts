@@ -2,9 +2,7 @@ import { describeValue } from "../core/describe.js";
 import { checkLimit } from "../core/duration.js";
 import { LoopxError } from "../core/errors.js";
 import type { LoopEvent, RecordedOptions } from "../core/events.js";
-import type { RunPart } from "../core/run-part.js";
 import type { ValueKind } from "../core/value-kinds.js";
-import { timeLimits } from "../parts/time-limits.js";
 import { validateWorktreeMerge, validateWorktreeOption } from "../worktree/option.js";
 import { checkSandboxMode, checkSandboxRules } from "../sandbox/option.js";
 import { validateStallAfter } from "../core/stall.js";
@@ -19,14 +17,15 @@ import { checkAbortSignal, checkFunction, checkPath, shapeOf, validateRunEnv } f
  *   compiler insists, see ApiOptionName);
  * - the engine's one check (`check`, which throws one LoopxError naming the option), the checked
  *   plan (RunPlan.options[name]) and, with `recorded`, `run.start`'s options that `runs resume`
- *   gives the resumed run again (add the field to core/events.ts RecordedOptions too);
- * - the part acting on it: `part(value)`, given only its checked value, when the value is set.
+ *   gives the resumed run again (add the field to core/events.ts RecordedOptions too).
  *
- * To add a run option: append an entry here, write its part in its feature folder, add the
- * RunOptions field in api/run.ts (the compiler checks both ways). An option whose part needs only
- * its value composes it here (`part`: --timeout, --max-time); one whose part needs the run's other
- * parts (the record's directory, the scratch directory, their order) is composed in engine/parts.ts.
- * The table's order is the help's order and the order options are checked in.
+ * The table declares and checks; it composes nothing. What acts on an option is a part in its
+ * feature folder, and engine/parts.ts is the one place that composes every part of a run, the
+ * options' included, in the order they begin (one list to read for "what runs, and in what
+ * order"; most parts need others: the records' directory, the scratch directory, a resumed run's
+ * totals). To add a run option: append an entry here, write its part in its feature folder and add
+ * it to engine/parts.ts where it belongs, add the RunOptions field in api/run.ts (the compiler
+ * checks both ways). The table's order is the help's order and the order options are checked in.
  */
 export interface RunOptionDeclaration<Name extends string = string, T = unknown> {
   /** RunOptions.<name> (API) and RunPlan.options.<name>. */
@@ -54,8 +53,6 @@ export interface RunOptionDeclaration<Name extends string = string, T = unknown>
   requires?: string;
   /** Kept in `run.start` (RecordedOptions) so that a resumed run gets it again unless given anew. */
   recorded?: boolean;
-  /** The part acting on the option, given only its checked value (never called when it is undefined). */
-  part?(value: NonNullable<T>): RunPart | undefined;
 }
 
 /** An entry, with whether the API takes it kept in its type (ApiOptionName reads it). */
@@ -97,7 +94,6 @@ export const RUN_OPTIONS = [
     api: true,
     recorded: true,
     check: (value) => checkLimit(value, "timeout"),
-    part: (ms) => timeLimits({ timeout: ms }),
   }),
   declare({
     name: "maxTime",
@@ -105,7 +101,6 @@ export const RUN_OPTIONS = [
     api: true,
     recorded: true,
     check: (value) => checkLimit(value, "maxTime"),
-    part: (ms) => timeLimits({ maxTime: ms }),
   }),
   // The end-of-run hook (hooks/part.ts): composed by the engine before the scratch directory and
   // with the guardian, which runs it if loopx dies; the CLI's LOOPX_ON_END is RunRequest.onEndFromEnv.
@@ -229,15 +224,4 @@ export function recordedOptions(options: RunOptionsChecked, table: readonly RunO
     if (option.recorded && value !== undefined) recorded[option.name] = value;
   }
   return recorded as RecordedOptions;
-}
-
-/** The parts the options ask for, each given its own value, in the table's order. */
-export function optionParts(options: RunOptionsChecked, table: readonly RunOptionDeclaration[] = RUN_OPTIONS): RunPart[] {
-  const parts: RunPart[] = [];
-  for (const option of table) {
-    const value = (options as Record<string, unknown>)[option.name];
-    const part = value === undefined || value === null ? undefined : option.part?.(value);
-    if (part) parts.push(part);
-  }
-  return parts;
 }

@@ -21,6 +21,7 @@ import { budgetOf } from "../core/budget.js";
 import { TelemetryPart } from "../telemetry/part.js";
 import { VERSION } from "../version.js";
 import { StallSensor } from "../stall/part.js";
+import { timeLimits } from "../parts/time-limits.js";
 
 /**
  * The parts for one run, in the order they begin (they end in reverse order). A feature nobody
@@ -65,8 +66,10 @@ export function runParts(plan: RunPlan, worktree?: RunWorktree): RunPart[] {
   // Every run: it scans once, when the run ends, and never per iteration. After the scratch
   // directory, so that the run's strays are gone before it is removed.
   parts.push(strays());
-  // The parts of the run's options (time limits, ...; engine/options.ts), each given its own value.
-  parts.push(...plan.optionParts);
+  // --timeout and --max-time (parts/time-limits.ts): a part each, as given.
+  const { timeout, maxTime } = plan.options;
+  if (timeout !== undefined) parts.push(timeLimits({ timeout }));
+  if (maxTime !== undefined) parts.push(timeLimits({ maxTime }));
   // --stall-after: its progress file is in the scratch directory.
   if (plan.options.stallAfter !== undefined) parts.push(new StallSensor(plan.options.stallAfter, () => tmpdir.scratch?.path));
   if (plan.switches.controlled) parts.push(controlPart(env, records));

@@ -6,7 +6,7 @@ import type { RecordedOptions } from "../core/events.js";
 import type { RunPart } from "../core/run-part.js";
 import { prepareResume, type ResumeRequest } from "../control/resume.js";
 import { telemetryEnabled } from "../telemetry/settings.js";
-import { optionParts, RUN_OPTIONS, validateMaxIterations, validateRunOptions, type RunOptionsChecked, type RunOptionValues } from "./options.js";
+import { RUN_OPTIONS, validateMaxIterations, validateRunOptions, type RunOptionsChecked, type RunOptionValues } from "./options.js";
 
 /**
  * What a driver asks the engine to run: plain values, nothing checked yet. The CLI (cli/commands/run.ts)
@@ -47,8 +47,6 @@ export interface RunPlan {
   options: RunOptionsChecked;
   /** The run goes on where it ended, with the same id; `target` is still its starting target. */
   resume?: ResumeRequest;
-  /** The parts the options ask for (engine/options.ts `part`), each made with its own value. */
-  optionParts: RunPart[];
   argv?: string[];
   progress: boolean;
   signals: boolean;
@@ -114,7 +112,6 @@ export function planRun(request: RunRequest): RunPlan {
     projectRoot,
     baseEnv: request.baseEnv,
     options,
-    optionParts: optionParts(options),
     ...(resume ? { resume } : {}),
     ...(request.argv ? { argv: request.argv } : {}),
     progress: request.progress === true,

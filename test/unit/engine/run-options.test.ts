@@ -1,9 +1,11 @@
 /**
  * A run option is declared once, in the run options table (src/engine/options.ts RUN_OPTIONS): a
  * fixture entry appended to it, and nothing else, is a `loopx run` option (help, grammar), a field
- * `run()` takes, checked by the engine, and its part gets the value — here as a variable of the
- * run's scripts, which a script prints. The CLI runs in process from src/ (as grammar.test.ts does)
- * up to the request it hands the engine (mocked there); the engine and the API run from dist/.
+ * `run()` takes, checked by the engine into the run's plan, and kept in `run.start` for a resume
+ * (`recorded`), which an observer of the run reads. (What acts on an option is a part that
+ * engine/parts.ts composes; the table composes nothing.) The CLI runs in process from src/ (as
+ * grammar.test.ts does) up to the request it hands the engine (mocked there); the engine and the
+ * API run from dist/.
  */
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -22,17 +24,22 @@ vi.mock("../../../src/engine/index.js", () => ({
   },
 }));
 
-/** The fixture option: a label its part hands every script as FIXTURE_LABEL. */
+/** The fixture option: a label, kept in the run's `run.start` (`recorded`). */
 const FIXTURE: RunOptionDeclaration<"fixtureLabel", string | undefined> = {
   name: "fixtureLabel",
   cli: { names: "--fixture-label", kind: "text", description: "A label for the run's scripts (fixture)" },
   api: true,
+  recorded: true,
   check(value) {
     if (value !== undefined && typeof value !== "string") throw new LoopxError(`fixtureLabel must be a string, got ${typeof value}`);
     return value;
   },
-  part: (label) => ({ begin: () => ({ FIXTURE_LABEL: label }) }),
 };
+
+/** What an observer of the run read in its `run.start`: the options kept for a resume. */
+function startOptions(events: Array<{ type: string; options?: Record<string, unknown> }>): Record<string, unknown> | undefined {
+  return events.find((event) => event.type === "run.start")?.options;
+}
 
 type Table = RunOptionDeclaration[];
 let engine: typeof Engine;
@@ -50,7 +57,7 @@ afterAll(() => {
   distTable.pop();
 });
 
-const project = () => makeProject({ ".loopx/w/index.sh": '#!/bin/bash\nprintf \'{"result":"%s","stop":true}\' "$FIXTURE_LABEL"\n' });
+const project = () => makeProject({ ".loopx/w/index.sh": '#!/bin/bash\nprintf \'{"result":"done","stop":true}\'\n' });
 
 /** `main(argv)` run in `cwd`, its stdout. */
 async function cliIn(cwd: string, argv: string[]): Promise<string> {
@@ -77,20 +84,25 @@ async function cli(argv: string[]): Promise<string> {
   return stdout;
 }
 
-describe("an option appended to RUN_OPTIONS reaches the CLI, the API, completion, the docs' reference and its part (no other edit)", () => {
-  it("the CLI: listed in `run -h`, parsed into the request; the engine hands its part the value", async () => {
+describe("an option appended to RUN_OPTIONS reaches the CLI, the API, completion, the docs' reference and the run's plan (no other edit)", () => {
+  it("the CLI: listed in `run -h`, parsed into the request; the engine checks it into the plan (kept in run.start)", async () => {
     expect(await cli(["run", "-h"])).toMatch(/--fixture-label <value>\s+A label for the run's scripts \(fixture\)/);
     await cli(["run", "--fixture-label", "from-cli", "w"]);
     expect(captured.at(-1)).toMatchObject({ target: "w", options: { fixtureLabel: "from-cli" } });
+    const events: Array<{ type: string; options?: Record<string, unknown> }> = [];
     const outputs = [];
-    for await (const output of engine.startRun({ target: "w", options: captured.at(-1)!.options, projectRoot: project(), baseEnv: isolatedEnv() })) outputs.push(output);
-    expect(outputs).toEqual([{ result: "from-cli", stop: true }]);
+    const options = { ...captured.at(-1)!.options, onEvent: (event: { type: string }) => events.push(event) };
+    for await (const output of engine.startRun({ target: "w", options, projectRoot: project(), baseEnv: isolatedEnv() })) outputs.push(output);
+    expect(outputs).toEqual([{ result: "done", stop: true }]);
+    expect(startOptions(events)).toEqual({ fixtureLabel: "from-cli" });
   });
 
-  it("the API: a field of run(), checked by the engine, its value given to the part", async () => {
+  it("the API: a field of run(), checked by the engine into the plan (kept in run.start)", async () => {
     const cwd = project();
-    const options = { cwd, env: {}, fixtureLabel: "from-api" } as Parameters<typeof api.runPromise>[1];
-    expect(await api.runPromise("w", options)).toEqual([{ result: "from-api", stop: true }]);
+    const events: Array<{ type: string; options?: Record<string, unknown> }> = [];
+    const options = { cwd, env: {}, fixtureLabel: "from-api", onEvent: (event: { type: string }) => events.push(event) } as Parameters<typeof api.runPromise>[1];
+    expect(await api.runPromise("w", options)).toEqual([{ result: "done", stop: true }]);
+    expect(startOptions(events)).toEqual({ fixtureLabel: "from-api" });
     await expect(api.runPromise("w", { cwd, fixtureLabel: 5 } as Parameters<typeof api.runPromise>[1])).rejects.toThrow(/^fixtureLabel must be a string, got number$/);
   });
 
@@ -103,10 +115,13 @@ describe("an option appended to RUN_OPTIONS reaches the CLI, the API, completion
 
   it("the docs: a row of the generated run options reference (scripts/docs-reference.mjs)", async () => {
     const { runOptionsPage } = (await import(pathToFileURL(join(ROOT, "scripts/docs-reference.mjs")).href)) as { runOptionsPage(options: Table): string };
-    expect(runOptionsPage(RUN_OPTIONS as unknown as Table)).toContain("| `--fixture-label <text>` | `fixtureLabel` | A label for the run's scripts (fixture) |  |");
+    expect(runOptionsPage(RUN_OPTIONS as unknown as Table)).toContain("| `--fixture-label <text>` | `fixtureLabel` | A label for the run's scripts (fixture) | recorded: a resume keeps it |");
   });
 
-  it("not given: its part is not added, the scripts get no variable", async () => {
-    expect(await api.runPromise("w", { cwd: project() })).toEqual([{ result: "", stop: true }]);
+  it("not given: the plan has none, run.start keeps none", async () => {
+    const events: Array<{ type: string; options?: Record<string, unknown> }> = [];
+    const options = { cwd: project(), onEvent: (event: { type: string }) => events.push(event) } as Parameters<typeof api.runPromise>[1];
+    expect(await api.runPromise("w", options)).toEqual([{ result: "done", stop: true }]);
+    expect(startOptions(events)).toBeUndefined();
   });
 });
