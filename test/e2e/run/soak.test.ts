@@ -1,5 +1,7 @@
 /**
  * Soak — long runs: a goto ping-pong of 10,000 iterations (`npm run test:soak`, vitest.soak.config.ts).
+ * This is the suite's test that a long loop does not leak (spec §7.1: loops are meant to run for a
+ * long time), on node and bun.
  * `npm test` runs it first, as its own project beside the rest of the suite, at 2,000 iterations
  * (vitest.config.ts provides the count): the long form costs one core ~5 minutes of CI's 25, which
  * the issue that asked for it left to CI "if it fits the time limit". The checks are the same; only

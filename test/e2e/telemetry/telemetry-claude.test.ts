@@ -1,5 +1,5 @@
 /**
- * The real Claude Code CLI (@anthropic-ai/claude-code, a dev dependency), run from a loopx script
+ * The real Claude Code CLI (@anthropic-ai/claude-code, installed by scripts/agent-clis.mjs), run from a loopx script
  * with loopx's telemetry and Claude Code's own (CLAUDE_CODE_ENABLE_TELEMETRY=1) both on, offline
  * against a local Messages API stand-in: Claude Code ignores an inbound TRACEPARENT, so its data
  * is joined to loopx's trace by the resource attributes loopx gives each script —

@@ -1,5 +1,5 @@
 /**
- * ralph on the real Claude Code CLI (the dev dependency) against the local Messages API stand-in
+ * ralph on the real Claude Code CLI (installed by scripts/agent-clis.mjs) against the local Messages API stand-in
  * (fixtures/agents/messages-api.ts), which answers with the token usage each test gives: the
  * run's record holds one receipt per agent call with exactly those tokens and exactly the cost
  * Claude's own `result` printed (read back from ralph's session log), labelled `estimate` for a

@@ -1,5 +1,5 @@
 /**
- * The shipped workflows driving the real OpenAI Codex CLI (@openai/codex, a dev dependency, its
+ * The shipped workflows driving the real OpenAI Codex CLI (@openai/codex, installed by scripts/agent-clis.mjs, its
  * native binary), offline: $CODEX_HOME/config.toml makes a local stand-in for the Responses API
  * (fixtures/agents/responses-api.ts) the model provider, and the stand-in's function calls make
  * codex's own shell tool run commands for real (git commit, npm test, sleep).
