@@ -14,8 +14,9 @@ const common: NonNullable<ViteUserConfig["test"]> = {
   // real processes on two busy cores, where a wait that holds on a quiet machine can run out
   // once; a real fault fails both times (and the report lists the retry).
   retry: 1,
-  // What a file's helpers made (temp directories, mounts) is undone after its last test.
-  setupFiles: ["test/setup/file-end.ts"],
+  // What a file's helpers made (temp directories, mounts) is undone after its last test; no test
+  // can signal its own process group (test/setup/kill-guard.ts).
+  setupFiles: ["test/setup/kill-guard.ts", "test/setup/file-end.ts"],
   // clipanion's ESM build imports a directory ("../platform"), which Node's ESM loader refuses:
   // unit tests of src/cli/ get it through Vite's resolver instead.
   server: { deps: { inline: ["clipanion"] } },

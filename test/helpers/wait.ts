@@ -1,5 +1,5 @@
 /** Waiting in tests: a sleep, polling a predicate, waiting for a file. */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -18,4 +18,20 @@ export async function waitFor(predicate: () => boolean, timeoutMs: number, inter
 /** Waits for `path` to exist (a script's "ready" marker); throws if it never does. */
 export async function waitForFile(path: string, timeoutMs = 10_000): Promise<void> {
   if (!(await waitFor(() => existsSync(path), timeoutMs))) throw new Error(`timed out waiting for ${path}`);
+}
+
+/**
+ * The pid a script wrote to `path` (`echo $$ > b.pid`), once the file holds a whole one: a file
+ * that exists may still be empty (the shell creates it before it writes), and Number("") is 0,
+ * which `process.kill(-0)` takes for the test's own process group.
+ */
+export async function waitForPid(path: string, timeoutMs = 10_000): Promise<number> {
+  let pid = 0;
+  const whole = () => {
+    const text = existsSync(path) ? readFileSync(path, "utf8") : "";
+    pid = /^\d+\n?$/.test(text) ? Number(text) : 0;
+    return pid > 1;
+  };
+  if (!(await waitFor(whole, timeoutMs))) throw new Error(`timed out waiting for a pid in ${path}`);
+  return pid;
 }

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, RUNTIMES, isolatedEnv, makeProject, makeSymlink, processAlive, runCommand, sh, sleep, waitFor, type Runtime } from "../../helpers.js";
+import { ROOT, RUNTIMES, isolatedEnv, makeProject, makeSymlink, processAlive, runCommand, sh, sleep, waitFor, waitForPid, type Runtime } from "../../helpers.js";
 import { CHANNELS, events, loopx, recordIds, startLoopx, trace, waitForEvent } from "../../fixtures/control/support.js";
 
 const WORKFLOWS = {
@@ -66,9 +66,8 @@ describe.each(RUNTIMES)("the API and the control channel ($name)", (runtime: Run
     const env = isolatedEnv();
     const run = startLoopx(node, ["run", "-n", "4", "p"], cwd, env);
     const id = await waitForEvent(env, (event) => event.type === "iteration.start" && event.n === 2);
-    expect(await waitFor(() => existsSync(join(cwd, "b.pid")), 10_000)).toBe(true);
+    const b = await waitForPid(join(cwd, "b.pid"));
     run.child.kill("SIGKILL");
-    const b = Number(readFileSync(join(cwd, "b.pid"), "utf8"));
     await waitFor(() => run.child.signalCode !== null, 5000);
     process.kill(-b, "SIGKILL");
     await run.result;

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { IS_ROOT, expectOneLineError, giveToUnprivileged, isolatedEnv, makeProject, processAlive, runCommand, sh, unprivileged, waitFor } from "../../helpers.js";
+import { IS_ROOT, expectOneLineError, giveToUnprivileged, isolatedEnv, makeProject, processAlive, runCommand, sh, unprivileged, waitFor, waitForPid } from "../../helpers.js";
 import { CHANNELS, events, loopx, recordIds, startLoopx, trace, waitForEvent, type Channel } from "../../fixtures/control/support.js";
 
 const MIB = 1024 * 1024;
@@ -53,10 +53,9 @@ describe.each(CHANNELS)("loopx runs resume ($name)", (channel: Channel) => {
     const env = isolatedEnv();
     const run = startLoopx(channel, ["run", "-n", "5", "p"], cwd, env);
     const id = await waitForEvent(env, started(2, "p:b"));
-    expect(await waitFor(() => existsSync(join(cwd, "b.pid")), 10_000)).toBe(true);
+    const b = await waitForPid(join(cwd, "b.pid"));
     run.child.kill("SIGKILL");
     // Nobody is left to end b (the guardian's job), which holds loopx's stderr: the test ends it.
-    const b = Number(readFileSync(join(cwd, "b.pid"), "utf8"));
     await waitFor(() => run.child.exitCode !== null || run.child.signalCode !== null, 5000);
     process.kill(-b, "SIGKILL");
     expect((await run.result).signal).toBe("SIGKILL");
