@@ -5,9 +5,10 @@
 // - the top one (opencode, Qwen Code): their packages list optional per-platform packages that the
 //   npm registry does not carry, so a lock file cannot hold them and `npm ci` would refuse it:
 //   `npm install` (versions pinned exactly), which skips a missing optional package.
+// The two install side by side (different directories; npm's cache takes concurrent installs).
 // `npm test` runs this; it does nothing once every pinned CLI is installed at its version.
 // Usage: node scripts/agent-clis.mjs
-import { execFileSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,13 +25,23 @@ function installed(dir) {
   });
 }
 
-/** npm, as the one running this script when there is one (npm test), else the one on PATH. */
+/** npm, as the one running this script when there is one (npm test), else the one on PATH; rejects on failure. */
 function npm(dir, args) {
   const own = process.env.npm_execpath;
   const [command, prefix] = own ? [process.execPath, [own]] : ["npm", []];
-  execFileSync(command, [...prefix, ...args, "--no-audit", "--no-fund"], { cwd: dir, stdio: "inherit" });
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, [...prefix, ...args, "--no-audit", "--no-fund"], { cwd: dir, stdio: "inherit" });
+    child.on("error", reject);
+    child.on("close", (code, signal) => (code === 0 ? resolve() : reject(new Error(`npm ${args[0]} in ${dir} failed (${signal ?? `exit ${code}`})`))));
+  });
 }
 
-if (!installed(locked)) npm(locked, ["ci"]);
-if (!installed(top)) npm(top, ["install", "--no-package-lock"]);
+const installs = [];
+if (!installed(locked)) installs.push(npm(locked, ["ci"]));
+if (!installed(top)) installs.push(npm(top, ["install", "--no-package-lock"]));
+const failed = (await Promise.allSettled(installs)).filter((outcome) => outcome.status === "rejected");
+if (failed.length > 0) {
+  for (const { reason } of failed) console.error(`agent CLIs: ${reason instanceof Error ? reason.message : String(reason)}`);
+  process.exit(1);
+}
 console.log(`agent CLIs: ${join(locked, "node_modules", ".bin")} ${join(top, "node_modules", ".bin")}`);

@@ -63,7 +63,7 @@ const codexReceipt = (requests: number) => ({
   model: "gpt-5-codex",
   tokens: { input: 600 * requests, cacheRead: 400 * requests, cacheWrite: 0, output: 40 * requests, reasoning: 10 * requests },
 });
-const CODEX_VERSION = JSON.parse(readFileSync(join(ROOT, "node_modules", "@openai", "codex", "package.json"), "utf8")).version;
+const CODEX_VERSION = JSON.parse(readFileSync(join(ROOT, "test", "agent-clis", "locked", "node_modules", "@openai", "codex", "package.json"), "utf8")).version;
 
 const git = (cwd: string, ...args: string[]): string => spawnSync("git", args, { cwd, encoding: "utf8" }).stdout;
 
