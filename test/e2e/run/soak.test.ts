@@ -2,7 +2,7 @@
  * Soak — long runs: a goto ping-pong of 10,000 iterations (`npm run test:soak`, vitest.soak.config.ts).
  * This is the suite's test that a long loop does not leak (spec §7.1: loops are meant to run for a
  * long time), on node and bun.
- * `npm test` runs it first, as its own project beside the rest of the suite, at 2,000 iterations
+ * `npm test` runs it first, as its own project beside the rest of the suite, at 1,000 iterations
  * (vitest.config.ts provides the count): the long form costs one core ~5 minutes of CI's 25, which
  * the issue that asked for it left to CI "if it fits the time limit". The checks are the same; only
  * the sampling points scale with the count.
@@ -27,7 +27,7 @@ import { join } from "node:path";
 import { describe, inject, it } from "vitest";
 import { RUNTIMES, isolatedEnv, makeProject, runLoopx, taggedSurvivors, tempDir, waitFor } from "../../helpers.js";
 
-/** Given by the project (test/setup/provided.d.ts): 2,000 in `npm test`, 10,000 alone. */
+/** Given by the project (test/setup/provided.d.ts): 1,000 in `npm test`, 10,000 alone. */
 const ITERATIONS = inject("soakIterations") ?? 10_000;
 /** Every twentieth of the run from the tenth on, 19 samples (the first tenth is warm-up: JIT, heap growth). */
 const SAMPLES = Array.from({ length: 19 }, (_, i) => (ITERATIONS / 10) * (1 + i / 2));
