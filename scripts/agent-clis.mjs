@@ -32,7 +32,7 @@ function npm(dir, args) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, [...prefix, ...args, "--no-audit", "--no-fund"], { cwd: dir, stdio: "inherit" });
     child.on("error", reject);
-    child.on("close", (code, signal) => (code === 0 ? resolve() : reject(new Error(`npm ${args[0]} in ${dir} failed (${signal ?? `exit ${code}`})`))));
+    child.on("close", (code, signal) => (code === 0 ? resolve(undefined) : reject(new Error(`npm ${args[0]} in ${dir} failed (${signal ?? `exit ${code}`})`))));
   });
 }
 
