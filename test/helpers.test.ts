@@ -4,10 +4,10 @@
  * skipped, even as root.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BUN, NODE, giveToUnprivileged, isolatedEnv, runCommand, sleep, startLoopx, tempDir, unprivileged, waitForPid } from "./helpers.js";
+import { BUN, NODE, giveToUnprivileged, isolatedEnv, runCommand, sleep, startLoopx, procStatFields, tempDir, unprivileged, waitForPid } from "./helpers.js";
 
 describe("permission cases run unprivileged, never skipped", () => {
   it("the unprivileged runner really drops root: a mode-000 file is unreadable to it", async () => {
@@ -47,7 +47,7 @@ describe("a command left running when its test ended", () => {
 
 describe("no test can signal its own process group (test/setup/kill-guard.ts)", () => {
   it("pid 0, -0, 1, -1, NaN and the worker's own group are refused, naming the pid; a real pid is signalled", async () => {
-    const ownGroup = Number(readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")[2]);
+    const ownGroup = Number(procStatFields("self")[2]);
     // Signal 0 only checks: without the guard these calls would succeed (and fail this test) rather than end the run.
     for (const pid of [0, -0, 1, -1, Number.NaN, -ownGroup]) {
       expect(() => process.kill(pid, 0)).toThrow(/^test refused to signal pid -?\w+: not one of its own processes/);

@@ -11,6 +11,7 @@ import { tempDir } from "./project.js";
  * loopx start under Bun that no user pays twice. Bun writes it by rename, so parallel starts share it.
  */
 const BUN_CACHE = join(ROOT, "node_modules", ".cache", "loopx-tests-bun");
+let bunCacheMade = false;
 
 /**
  * An environment isolated from the machine: own HOME, XDG_CONFIG_HOME (so the global env file is
@@ -22,7 +23,10 @@ const BUN_CACHE = join(ROOT, "node_modules", ".cache", "loopx-tests-bun");
 export function isolatedEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   const home = tempDir("loopx-home-");
   const cache = tempDir("loopx-cache-");
-  mkdirSync(BUN_CACHE, { recursive: true });
+  if (!bunCacheMade) {
+    mkdirSync(BUN_CACHE, { recursive: true });
+    bunCacheMade = true;
+  }
   symlinkSync(BUN_CACHE, join(cache, "bun"));
   const env: Record<string, string> = {
     PATH: `${dirname(NODE)}:${dirname(BUN)}:/usr/local/bin:/usr/bin:/bin`,

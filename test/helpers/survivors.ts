@@ -24,6 +24,15 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+/**
+ * The fields of /proc/<pid>/stat after the process name (state, ppid, pgrp, …; Linux only). The
+ * name is in parentheses and may hold spaces and parentheses itself: the fields start after the last ")".
+ */
+export function procStatFields(pid: number | "self"): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
 /** Live (non-zombie) processes whose environment holds the variable `name=value`. */
 export function carriersOf(name: string, value: string): number[] {
   const needle = `\0${name}=${value}\0`;

@@ -3,14 +3,14 @@
 // user may signal, so a pid read from a file before the script wrote it (Number("") is 0) would
 // SIGKILL vitest and the CI script around it — a run that ends mid-suite with no summary line.
 // Refused here with an error naming the pid, the test fails where the bad pid came from instead.
-import { readFileSync } from "node:fs";
+import { procStatFields } from "../helpers/survivors.js";
 
 const GUARDED = Symbol.for("loopx.test.kill-guard");
 const host = process as typeof process & { [GUARDED]?: true };
 if (!host[GUARDED]) {
   host[GUARDED] = true;
-  // This worker's process group (field 5 of /proc/self/stat, after the parenthesized name); Linux only.
-  const ownGroup = process.platform === "linux" ? Number(readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")[2]) : undefined;
+  // This worker's process group (Linux only).
+  const ownGroup = process.platform === "linux" ? Number(procStatFields("self")[2]) : undefined;
   const kill = process.kill.bind(process);
   process.kill = (pid: number, signal?: string | number): true => {
     if (!Number.isSafeInteger(pid) || Math.abs(pid) <= 1 || (ownGroup !== undefined && -pid === ownGroup)) {
