@@ -11,23 +11,33 @@ import { tempDir } from "./project.js";
  * loopx start under Bun that no user pays twice. Bun writes it by rename, so parallel starts share it.
  */
 const BUN_CACHE = join(ROOT, "node_modules", ".cache", "loopx-tests-bun");
-let bunCacheMade = false;
+/**
+ * loopx's own caches in $XDG_CACHE_HOME/loopx, shared the same way: its TypeScript transforms under
+ * Node and Node's compile cache (Node 22 and later). Both are written atomically and bounded; the
+ * tests of a cold or broken cache give loopx an XDG_CACHE_HOME of their own.
+ */
+const LOOPX_CACHES = ["transform", "node-compile-cache"].map((name) => [name, join(ROOT, "node_modules", ".cache", `loopx-tests-${name}`)] as const);
+let sharedCachesMade = false;
 
 /**
  * An environment isolated from the machine: own HOME, XDG_CONFIG_HOME (so the global env file is
  * per test) and XDG_STATE_HOME (so run records are per test), PATH that still finds bash/node/bun,
  * and no inherited LOOPX_* variables. XDG_CACHE_HOME is per test too, outside HOME: on Node 22 and
  * later every loopx command keeps Node's compile cache there, and the tests that prove a command
- * wrote nothing watch HOME. Its `bun` is the tests' one Bun transpiler cache (BUN_CACHE).
+ * wrote nothing watch HOME. Its `bun` is the tests' one Bun transpiler cache (BUN_CACHE), and its
+ * `loopx/transform` and `loopx/node-compile-cache` are theirs too (LOOPX_CACHES).
  */
 export function isolatedEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   const home = tempDir("loopx-home-");
   const cache = tempDir("loopx-cache-");
-  if (!bunCacheMade) {
+  if (!sharedCachesMade) {
     mkdirSync(BUN_CACHE, { recursive: true });
-    bunCacheMade = true;
+    for (const [, shared] of LOOPX_CACHES) mkdirSync(shared, { recursive: true });
+    sharedCachesMade = true;
   }
   symlinkSync(BUN_CACHE, join(cache, "bun"));
+  mkdirSync(join(cache, "loopx"));
+  for (const [name, shared] of LOOPX_CACHES) symlinkSync(shared, join(cache, "loopx", name));
   const env: Record<string, string> = {
     PATH: `${dirname(NODE)}:${dirname(BUN)}:/usr/local/bin:/usr/bin:/bin`,
     HOME: home,
