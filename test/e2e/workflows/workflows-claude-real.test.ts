@@ -74,9 +74,11 @@ describe.concurrent("the workflows on the real Claude Code CLI, against a local 
   });
 
   it("a cap over the window Claude reports: 85% of the 5 h window (the API's headers) with LIMIT_CAP_5H=80% → no call until the reset, in this loop and in a second one on the account", async (context) => {
-    let resetsAt = 0; // a few seconds after the first request arrives
+    // 8 s after the first request: on a loaded machine Claude has answered and exited and the loop
+    // has read the window by then (a reading whose reset has passed is ignored, rightly).
+    let resetsAt = 0;
     const api = await standIn(context, (n) =>
-      n === 1 ? { text: "Planned a step.", warning: { window: "5h", utilization: 0.85, threshold: 0.8, resetsAt: (resetsAt = Math.ceil(Date.now() / 1000) + 5) } } : { text: `Done.\n${COMPLETE}` },
+      n === 1 ? { text: "Planned a step.", warning: { window: "5h", utilization: 0.85, threshold: 0.8, resetsAt: (resetsAt = Math.ceil(Date.now() / 1000) + 8) } } : { text: `Done.\n${COMPLETE}` },
     );
     const env = claudeRunEnv(api, { LIMIT_CAP_5H: "80%", LIMIT_MARGIN: "0.5s" });
     const [projectA, projectB] = [workflowProject(["ralph"]), workflowProject(["ralph"])];
@@ -100,7 +102,7 @@ describe.concurrent("the workflows on the real Claude Code CLI, against a local 
   it("a 7 d cap over the window Claude reports (92%, LIMIT_CAP_7D=90%): no call, the run ends resumable (exit 75); `loopx runs resume` goes on after the reset", async (context) => {
     let resetsAt = 0;
     const api = await standIn(context, (n) =>
-      n === 1 ? { text: "Planned a step.", warning: { window: "7d", utilization: 0.92, threshold: 0.75, resetsAt: (resetsAt = Math.ceil(Date.now() / 1000) + 5) } } : { text: `Done.\n${COMPLETE}` },
+      n === 1 ? { text: "Planned a step.", warning: { window: "7d", utilization: 0.92, threshold: 0.75, resetsAt: (resetsAt = Math.ceil(Date.now() / 1000) + 8) } } : { text: `Done.\n${COMPLETE}` },
     );
     const project = workflowProject(["ralph"]);
     const env = claudeRunEnv(api, { LIMIT_CAP_7D: "90%" });
