@@ -5,18 +5,15 @@ import { BUN, NODE, ROOT } from "./paths.js";
 import { tempDir } from "./project.js";
 
 /**
- * Bun's transpiler cache (what Bun keeps of the modules it transpiled, in $XDG_CACHE_HOME/bun),
- * shared by the tests as a user's persists across their runs: in a cache directory of its own each
- * test started Bun cold, transpiling and writing loopx's modules again — ~100 ms of CPU on every
- * loopx start under Bun that no user pays twice. Bun writes it by rename, so parallel starts share it.
+ * The caches every test's XDG_CACHE_HOME shares, as a user's persist across their runs (path under
+ * it → one directory under node_modules/.cache). Bun's transpiler cache (`bun`): in a cache of
+ * its own each test started Bun cold, transpiling and writing loopx's modules again — ~100 ms of
+ * CPU on every loopx start under Bun that no user pays twice. loopx's own (`loopx/…`): its
+ * TypeScript transforms under Node and Node's compile cache (Node 22 and later). All are written
+ * atomically (by rename) and bounded; the tests of a cold or broken cache give loopx an
+ * XDG_CACHE_HOME of their own.
  */
-const BUN_CACHE = join(ROOT, "node_modules", ".cache", "loopx-tests-bun");
-/**
- * loopx's own caches in $XDG_CACHE_HOME/loopx, shared the same way: its TypeScript transforms under
- * Node and Node's compile cache (Node 22 and later). Both are written atomically and bounded; the
- * tests of a cold or broken cache give loopx an XDG_CACHE_HOME of their own.
- */
-const LOOPX_CACHES = ["transform", "node-compile-cache"].map((name) => [name, join(ROOT, "node_modules", ".cache", `loopx-tests-${name}`)] as const);
+const SHARED_CACHES = ["bun", "loopx/transform", "loopx/node-compile-cache"].map((path) => [path, join(ROOT, "node_modules", ".cache", `loopx-tests-${path.replace("loopx/", "")}`)] as const);
 let sharedCachesMade = false;
 
 /**
@@ -24,20 +21,17 @@ let sharedCachesMade = false;
  * per test) and XDG_STATE_HOME (so run records are per test), PATH that still finds bash/node/bun,
  * and no inherited LOOPX_* variables. XDG_CACHE_HOME is per test too, outside HOME: on Node 22 and
  * later every loopx command keeps Node's compile cache there, and the tests that prove a command
- * wrote nothing watch HOME. Its `bun` is the tests' one Bun transpiler cache (BUN_CACHE), and its
- * `loopx/transform` and `loopx/node-compile-cache` are theirs too (LOOPX_CACHES).
+ * wrote nothing watch HOME. Its caches are the tests' shared ones (SHARED_CACHES).
  */
 export function isolatedEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   const home = tempDir("loopx-home-");
   const cache = tempDir("loopx-cache-");
   if (!sharedCachesMade) {
-    mkdirSync(BUN_CACHE, { recursive: true });
-    for (const [, shared] of LOOPX_CACHES) mkdirSync(shared, { recursive: true });
+    for (const [, shared] of SHARED_CACHES) mkdirSync(shared, { recursive: true });
     sharedCachesMade = true;
   }
-  symlinkSync(BUN_CACHE, join(cache, "bun"));
   mkdirSync(join(cache, "loopx"));
-  for (const [name, shared] of LOOPX_CACHES) symlinkSync(shared, join(cache, "loopx", name));
+  for (const [path, shared] of SHARED_CACHES) symlinkSync(shared, join(cache, path));
   const env: Record<string, string> = {
     PATH: `${dirname(NODE)}:${dirname(BUN)}:/usr/local/bin:/usr/bin:/bin`,
     HOME: home,
