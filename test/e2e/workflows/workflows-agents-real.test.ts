@@ -122,19 +122,6 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
     });
   }
 
-  it("pi: a quota 429 (a usage window without a reset time) parks for LIMIT_BACKOFF — no call before it ends — then the same iteration succeeds", { timeout: RUN_MS + 30_000 }, async (context) => {
-    const { api } = await standIn(context, "pi", (n) => (n === 1 ? { status: 429, message: "You exceeded your current quota: usage limit reached" } : { text: `Done.\n${COMPLETE}` }));
-    const project = workflowProject(["ralph"]);
-    const env = runEnv("pi", api.origin, { LIMIT_BACKOFF: "4s", LIMIT_MARGIN: "0" });
-    const result = await loopx(["run", "ralph:plan"], project, env);
-    expect(result.code, result.stderr).toBe(0);
-    const main = (api as { requests: Array<{ time: number }> }).requests;
-    expect(main).toHaveLength(2);
-    expect(main[1]!.time - main[0]!.time).toBeGreaterThanOrEqual(4000);
-    expect(result.stderr).toContain("ralph: usage limit (usage_window) — no reset time given: backing off 4s");
-    expect(notes(env).find((n) => n.data?.kind === "agent.failure")?.data).toMatchObject({ class: "usage_window", policy: "park", status: 429 });
-  });
-
   it("pi: an API error inside a successful exit (exit 0, the stream says error) fails the iteration: success_with_error, retried, then Ralph exit code 4", { timeout: RUN_MS + 30_000 }, async (context) => {
     const { api, mainCalls } = await standIn(context, "pi", () => ({ streamError: "the model stream broke" }));
     const project = workflowProject(["ralph"]);
@@ -147,53 +134,46 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
     expect(failures).toEqual([expect.objectContaining({ class: "success_with_error", policy: "retry", attempt: 1 }), expect.objectContaining({ class: "success_with_error", policy: "retry", attempt: 2 })]);
   });
 
-  // A 500 and a 503: the class, then the policy (backoff), and the same iteration's next call
-  // succeeds. Gemini and Pi make one request per call (their retries are off in the test config);
-  // Copilot and opencode retry within the call (5 times each), at once given `retry-after: 0`, so
-  // every request of the first call fails. Qwen is left out: its own retries of a 5xx (6, with a
-  // backoff of its own) took 10 s in one run and 85 s in the next, so its 500 and 503 are classified
+  // A 500, a 503 and a quota 429 in turn, in one ralph run: each is classified (server, overload,
+  // usage_window) and its policy applied — backed off, backed off, parked for LIMIT_BACKOFF with no
+  // call before it ends — and the same iteration's next call succeeds. Gemini and Pi make one
+  // request per call (their retries are off in the test config); Copilot and opencode retry within
+  // the call (5 times each), at once given `retry-after: 0`, so every request of a failing call
+  // fails. opencode has no 429 here: it reports a retry-after hint as the window's reset, and
+  // without one retries for a minute itself. Qwen is left out: its own retries of a 5xx or a 429 (6,
+  // with a backoff of its own) took 10 s in one run and 85 s in the next, so these are classified
   // from its recorded streams only.
   const INNER_REQUESTS: Partial<Record<RealCli, number>> = { copilot: 6, opencode: 6 };
-  const serverErrors = (["gemini", "pi", "copilot", "opencode"] as const).flatMap((cli) => [
-    { cli, status: 500, failure: "server" },
-    { cli, status: 503, failure: "overload" },
-  ]);
-  for (const { cli, status, failure } of serverErrors) {
-    it(`${cli}: a ${status} is ${failure}, backed off, and the same iteration's next call succeeds`, { timeout: RUN_MS + 30_000 }, async (context) => {
-      const failing = INNER_REQUESTS[cli] ?? 1;
-      const message = status === 503 ? "The model is overloaded" : "Internal error";
-      const { api, mainCalls } = await standIn(context, cli, (n) => (n <= failing ? { status, message, headers: { "retry-after": "0" } } : { text: `Done.\n${COMPLETE}` }));
-      const project = workflowProject(["ralph"]);
-      const env = runEnv(cli, api.origin, { RETRY_BACKOFF: "1s", MAX_RETRIES: "2" });
-      const result = await loopx(["run", "ralph:plan"], project, env);
-      expect(result.code, result.stderr).toBe(0);
-      expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Completion signal detected/);
-      expect(mainCalls()).toBe(failing + 1);
-      expect(notes(env).filter((n) => n.data?.kind === "agent.failure").map((n) => n.data)).toEqual([expect.objectContaining({ class: failure, policy: "backoff", attempt: 1, status })]);
-    });
-  }
-
-  // A quota 429 without a reset time (Pi's is above): every request of the first call fails; the
-  // loop parks for LIMIT_BACKOFF, and the same iteration's next call succeeds. (opencode reports a
-  // retry-after hint as the window's reset, and without one retries for a minute itself; Qwen's own
-  // retries vary from 10 to 85 s: both are classified from their recorded streams.)
-  for (const cli of ["gemini", "copilot"] as const) {
-    it(`${cli}: a quota 429 is usage_window — no call before LIMIT_BACKOFF has passed, then the same iteration succeeds`, { timeout: RUN_MS + 30_000 }, async (context) => {
+  const TRANSIENT = [
+    { status: 500, message: "Internal error", failure: "server", policy: "backoff" },
+    { status: 503, message: "The model is overloaded", failure: "overload", policy: "backoff" },
+    { status: 429, message: "You exceeded your current quota: usage limit reached", failure: "usage_window", policy: "park" },
+  ] as const;
+  for (const cli of ["gemini", "pi", "copilot", "opencode"] as const) {
+    const failures = cli === "opencode" ? TRANSIENT.slice(0, 2) : TRANSIENT;
+    const names = failures.map(({ status, failure }) => `a ${status === 429 ? "quota 429" : status} is ${failure}`).join(", ");
+    it(`${cli}: ${names}, each with its policy, and the same iteration's next call succeeds`, { timeout: RUN_MS + 30_000 }, async (context) => {
       const failing = INNER_REQUESTS[cli] ?? 1;
       const calls: number[] = [];
       const { api } = await standIn(context, cli, (n) => {
         calls.push(Date.now());
-        return n <= failing ? { status: 429, message: "You exceeded your current quota: usage limit reached", headers: { "retry-after": "0" } } : { text: `Done.\n${COMPLETE}` };
+        const failure = failures[Math.floor((n - 1) / failing)];
+        return failure ? { status: failure.status, message: failure.message, headers: { "retry-after": "0" } } : { text: `Done.\n${COMPLETE}` };
       });
       const project = workflowProject(["ralph"]);
-      const env = runEnv(cli, api.origin, { LIMIT_BACKOFF: "4s", LIMIT_MARGIN: "0" });
+      const env = runEnv(cli, api.origin, { RETRY_BACKOFF: "1s", MAX_RETRIES: "3", LIMIT_BACKOFF: "4s", LIMIT_MARGIN: "0" });
       const result = await loopx(["run", "ralph:plan"], project, env);
       expect(result.code, result.stderr).toBe(0);
       expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Completion signal detected/);
-      expect(calls).toHaveLength(failing + 1);
-      expect(calls[failing]! - calls[failing - 1]!).toBeGreaterThanOrEqual(4000);
-      expect(result.stderr).toContain("ralph: usage limit (usage_window) — no reset time given: backing off 4s");
-      expect(notes(env).filter((n) => n.data?.kind === "agent.failure").map((n) => n.data)).toEqual([expect.objectContaining({ class: "usage_window", policy: "park", status: 429 })]);
+      expect(calls).toHaveLength(failures.length * failing + 1);
+      expect(notes(env).filter((n) => n.data?.kind === "agent.failure").map((n) => n.data)).toEqual(
+        failures.map(({ status, failure, policy }, i) => expect.objectContaining({ class: failure, policy, attempt: i + 1, status })),
+      );
+      if (failures.length === 3) {
+        const last = failures.length * failing;
+        expect(calls[last]! - calls[last - 1]!).toBeGreaterThanOrEqual(4000);
+        expect(result.stderr).toContain("ralph: usage limit (usage_window) — no reset time given: backing off 4s");
+      }
     });
   }
 
