@@ -118,9 +118,12 @@ function retryAfter(headers: Json | undefined, now = Date.now()): number | undef
   return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
 }
 
-/** "Please retry in 37.5s", "retryDelay":"37s": Google's and others' hints in words. */
+/**
+ * "Please retry in 37.5s", "retryDelay":"37s", "Suggested retry after 7s." (Gemini CLI's words for
+ * the google.rpc.RetryInfo of a 429): Google's and others' hints in words.
+ */
 function retryInText(text: string): number | undefined {
-  const match = /retry in ([\d.]+)\s*(ms|s)\b|"retryDelay"\s*:\s*"([\d.]+)s"/i.exec(text);
+  const match = /retry (?:in|after) ([\d.]+)\s*(ms|s)\b|"retryDelay"\s*:\s*"([\d.]+)s"/i.exec(text);
   if (!match) return undefined;
   return match[3] !== undefined ? Number(match[3]) * 1000 : Number(match[1]) * (match[2] === "ms" ? 1 : 1000);
 }

@@ -13,7 +13,7 @@ import { describe, expect, it, type TestContext } from "vitest";
 import { CLIS, RUNTIMES, runCli, runLoopx, taggedSurvivors, waitFor } from "../../helpers.js";
 import { cliAlone } from "../../fixtures/local-server.js";
 import { DEFAULT_CHAT_USAGE, startChatApi, type ChatReply } from "../../fixtures/agents/chat-completions-api.js";
-import { DEFAULT_GEMINI_USAGE, startGeminiApi, type GeminiReply } from "../../fixtures/agents/gemini-api.js";
+import { DEFAULT_GEMINI_USAGE, GOOGLE_QUOTA_DETAILS, startGeminiApi, type GeminiReply } from "../../fixtures/agents/gemini-api.js";
 import { PRICE, REAL_CLIS, realCliSetup, type RealCli } from "../../fixtures/agents/real-clis.js";
 import { FakeAgents, lastWorkflowLine, sessionLog, workflowEnv, workflowProject } from "../../fixtures/agents/support.js";
 
@@ -136,29 +136,41 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
 
   // A 500, a 503 and a quota 429 in turn, in one ralph run: each is classified (server, overload,
   // usage_window) and its policy applied — backed off, backed off, parked for LIMIT_BACKOFF with no
-  // call before it ends — and the same iteration's next call succeeds. Gemini and Pi make one
-  // request per call (their retries are off in the test config); Copilot and opencode retry within
-  // the call (5 times each), at once given `retry-after: 0`, so every request of a failing call
-  // fails. opencode has no 429 here: it reports a retry-after hint as the window's reset, and
-  // without one retries for a minute itself. Qwen is left out: its own retries of a 5xx or a 429 (6,
-  // with a backoff of its own) took 10 s in one run and 85 s in the next, so these are classified
-  // from its recorded streams only.
+  // call before it ends — and the same iteration's next call succeeds. Gemini then gets a quota 429
+  // in the Gemini API's own shape (google.rpc.RetryInfo, retryDelay 6s): parked until the reset it
+  // names. Gemini and Pi make one request per call (their retries are off in the test config);
+  // Copilot and opencode retry within the call (5 times each), at once given `retry-after: 0`, so
+  // every request of a failing call fails. opencode has no 429 here: it reports a retry-after hint
+  // as the window's reset, and without one retries for a minute itself. Qwen is left out: its own
+  // retries of a 5xx or a 429 (6, with a backoff of its own) took 10 s in one run and 85 s in the
+  // next, so these are classified from its recorded streams only.
   const INNER_REQUESTS: Partial<Record<RealCli, number>> = { copilot: 6, opencode: 6 };
-  const TRANSIENT = [
-    { status: 500, message: "Internal error", failure: "server", policy: "backoff" },
-    { status: 503, message: "The model is overloaded", failure: "overload", policy: "backoff" },
-    { status: 429, message: "You exceeded your current quota: usage limit reached", failure: "usage_window", policy: "park" },
-  ] as const;
+  const QUOTA = "You exceeded your current quota, please check your plan and billing details.";
+  interface Transient {
+    status: number;
+    message: string;
+    details?: unknown[];
+    failure: string;
+    policy: "backoff" | "park";
+    shown: string;
+  }
+  const TRANSIENT: Transient[] = [
+    { status: 500, message: "Internal error", failure: "server", policy: "backoff", shown: "a 500" },
+    { status: 503, message: "The model is overloaded", failure: "overload", policy: "backoff", shown: "a 503" },
+    { status: 429, message: QUOTA, failure: "usage_window", policy: "park", shown: "a quota 429" },
+  ];
+  const RESET: Transient = { status: 429, message: QUOTA, details: GOOGLE_QUOTA_DETAILS("6s"), failure: "usage_window", policy: "park", shown: "a quota 429 with RetryInfo" };
   for (const cli of ["gemini", "pi", "copilot", "opencode"] as const) {
-    const failures = cli === "opencode" ? TRANSIENT.slice(0, 2) : TRANSIENT;
-    const names = failures.map(({ status, failure }) => `a ${status === 429 ? "quota 429" : status} is ${failure}`).join(", ");
+    const failures = cli === "opencode" ? TRANSIENT.slice(0, 2) : cli === "gemini" ? [...TRANSIENT, RESET] : TRANSIENT;
+    const names = failures.map(({ shown, failure }) => `${shown} is ${failure}`).join(", ");
     it(`${cli}: ${names}, each with its policy, and the same iteration's next call succeeds`, { timeout: RUN_MS + 30_000 }, async (context) => {
       const failing = INNER_REQUESTS[cli] ?? 1;
       const calls: number[] = [];
       const { api } = await standIn(context, cli, (n) => {
         calls.push(Date.now());
         const failure = failures[Math.floor((n - 1) / failing)];
-        return failure ? { status: failure.status, message: failure.message, headers: { "retry-after": "0" } } : { text: `Done.\n${COMPLETE}` };
+        if (!failure) return { text: `Done.\n${COMPLETE}` };
+        return { status: failure.status, message: failure.message, headers: { "retry-after": "0" }, ...(failure.details ? { details: failure.details } : {}) };
       });
       const project = workflowProject(["ralph"]);
       const env = runEnv(cli, api.origin, { RETRY_BACKOFF: "1s", MAX_RETRIES: "3", LIMIT_BACKOFF: "4s", LIMIT_MARGIN: "0" });
@@ -166,14 +178,18 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
       expect(result.code, result.stderr).toBe(0);
       expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Completion signal detected/);
       expect(calls).toHaveLength(failures.length * failing + 1);
-      expect(notes(env).filter((n) => n.data?.kind === "agent.failure").map((n) => n.data)).toEqual(
-        failures.map(({ status, failure, policy }, i) => expect.objectContaining({ class: failure, policy, attempt: i + 1, status })),
-      );
-      if (failures.length === 3) {
-        const last = failures.length * failing;
-        expect(calls[last]! - calls[last - 1]!).toBeGreaterThanOrEqual(4000);
-        expect(result.stderr).toContain("ralph: usage limit (usage_window) — no reset time given: backing off 4s");
-      }
+      // A failure that is backed off counts as an attempt; a parked one waits for the same attempt.
+      let attempt = 0;
+      const expected = failures.map(({ status, failure, policy }) => expect.objectContaining({ class: failure, policy, status, attempt: policy === "park" ? attempt + 1 : ++attempt }));
+      expect(notes(env).filter((n) => n.data?.kind === "agent.failure").map((n) => n.data)).toEqual(expected);
+      // After each park, no call before its end: LIMIT_BACKOFF without a reset, else the reset.
+      failures.forEach((failure, i) => {
+        if (failure.policy !== "park") return;
+        const next = (i + 1) * failing;
+        expect(calls[next]! - calls[next - 1]!).toBeGreaterThanOrEqual(failure.details ? 6000 : 4000);
+      });
+      if (failures.includes(TRANSIENT[2]!)) expect(result.stderr).toContain("ralph: usage limit (usage_window) — no reset time given: backing off 4s");
+      if (failures.includes(RESET)) expect(result.stderr).toMatch(/ralph: usage limit \(usage_window\) — resets \S+; waiting until/);
     });
   }
 

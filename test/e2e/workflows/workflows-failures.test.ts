@@ -30,7 +30,7 @@ function recorded(name: string) {
 }
 
 /** The class each stand-in case must give (the stand-in's answer, see record-streams.ts). */
-const EXPECTED: Record<string, FailureClass> = { auth: "auth", window: "usage_window", rate: "rate_limit", overload: "overload", server: "server", context: "context_overflow" };
+const EXPECTED: Record<string, FailureClass> = { auth: "auth", window: "usage_window", retryinfo: "usage_window", rate: "rate_limit", overload: "overload", server: "server", context: "context_overflow" };
 
 const recordings = existsSync(STREAMS) ? readdirSync(STREAMS).filter((f) => f.endsWith(".ndjson")).map((f) => f.slice(0, -".ndjson".length)) : [];
 
@@ -54,6 +54,12 @@ describe("failures.ts: the recorded streams of the real CLIs", () => {
       if (kind !== "context") expect(failure.status).toBe(kind === "auth" ? 401 : kind === "overload" ? 503 : kind === "server" ? 500 : 429);
     });
   }
+
+  it("gemini-retryinfo: the reset Google's RetryInfo gives (retryDelay 7s), which Gemini CLI prints as its suggested retry, is the window's", () => {
+    const run = recorded("gemini-retryinfo");
+    const failure = classifyFailure("gemini", { events: run.events, code: run.code, signal: run.signal, stderr: run.stderr });
+    expect(failure).toMatchObject({ class: "usage_window", status: 429, retryAfterMs: 7000 });
+  });
 
   for (const name of recordings.filter((r) => r.endsWith("-ok"))) {
     const cli = name.slice(0, -3) as keyof typeof PRESETS;
