@@ -57,8 +57,10 @@ describe.concurrent("the workflows on the real Claude Code CLI, against a local 
   });
 
   it("two ralph runs on one account: after the first sees the limit, the second waits without calling the API", async (context) => {
+    // The reset 10 s after the first request: the second loop must start (loopx, ralph, its
+    // preflight) and read the limit before it passes, which took over 4 s on a loaded CI box.
     let resetsAt = 0;
-    const api = await standIn(context, (n) => (n === 1 ? { limit: { resetsAt: (resetsAt = Math.ceil(Date.now() / 1000) + 4) } } : { text: `Done.\n${COMPLETE}` }));
+    const api = await standIn(context, (n) => (n === 1 ? { limit: { resetsAt: (resetsAt = Math.ceil(Date.now() / 1000) + 10) } } : { text: `Done.\n${COMPLETE}` }));
     const env = claudeRunEnv(api, { LIMIT_MARGIN: "0.5s" });
     const [projectA, projectB] = [workflowProject(["ralph"]), workflowProject(["ralph"])];
     const options = (cwd: string): RunOptions => ({ cwd, env, timeoutMs: 90_000 });
