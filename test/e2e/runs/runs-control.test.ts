@@ -87,7 +87,9 @@ describe.each(CHANNELS)("runs stop / pause / continue ($name)", (channel: Channe
 
   it("pause during an iteration, 2 s, continue: the next script starts only after continue; record and progress show both with times; runs shows paused", async () => {
     const cwd = makeProject(WORKFLOWS);
-    const env = isolatedEnv({ TERM: "dumb", SLEEP: "1" });
+    // The pause must reach the run while its first iteration still works: a loopx start later on a
+    // loaded box, which outlasted 1 s of work once in CI (the run had gone on and ended).
+    const env = isolatedEnv({ TERM: "dumb", SLEEP: "6" });
     const run = onPty([...channel.argv, "run", "-n", "2", "w"], cwd, env);
     const id = await waitForEvent(env, started(1));
     const pause = await loopx(channel, ["runs", "pause", id.slice(0, 8)], cwd, env);
