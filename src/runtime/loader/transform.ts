@@ -15,7 +15,7 @@
  * Synchronous throughout, so the same code serves module.registerHooks() (in-thread) and
  * module.register() (hooks thread, Node < 22.15).
  */
-import { dirname, extname, join } from "node:path";
+import { basename, dirname, extname, join } from "node:path";
 import { writeFileAtomic } from "../../os/atomic-write.js";
 import { fs, nodeModule } from "../../os/builtins.js";
 import { loopxDir } from "../../os/xdg.js";
@@ -63,9 +63,20 @@ function esbuildOptions(path: string): { loader: "ts" | "tsx" | "jsx"; format: "
     loader: LOADERS[extname(path)] ?? "ts",
     format: "esm",
     sourcemap: "inline",
-    sourcefile: path,
+    sourcefile: sourceName(path),
     ...(raw === undefined ? {} : { tsconfigRaw: raw }),
   };
+}
+
+/**
+ * The file name alone where it reads the same as a URL: Node resolves a source map's relative
+ * source against the module's own URL, so stack traces still name the full path, and the same
+ * script in another directory (a worktree, another project) is the same cache entry. Other names
+ * (a space, `#`, `%`) keep their full path.
+ */
+function sourceName(path: string): string {
+  const name = basename(path);
+  return /^[\w.-]+$/.test(name) ? name : path;
 }
 
 function cacheDirectory(): string {

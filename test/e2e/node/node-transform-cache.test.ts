@@ -45,6 +45,34 @@ describe.each(NODES)("transform cache ($label)", (node) => {
     expect(cacheEntries(env).filter((path) => path.endsWith(".js"))).toHaveLength(4);
   });
 
+  it("the same scripts in another directory (a worktree, another project) are cache hits; errors still name their own file and line", async () => {
+    const cache = join(tempDir(), "cache");
+    // index.ts throws from lib/fail.ts; "odd name.ts" (not a URL-safe name) keeps its full path.
+    const files = {
+      ".loopx/w/lib/fail.ts": 'type Why = string;\n\nexport function fail(why: Why): never {\n  throw new Error("failed: " + why);\n}\n',
+      ".loopx/w/lib/odd name.ts": "export const odd: number = 1;\n",
+      ".loopx/w/index.ts": 'import { fail } from "./lib/fail.ts";\nimport { odd } from "./lib/odd name.ts";\nconst n: number = odd;\nfail(String(n));\n',
+    };
+    const runIn = async (cwd: string) => {
+      makeProject(files, cwd);
+      return runLoopx(node, ["run", "-n", "1", "w"], { cwd, env: isolatedEnv({ XDG_CACHE_HOME: cache }) });
+    };
+    const first = tempDir("loopx-first-");
+    const second = tempDir("loopx-second-");
+    for (const cwd of [first, second]) {
+      const result = await runIn(cwd);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("Error: failed: 1");
+      expect(result.stderr).toContain(`at fail (${join(cwd, ".loopx/w/lib/fail.ts")}:4:9)`);
+      expect(result.stderr).toContain(`(${join(cwd, ".loopx/w/index.ts")}:4:1)`);
+    }
+    // One entry per file name and content: three, shared by both projects — except the odd name's,
+    // made once per directory.
+    const entries = cacheEntries({ XDG_CACHE_HOME: cache }).filter((path) => path.endsWith(".js"));
+    expect(entries).toHaveLength(4);
+    expect(entries.filter((path) => readFileSync(path, "utf8").includes("export const odd"))).toHaveLength(2);
+  });
+
   it("truncated and garbage entries are rebuilt transparently; temp files never stay behind", async () => {
     const cwd = tempDir();
     makeProject(
