@@ -1,5 +1,5 @@
 /** The environments loopx runs in: isolated from the machine, and with a per-test TMPDIR. */
-import { mkdirSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { BUN, NODE, ROOT } from "./paths.js";
 import { tempDir } from "./project.js";
@@ -16,6 +16,16 @@ import { tempDir } from "./project.js";
 const SHARED_CACHES = ["bun", "loopx/transform", "loopx/node-compile-cache"].map((path) => [path, join(ROOT, "node_modules", ".cache", `loopx-tests-${path.replace("loopx/", "")}`)] as const);
 let sharedCachesMade = false;
 
+/** Makes `cache` (an XDG_CACHE_HOME) hold the tests' shared caches (SHARED_CACHES). */
+export function linkSharedCaches(cache: string): void {
+  if (!sharedCachesMade) {
+    for (const [, shared] of SHARED_CACHES) mkdirSync(shared, { recursive: true });
+    sharedCachesMade = true;
+  }
+  mkdirSync(join(cache, "loopx"), { recursive: true });
+  for (const [path, shared] of SHARED_CACHES) if (!existsSync(join(cache, path))) symlinkSync(shared, join(cache, path));
+}
+
 /**
  * An environment isolated from the machine: own HOME, XDG_CONFIG_HOME (so the global env file is
  * per test) and XDG_STATE_HOME (so run records are per test), PATH that still finds bash/node/bun,
@@ -26,12 +36,7 @@ let sharedCachesMade = false;
 export function isolatedEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   const home = tempDir("loopx-home-");
   const cache = tempDir("loopx-cache-");
-  if (!sharedCachesMade) {
-    for (const [, shared] of SHARED_CACHES) mkdirSync(shared, { recursive: true });
-    sharedCachesMade = true;
-  }
-  mkdirSync(join(cache, "loopx"));
-  for (const [path, shared] of SHARED_CACHES) symlinkSync(shared, join(cache, path));
+  linkSharedCaches(cache);
   const env: Record<string, string> = {
     PATH: `${dirname(NODE)}:${dirname(BUN)}:/usr/local/bin:/usr/bin:/bin`,
     HOME: home,
