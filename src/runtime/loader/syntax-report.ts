@@ -18,7 +18,8 @@ function reportOf(message: EsbuildMessage, path: string): { text: string; where:
   const before = Buffer.from(at.lineText, "utf8").subarray(0, at.column).toString("utf8");
   const gutter = `${at.line} | `;
   const caret = " ".repeat(gutter.length) + before.replace(/[^\t]/g, " ") + "^";
-  const where = `${at.file || path}:${at.line}:${before.length + 1}`;
+  // The transformed file itself (esbuild's own `file` is only its name: transform.ts sourceName).
+  const where = `${path}:${at.line}:${before.length + 1}`;
   return { text: `${gutter}${at.lineText}\n${caret}\nerror: ${message.text}\n    at ${where}\n`, where };
 }
 
