@@ -1,5 +1,6 @@
 import type { RunPart } from "../core/run-part.js";
 import { spawnWatcher } from "../runtime/platform/index.js";
+import { dropFifoDir, fifoDirForHelper, helperFifosMade } from "../runtime/stdout-pipe.js";
 import { guardianCommand } from "../runtime/platform/runtime.js";
 import { SHELL_READ_DEAD_PARENT } from "../os/procfs.js";
 import type { Watcher } from "../runtime/spawn.js";
@@ -54,17 +55,29 @@ export interface GuardedRun {
 /** How long a run's end waits for its guardian to go after "done". */
 const GUARDIAN_EXIT_WAIT_MS = 1_000;
 
-const WAITING_SH = `ending=
+const WAITING_SH = `fifos=$LOOPX_GUARDIAN_FIFOS
+unset LOOPX_GUARDIAN_FIFOS
+[ -z "$fifos" ] || { mkfifo -m 600 "$fifos/fifo-1" "$fifos/fifo-2" 2>/dev/null; : > "$fifos/made"; }
+ending=
 hooked=
 n=
 while IFS= read -r line; do
-  [ "$line" = done ] && exit 0
+  [ "$line" = done ] && { [ -z "$fifos" ] || [ ! -d "$fifos" ] || rm -rf "$fifos"; exit 0; }
   [ "$line" = hooked ] && hooked=1 && continue
   case $line in "iteration "*) n=\${line#iteration }; continue;; esac
   ending=$line
 done
 ${SHELL_READ_DEAD_PARENT}
+[ -z "$fifos" ] || [ ! -d "$fifos" ] || rm -rf "$fifos"
 exec "$@" "$ending" "$stat" "$up" "$hooked" "$n"`;
+
+/** With a hook, the guardian's environment is the hook's (the run's, without its id); and the FIFO directory. */
+function guardianEnv(hook: OnEndPart["spec"] | undefined, fifos: string | undefined): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = hook ? { ...hook.env, LOOPX_ON_END: hook.command, LOOPX_ON_END_TIMEOUT: `${hook.timeoutMs}ms` } : { ...process.env };
+  delete env.LOOPX_RUN_ID; // an outer run's id: its stray scan must not end this run's guardian
+  if (fifos !== undefined) env.LOOPX_GUARDIAN_FIFOS = fifos;
+  return env;
+}
 
 /**
  * The guardian part. After the scratch directory (it needs its identity) and the end-of-run hook
@@ -77,6 +90,7 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
   let start: { project: string; target: string; startedAt: string; maxIterations: number | null } | undefined;
   let removeExitHook: (() => void) | undefined;
   let leaving: Watcher | undefined;
+  let fifos: string | undefined;
   return {
     hooked() {
       guardian?.send("hooked");
@@ -93,9 +107,10 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
         ...(options.log !== undefined ? { log: options.log } : {}),
         ...(hook && start ? { onEnd: { ...start, ...(hook.cwd !== undefined ? { cwd: hook.cwd } : {}) } } : {}),
       };
-      // With a hook, the guardian's environment is the hook's (the run's, without its id).
-      const env: Record<string, string | undefined> = hook ? { ...hook.env, LOOPX_ON_END: hook.command, LOOPX_ON_END_TIMEOUT: `${hook.timeoutMs}ms` } : { ...process.env };
-      delete env.LOOPX_RUN_ID; // an outer run's id: its stray scan must not end this run's guardian
+      // The guardian's shell makes the run's first FIFOs (stdout-pipe.ts fifoDirForHelper): loopx
+      // then starts no mkfifo of its own.
+      fifos = fifoDirForHelper();
+      const env = guardianEnv(hook, fifos);
       const warn = (error: unknown) => controls.warn(`cannot start the run's guardian: ${error instanceof Error ? error.message : String(error)}; the run goes on without it`);
       try {
         guardian = spawnWatcher("/bin/sh", ["-c", WAITING_SH, "loopx-guardian", ...guardianCommand(), JSON.stringify(guarded)], env, warn);
@@ -107,6 +122,8 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
       // nobody else handles), the hook says how it is going, synchronously. One set of process
       // listeners serves every run of the process (exit-hooks.ts).
       removeExitHook = onProcessEnd((code, signal) => void guardian?.send(signal ? `signal ${signal}` : `exit ${code ?? 0}`));
+      // The first script takes the FIFOs: wait until the shell has made them (a few ms).
+      if (fifos !== undefined) return helperFifosMade(fifos, GUARDIAN_EXIT_WAIT_MS);
     },
     onEvent(event) {
       if (event.type === "run.start" || event.type === "run.resume") {
@@ -116,6 +133,7 @@ export function guardianPart(options: { tmpdir: TmpdirPart; recordsDir?: string;
       // line on its pipe), so that a run it closes has the right count.
       if (event.type === "iteration.start" && options.recordsDir === undefined) guardian?.send(`iteration ${event.n}`);
       if (event.type !== "run.end") return;
+      if (fifos !== undefined) dropFifoDir(fifos);
       removeExitHook?.();
       guardian?.send("done");
       guardian?.close();

@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { closeSync, constants, mkdtempSync, openSync, rmSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { closeSync, constants, existsSync, fstatSync, mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ownDescriptorPath } from "../os/procfs.js";
@@ -8,7 +9,8 @@ import { ownDescriptorPath } from "../os/procfs.js";
  * A real pipe for a script's stdout. Node's and Bun's "pipe" stdio is a socketpair, and on Linux
  * opening /dev/stdout (a procfs link to fd 1) on a socket fails with ENXIO — `echo x > /dev/stdout`,
  * `tee /dev/stdout`, `cat > /dev/fd/1` all break. Neither runtime can call pipe(2), so loopx uses
- * a FIFO: created once (mkfifo, one process start for two), held by an O_PATH descriptor and unlinked at
+ * a FIFO: created once (mkfifo, one process start for two — made by the run's guardian shell where
+ * it can, fifoDirForHelper), held by an O_PATH descriptor and unlinked at
  * once (nothing stays on disk, whatever happens to loopx), and reopened through its own
  * descriptor's path (procfs.ts ownDescriptorPath) for each script: two open(2) calls per script, a fresh pipe each time.
  *
@@ -20,8 +22,11 @@ import { ownDescriptorPath } from "../os/procfs.js";
 
 const O_PATH = 0o10000000;
 const MKFIFO = ["/usr/bin/mkfifo", "/bin/mkfifo", "mkfifo"];
+const FIFO_NAMES = ["fifo-1", "fifo-2"];
 let unavailable = process.platform !== "linux";
 const free: number[] = [];
+/** The directory in which another process of the run makes the next two FIFOs (fifoDirForHelper). */
+let pending: string | undefined;
 
 export interface StdoutPipe {
   /** loopx's end, opened non-blocking. */
@@ -39,7 +44,7 @@ export interface StdoutPipe {
 function createFifo(): number | undefined {
   const dir = mkdtempSync(join(tmpdir(), "loopx-stdout-"));
   try {
-    const paths = [join(dir, "fifo-1"), join(dir, "fifo-2")];
+    const paths = FIFO_NAMES.map((name) => join(dir, name));
     for (const mkfifo of MKFIFO) {
       try {
         execFileSync(mkfifo, ["-m", "600", ...paths], { stdio: "ignore" });
@@ -56,12 +61,68 @@ function createFifo(): number | undefined {
   }
 }
 
+/**
+ * A private directory (0700) in which a shell this process starts anyway — the run's guardian —
+ * makes the next two FIFOs (`mkfifo -m 600 <dir>/fifo-1 <dir>/fifo-2`), so that loopx need not
+ * start mkfifo itself: under Node that start (a fork of the whole runtime) costs ~15 ms of CPU per
+ * run. Undefined where no FIFO is needed (not Linux, FIFOs free already, one pending) and under Bun.
+ * The run waits for them (helperFifosMade); the first script takes what is there and starts mkfifo
+ * itself only if nothing is; the directory is removed then, or by dropFifoDir() (a run that started
+ * no script), or by the helper once loopx is gone.
+ */
+export function fifoDirForHelper(): string | undefined {
+  // Not under Bun: its spawnSync (vfork) of mkfifo costs little, and the first script, which Bun
+  // reaches sooner, would mostly find the helper's FIFOs not made yet.
+  if (unavailable || pending !== undefined || free.length > 0 || process.versions.bun !== undefined) return undefined;
+  try {
+    pending = mkdtempSync(join(tmpdir(), "loopx-stdout-"));
+  } catch {
+    return undefined;
+  }
+  return pending;
+}
+
+/** Resolves once the helper has said it is done with `dir` (the file `made` there), or after `withinMs`. */
+export async function helperFifosMade(dir: string, withinMs: number): Promise<void> {
+  const until = Date.now() + withinMs;
+  while (pending === dir && !existsSync(join(dir, "made")) && Date.now() < until) await sleep(2);
+}
+
+/** Removes fifoDirForHelper()'s directory if no script took its FIFOs. */
+export function dropFifoDir(dir: string): void {
+  if (pending !== dir) return;
+  pending = undefined;
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** The FIFOs the helper has made in the pending directory (held by O_PATH descriptors), which is then removed. */
+function adoptPending(): number | undefined {
+  const dir = pending;
+  if (dir === undefined) return undefined;
+  pending = undefined;
+  try {
+    for (const name of FIFO_NAMES) {
+      let fd: number | undefined;
+      try {
+        fd = openSync(join(dir, name), O_PATH | constants.O_NOFOLLOW);
+        if (fstatSync(fd).isFIFO()) free.push(fd);
+        else closeSync(fd);
+      } catch {
+        if (fd !== undefined) closeSync(fd);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return free.pop();
+}
+
 /** A fresh pipe for one script's stdout, or undefined where loopx keeps the runtime's own. */
 export function openStdoutPipe(): StdoutPipe | undefined {
   if (unavailable) return undefined;
   let fifo = free.pop();
   try {
-    fifo ??= createFifo();
+    fifo ??= adoptPending() ?? createFifo();
   } catch {
     fifo = undefined;
   }

@@ -8,10 +8,10 @@
  * reap orphans).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readlinkSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, readlinkSync, readdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { expect, it } from "vitest";
-import { BIN, CLIS, NODE, carriersOf, isolatedEnv, linuxOnly, makeProject, processAlive, runCommand, sh, sleep, waitFor, type Cli } from "../../helpers.js";
+import { BIN, CLIS, NODE, carriersOf, isolatedEnv, linuxOnly, makeProject, processAlive, runCommand, scratchEnv, sh, sleep, waitFor, type Cli } from "../../helpers.js";
 
 /** Iteration 1 jumps to `long`, which starts the tree, says `ready` and waits (ignoring SIGTERM). */
 const TREE = {
@@ -171,6 +171,36 @@ $LOOPX_BIN output --stop`),
     expect(result.code).toBe(130);
     expect(await waitFor(() => guardianOf(id) === undefined, 2000)).toBe(true);
     expect(summary(env, cwd, id)!.state).toBe("interrupted");
+  });
+
+  it.concurrent("under Node the guardian's shell makes the scripts' stdout FIFOs (loopx starts no mkfifo); nothing of them is left; its variable reaches no hook", async ({ expect }) => {
+    const cwd = makeProject({
+      ".loopx/w/index.sh": sh(`readlink /proc/$$/fd/1 > "$LOOPX_PROJECT_ROOT/stdout.txt"
+echo '{"result": "through /dev/stdout", "stop": true}' > /dev/stdout`),
+    });
+    // A mkfifo first on PATH that notes its arguments: the guardian's shell finds it by name
+    // (loopx's own is /usr/bin/mkfifo by its full path). Under Bun, loopx starts its own (vfork).
+    const bin = join(cwd, "bin");
+    mkdirSync(bin);
+    const log = join(cwd, "mkfifo.log");
+    writeFileSync(join(bin, "mkfifo"), `#!/bin/sh\necho "$@" >> "${log}"\nexec /usr/bin/mkfifo "$@"\n`, { mode: 0o755 });
+    const { env, tmp } = scratchEnv();
+    env.PATH = `${bin}:${env.PATH}`;
+    const hookEnv = join(cwd, "hook-env.txt");
+    const result = await runCommand(runner.exe, [...runner.prefix, "run", "--on-end", `env > '${hookEnv}'`, "w"], { cwd, env, timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe("");
+    const fifo = read(cwd, "stdout.txt");
+    expect(fifo).toMatch(new RegExp(`^${tmp}/loopx-stdout-\\w+/fifo-[12] \\(deleted\\)$`));
+    const made = () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n") : []);
+    if (runner.name === "node") expect(made()).toEqual([`-m 600 ${dirname(fifo)}/fifo-1 ${dirname(fifo)}/fifo-2`]);
+    else expect(made()).toEqual([]);
+    expect(readFileSync(hookEnv, "utf8")).toContain("LOOPX_END_RUN_ID=");
+    expect(readFileSync(hookEnv, "utf8")).not.toContain("LOOPX_GUARDIAN_FIFOS");
+    // A run that starts no script removes the directory it gave its guardian.
+    const none = await runCommand(runner.exe, [...runner.prefix, "run", "-n", "0", "w"], { cwd, env, timeoutMs: 60_000 });
+    expect(none.code, none.stderr).toBe(0);
+    expect(await waitFor(() => readdirSync(tmp).every((name) => !name.startsWith("loopx-stdout-")), 2000), readdirSync(tmp).join(" ")).toBe(true);
   });
 
   it.concurrent("`loopx run … | cat` ends when loopx is killed: the guardian, still at work, holds no pipe of the pipeline", async ({ expect }) => {
