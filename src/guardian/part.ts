@@ -58,17 +58,18 @@ const GUARDIAN_EXIT_WAIT_MS = 1_000;
 const WAITING_SH = `fifos=$LOOPX_GUARDIAN_FIFOS
 unset LOOPX_GUARDIAN_FIFOS
 [ -z "$fifos" ] || { mkfifo -m 600 "$fifos/fifo-1" "$fifos/fifo-2" 2>/dev/null; : > "$fifos/made"; }
+drop_fifos() { [ ! -d "$fifos" ] || rm -rf "$fifos"; }
 ending=
 hooked=
 n=
 while IFS= read -r line; do
-  [ "$line" = done ] && { [ -z "$fifos" ] || [ ! -d "$fifos" ] || rm -rf "$fifos"; exit 0; }
+  [ "$line" = done ] && { drop_fifos; exit 0; }
   [ "$line" = hooked ] && hooked=1 && continue
   case $line in "iteration "*) n=\${line#iteration }; continue;; esac
   ending=$line
 done
 ${SHELL_READ_DEAD_PARENT}
-[ -z "$fifos" ] || [ ! -d "$fifos" ] || rm -rf "$fifos"
+drop_fifos
 exec "$@" "$ending" "$stat" "$up" "$hooked" "$n"`;
 
 /** With a hook, the guardian's environment is the hook's (the run's, without its id); and the FIFO directory. */

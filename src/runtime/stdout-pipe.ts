@@ -37,35 +37,56 @@ export interface StdoutPipe {
   release(reusable: boolean): void;
 }
 
-/**
- * Two FIFOs from one mkfifo start (the first is returned, the second kept free): a run whose
- * stderr is a pipe takes two, one for the script's stdout and one for its stderr relay.
- */
-function createFifo(): number | undefined {
-  const dir = mkdtempSync(join(tmpdir(), "loopx-stdout-"));
-  try {
-    const paths = FIFO_NAMES.map((name) => join(dir, name));
-    for (const mkfifo of MKFIFO) {
-      try {
-        execFileSync(mkfifo, ["-m", "600", ...paths], { stdio: "ignore" });
-      } catch {
-        continue; // the next candidate
-      }
-      const [first, second] = paths.map((path) => openSync(path, O_PATH));
-      free.push(second as number);
-      return first;
-    }
-    return undefined;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+/** A private directory (0700) for two FIFOs. */
+function fifoDir(): string {
+  return mkdtempSync(join(tmpdir(), "loopx-stdout-"));
 }
 
 /**
- * A private directory (0700) in which a shell this process starts anyway — the run's guardian —
- * makes the next two FIFOs (`mkfifo -m 600 <dir>/fifo-1 <dir>/fifo-2`), so that loopx need not
- * start mkfifo itself: under Node that start (a fork of the whole runtime) costs ~15 ms of CPU per
- * run. Undefined where no FIFO is needed (not Linux, FIFOs free already, one pending) and under Bun.
+ * The FIFOs made in `dir` (by this process or the helper), held by O_PATH descriptors on the free
+ * list; `dir` is removed. Returns one of them, or undefined when none was made.
+ */
+function takeFifos(dir: string): number | undefined {
+  try {
+    for (const name of FIFO_NAMES) {
+      let fd: number | undefined;
+      try {
+        fd = openSync(join(dir, name), O_PATH | constants.O_NOFOLLOW);
+        if (fstatSync(fd).isFIFO()) free.push(fd);
+        else closeSync(fd);
+      } catch {
+        if (fd !== undefined) closeSync(fd);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return free.pop();
+}
+
+/**
+ * Two FIFOs from one mkfifo start (one is returned, the other kept free): a run whose stderr is a
+ * pipe takes two, one for the script's stdout and one for its stderr relay.
+ */
+function createFifo(): number | undefined {
+  const dir = fifoDir();
+  const paths = FIFO_NAMES.map((name) => join(dir, name));
+  for (const mkfifo of MKFIFO) {
+    try {
+      execFileSync(mkfifo, ["-m", "600", ...paths], { stdio: "ignore" });
+      break;
+    } catch {
+      // the next candidate
+    }
+  }
+  return takeFifos(dir);
+}
+
+/**
+ * A private directory in which a shell this process starts anyway — the run's guardian — makes
+ * the next two FIFOs (`mkfifo -m 600 <dir>/fifo-1 <dir>/fifo-2`), so that loopx need not start
+ * mkfifo itself: under Node that start (a fork of the whole runtime) costs ~15 ms of CPU per run.
+ * Undefined where no FIFO is needed (not Linux, FIFOs free already, one pending) and under Bun.
  * The run waits for them (helperFifosMade); the first script takes what is there and starts mkfifo
  * itself only if nothing is; the directory is removed then, or by dropFifoDir() (a run that started
  * no script), or by the helper once loopx is gone.
@@ -75,7 +96,7 @@ export function fifoDirForHelper(): string | undefined {
   // reaches sooner, would mostly find the helper's FIFOs not made yet.
   if (unavailable || pending !== undefined || free.length > 0 || process.versions.bun !== undefined) return undefined;
   try {
-    pending = mkdtempSync(join(tmpdir(), "loopx-stdout-"));
+    pending = fifoDir();
   } catch {
     return undefined;
   }
@@ -95,26 +116,12 @@ export function dropFifoDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** The FIFOs the helper has made in the pending directory (held by O_PATH descriptors), which is then removed. */
+/** The helper's FIFOs, when a directory was given to it and no script has taken them yet. */
 function adoptPending(): number | undefined {
   const dir = pending;
   if (dir === undefined) return undefined;
   pending = undefined;
-  try {
-    for (const name of FIFO_NAMES) {
-      let fd: number | undefined;
-      try {
-        fd = openSync(join(dir, name), O_PATH | constants.O_NOFOLLOW);
-        if (fstatSync(fd).isFIFO()) free.push(fd);
-        else closeSync(fd);
-      } catch {
-        if (fd !== undefined) closeSync(fd);
-      }
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  return free.pop();
+  return takeFifos(dir);
 }
 
 /** A fresh pipe for one script's stdout, or undefined where loopx keeps the runtime's own. */
