@@ -38,8 +38,10 @@ for (let i = 0; i < Number(process.argv[2]); i++) await runPromise("short", { re
     makeSymlink(ROOT, join(cwd, "node_modules", "loopx"));
     const env = isolatedEnv();
     const long = runCommand(NODE, [BIN, "run", "long"], { cwd, env, timeoutMs: 200_000 });
-    expect(await waitFor(() => existsSync(join(cwd, "long.id")), 20_000)).toBe(true);
-    const id = readFileSync(join(cwd, "long.id"), "utf8").trim();
+    // The shell creates long.id before it writes the id: wait for the whole line.
+    const idFile = join(cwd, "long.id");
+    expect(await waitFor(() => existsSync(idFile) && readFileSync(idFile, "utf8").endsWith("\n"), 20_000)).toBe(true);
+    const id = readFileSync(idFile, "utf8").trim();
     const tail = runCommand(NODE, [BIN, "runs", "tail", id], { cwd, env, timeoutMs: 200_000 });
 
     // 290 finished runs newer than the long one (their records, as a run leaves them: what pruning

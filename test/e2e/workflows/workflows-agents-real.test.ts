@@ -267,11 +267,16 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
     expect(result.stderr).toMatch(/judge \(gemini: gemini --output-format stream-json --approval-mode plan/);
   });
 
-  // A context overflow: one fresh session, then the iteration fails. opencode would compact and
-  // retry without end: the workflow ends the call at its first overflow.
-  for (const cli of ["pi", "opencode"] as RealCli[]) {
+  // A context overflow, in every CLI: one fresh session, then the iteration fails. Gemini gets the
+  // Gemini API's own words for it; the others the Chat Completions wording. opencode would compact
+  // and retry without end: the workflow ends the call at its first overflow.
+  const OVERFLOW: Record<RealCli, string> = {
+    gemini: "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+    ...Object.fromEntries((["opencode", "pi", "qwen", "copilot"] as const).map((cli) => [cli, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."])),
+  } as Record<RealCli, string>;
+  for (const cli of REAL_CLIS) {
     it(`${cli}: a context-length error gets one fresh session, then the iteration fails (Ralph exit code 4)`, { timeout: RUN_MS + 30_000 }, async (context) => {
-      const { api } = await standIn(context, cli, () => ({ status: 400, message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens." }));
+      const { api } = await standIn(context, cli, () => ({ status: 400, message: OVERFLOW[cli] }));
       const project = workflowProject(["ralph"]);
       const env = runEnv(cli, api.origin, { MAX_RETRIES: "5" });
       const result = await loopx(["run", "ralph:plan"], project, env);

@@ -61,6 +61,14 @@ describe("failures.ts: the recorded streams of the real CLIs", () => {
     expect(failure).toMatchObject({ class: "usage_window", status: 429, retryAfterMs: 7000 });
   });
 
+  it("gemini-context in the Gemini API's own words (\"The input token count (…) exceeds the maximum number of tokens allowed\") is a context overflow too", () => {
+    const run = recorded("gemini-context");
+    const own = "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).";
+    const events = run.events.map((e) => (e.type === "result" ? { ...e, error: { ...e.error, message: String(e.error.message).replace(/This model's maximum context length[^"\\]*/, own) } } : e));
+    expect(JSON.stringify(events)).toContain(own);
+    expect(classifyFailure("gemini", { events, code: run.code, signal: run.signal, stderr: [] })).toMatchObject({ class: "context_overflow", status: 400 });
+  });
+
   for (const name of recordings.filter((r) => r.endsWith("-ok"))) {
     const cli = name.slice(0, -3) as keyof typeof PRESETS;
     it(`${name}: a success, its answer and tool call read, nothing classified`, () => {
