@@ -100,7 +100,20 @@ export function statusClass(status: number, message = ""): FailureClass {
 }
 
 function fromStatus(status: number, field: string, message = "", extra: Partial<Failure> = {}): Failure {
-  return { class: statusClass(status, message), evidence: `${field}=${status}${message ? ` (${oneLine(message, 120)})` : ""}`, status, ...extra };
+  const cls = statusClass(status, message);
+  const resetsAt = cls === "usage_window" ? (extra.resetsAt ?? resetInText(message)) : extra.resetsAt;
+  return { class: cls, evidence: `${field}=${status}${message ? ` (${oneLine(message, 120)})` : ""}`, status, ...extra, ...(resetsAt !== undefined ? { resetsAt } : {}) };
+}
+
+/**
+ * A usage window's reset named in the API's words, "resets at 2030-01-01T00:00:00Z" (opencode and
+ * Pi pass the API's message on, not a field of it): an ISO time with its zone only, since a time
+ * without one could be any zone's.
+ */
+function resetInText(text: string): number | undefined {
+  const at = /\breset(?:s|ting)?\b[^.\n]{0,40}?\b(?:at|on)\s+(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2}))/i.exec(text)?.[1];
+  const time = at === undefined ? NaN : Date.parse(at.replace(" ", "T"));
+  return Number.isFinite(time) ? time : undefined;
 }
 
 const lastOf = (events: Json[], match: (e: Json) => boolean): Json | undefined => [...events].reverse().find(match);

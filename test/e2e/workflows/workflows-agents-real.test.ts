@@ -136,19 +136,22 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
 
   // A 500, a 503 and a quota 429 in turn, in one ralph run: each is classified (server, overload,
   // usage_window) and its policy applied — backed off, backed off, parked for LIMIT_BACKOFF with no
-  // call before it ends — and the same iteration's next call succeeds. Gemini then gets a quota 429
-  // in the Gemini API's own shape (google.rpc.RetryInfo, retryDelay 6s): parked until the reset it
-  // names. Gemini and Pi make one request per call (their retries are off in the test config);
-  // Copilot and opencode retry within the call (5 times each), at once given `retry-after: 0`, so
-  // every request of a failing call fails. opencode has no 429 here: it reports a retry-after hint
-  // as the window's reset, and without one retries for a minute itself. Qwen is left out: its own
+  // call before it ends — and the same iteration's next call succeeds. Then a quota 429 with its
+  // reset: Gemini gets it in the Gemini API's own shape (google.rpc.RetryInfo, retryDelay 6s);
+  // opencode, Pi and Copilot in the message's words ("resets at <ISO time>", 6 s ahead), which they
+  // pass on: parked until that reset. Gemini and Pi make one request per call (their retries are off
+  // in the test config); Copilot and opencode retry within the call (5 times each), at once given
+  // `retry-after: 0`, so every request of a failing call fails. opencode has no 429 without a reset
+  // here: it reports the retry-after hint as the window's reset, and without one retries for a
+  // minute itself. Qwen is left out: its own
   // retries of a 5xx or a 429 (6, with a backoff of its own) took 10 s in one run and 85 s in the
   // next, so these are classified from its recorded streams only.
   const INNER_REQUESTS: Partial<Record<RealCli, number>> = { copilot: 6, opencode: 6 };
   const QUOTA = "You exceeded your current quota, please check your plan and billing details.";
   interface Transient {
     status: number;
-    message: string;
+    /** The error's message (a function: made when the stand-in answers). */
+    message: string | (() => string);
     details?: unknown[];
     failure: string;
     policy: "backoff" | "park";
@@ -160,8 +163,11 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
     { status: 429, message: QUOTA, failure: "usage_window", policy: "park", shown: "a quota 429" },
   ];
   const RESET: Transient = { status: 429, message: QUOTA, details: GOOGLE_QUOTA_DETAILS("6s"), failure: "usage_window", policy: "park", shown: "a quota 429 with RetryInfo" };
+  // The reset in the API's words only: opencode, Pi and Copilot pass the message on.
+  const RESET_TEXT: Transient = { status: 429, message: () => `Usage limit reached, resets at ${new Date(Date.now() + 6000).toISOString()}`, failure: "usage_window", policy: "park", shown: "a 429 whose message names the reset" };
+  const RESETS = [RESET, RESET_TEXT];
   for (const cli of ["gemini", "pi", "copilot", "opencode"] as const) {
-    const failures = cli === "opencode" ? TRANSIENT.slice(0, 2) : cli === "gemini" ? [...TRANSIENT, RESET] : TRANSIENT;
+    const failures = cli === "opencode" ? [...TRANSIENT.slice(0, 2), RESET_TEXT] : cli === "gemini" ? [...TRANSIENT, RESET] : [...TRANSIENT, RESET_TEXT];
     const names = failures.map(({ shown, failure }) => `${shown} is ${failure}`).join(", ");
     it(`${cli}: ${names}, each with its policy, and the same iteration's next call succeeds`, { timeout: RUN_MS + 30_000 }, async (context) => {
       const failing = INNER_REQUESTS[cli] ?? 1;
@@ -170,7 +176,7 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
         calls.push(Date.now());
         const failure = failures[Math.floor((n - 1) / failing)];
         if (!failure) return { text: `Done.\n${COMPLETE}` };
-        return { status: failure.status, message: failure.message, headers: { "retry-after": "0" }, ...(failure.details ? { details: failure.details } : {}) };
+        return { status: failure.status, message: typeof failure.message === "function" ? failure.message() : failure.message, headers: { "retry-after": "0" }, ...(failure.details ? { details: failure.details } : {}) };
       });
       const project = workflowProject(["ralph"]);
       const env = runEnv(cli, api.origin, { RETRY_BACKOFF: "1s", MAX_RETRIES: "3", LIMIT_BACKOFF: "4s", LIMIT_MARGIN: "0" });
@@ -186,10 +192,10 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
       failures.forEach((failure, i) => {
         if (failure.policy !== "park") return;
         const next = (i + 1) * failing;
-        expect(calls[next]! - calls[next - 1]!).toBeGreaterThanOrEqual(failure.details ? 6000 : 4000);
+        expect(calls[next]! - calls[next - 1]!).toBeGreaterThanOrEqual(RESETS.includes(failure) ? 6000 : 4000);
       });
       if (failures.includes(TRANSIENT[2]!)) expect(result.stderr).toContain("ralph: usage limit (usage_window) — no reset time given: backing off 4s");
-      if (failures.includes(RESET)) expect(result.stderr).toMatch(/ralph: usage limit \(usage_window\) — resets \S+; waiting until/);
+      if (failures.some((f) => RESETS.includes(f))) expect(result.stderr).toMatch(/ralph: usage limit \(usage_window\) — resets \S+; waiting until/);
     });
   }
 

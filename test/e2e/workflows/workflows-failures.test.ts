@@ -69,6 +69,18 @@ describe("failures.ts: the recorded streams of the real CLIs", () => {
     expect(classifyFailure("gemini", { events, code: run.code, signal: run.signal, stderr: [] })).toMatchObject({ class: "context_overflow", status: 400 });
   });
 
+  it("a usage window whose reset is only in the API's words (\"resets at 2030-01-01T00:00:00Z\"): the reset, from every CLI that passes the message on", () => {
+    for (const name of recordings.filter((r) => r.endsWith("-window"))) {
+      const run = recorded(name);
+      const failure = classifyFailure(name.split("-")[0] as keyof typeof PRESETS, { events: run.events, code: run.code, signal: run.signal, stderr: [] });
+      expect(failure, name).toMatchObject({ class: "usage_window", resetsAt: Date.parse("2030-01-01T00:00:00Z") });
+    }
+    // A time without its zone could be any zone's: no reset (LIMIT_BACKOFF applies).
+    const local = [{ type: "message_end", message: { role: "assistant", stopReason: "error", errorMessage: "429 Usage limit reached, resets at 2030-01-01 08:00:00" } }];
+    const zoneless = classifyFailure("pi", { events: local, code: 0, signal: null, stderr: [] });
+    expect([zoneless.class, zoneless.resetsAt]).toEqual(["usage_window", undefined]);
+  });
+
   for (const name of recordings.filter((r) => r.endsWith("-ok"))) {
     const cli = name.slice(0, -3) as keyof typeof PRESETS;
     it(`${name}: a success, its answer and tool call read, nothing classified`, () => {
