@@ -138,15 +138,13 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
   // usage_window) and its policy applied — backed off, backed off, parked for LIMIT_BACKOFF with no
   // call before it ends — and the same iteration's next call succeeds. Then a quota 429 with its
   // reset: Gemini gets it in the Gemini API's own shape (google.rpc.RetryInfo, retryDelay 6s);
-  // opencode, Pi and Copilot in the message's words ("resets at <ISO time>", 6 s ahead), which they
-  // pass on: parked until that reset. Gemini and Pi make one request per call (their retries are off
-  // in the test config); Copilot and opencode retry within the call (5 times each), at once given
-  // `retry-after: 0`, so every request of a failing call fails. opencode has no 429 without a reset
-  // here: it reports the retry-after hint as the window's reset, and without one retries for a
-  // minute itself. Qwen is left out: its own
-  // retries of a 5xx or a 429 (6, with a backoff of its own) took 10 s in one run and 85 s in the
-  // next, so these are classified from its recorded streams only.
-  const INNER_REQUESTS: Partial<Record<RealCli, number>> = { copilot: 6, opencode: 6 };
+  // opencode, Pi, Copilot and Qwen in the message's words ("resets at <ISO time>", 6 s ahead),
+  // which they pass on: parked until that reset. Gemini and Pi make one request per call (their
+  // retries are off in the test config); Copilot and opencode retry within the call (5 times each),
+  // at once given `retry-after: 0`, and Qwen 6 times, so every request of a failing call fails.
+  // opencode has no 429 without a reset here: it reports the retry-after hint as the window's
+  // reset, and without one retries for a minute itself.
+  const INNER_REQUESTS: Partial<Record<RealCli, number>> = { copilot: 6, opencode: 6, qwen: 7 };
   const QUOTA = "You exceeded your current quota, please check your plan and billing details.";
   interface Transient {
     status: number;
@@ -166,36 +164,51 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
   // The reset in the API's words only: opencode, Pi and Copilot pass the message on.
   const RESET_TEXT: Transient = { status: 429, message: () => `Usage limit reached, resets at ${new Date(Date.now() + 6000).toISOString()}`, failure: "usage_window", policy: "park", shown: "a 429 whose message names the reset" };
   const RESETS = [RESET, RESET_TEXT];
-  for (const cli of ["gemini", "pi", "copilot", "opencode"] as const) {
-    const failures = cli === "opencode" ? [...TRANSIENT.slice(0, 2), RESET_TEXT] : cli === "gemini" ? [...TRANSIENT, RESET] : [...TRANSIENT, RESET_TEXT];
-    const names = failures.map(({ shown, failure }) => `${shown} is ${failure}`).join(", ");
-    it(`${cli}: ${names}, each with its policy, and the same iteration's next call succeeds`, { timeout: RUN_MS + 30_000 }, async (context) => {
-      const failing = INNER_REQUESTS[cli] ?? 1;
-      const calls: number[] = [];
-      const { api } = await standIn(context, cli, (n) => {
-        calls.push(Date.now());
-        const failure = failures[Math.floor((n - 1) / failing)];
-        if (!failure) return { text: `Done.\n${COMPLETE}` };
-        return { status: failure.status, message: typeof failure.message === "function" ? failure.message() : failure.message, headers: { "retry-after": "0" }, ...(failure.details ? { details: failure.details } : {}) };
-      });
-      const project = workflowProject(["ralph"]);
-      const env = runEnv(cli, api.origin, { RETRY_BACKOFF: "1s", MAX_RETRIES: "3", LIMIT_BACKOFF: "4s", LIMIT_MARGIN: "0" });
-      const result = await loopx(["run", "ralph:plan"], project, env);
-      expect(result.code, result.stderr).toBe(0);
-      expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Completion signal detected/);
-      expect(calls).toHaveLength(failures.length * failing + 1);
-      // A failure that is backed off counts as an attempt; a parked one waits for the same attempt.
-      let attempt = 0;
-      const expected = failures.map(({ status, failure, policy }) => expect.objectContaining({ class: failure, policy, status, attempt: policy === "park" ? attempt + 1 : ++attempt }));
-      expect(notes(env).filter((n) => n.data?.kind === "agent.failure").map((n) => n.data)).toEqual(expected);
-      // After each park, no call before its end: LIMIT_BACKOFF without a reset, else the reset.
-      failures.forEach((failure, i) => {
-        if (failure.policy !== "park") return;
-        const next = (i + 1) * failing;
-        expect(calls[next]! - calls[next - 1]!).toBeGreaterThanOrEqual(RESETS.includes(failure) ? 6000 : 4000);
-      });
-      if (failures.includes(TRANSIENT[2]!)) expect(result.stderr).toContain("ralph: usage limit (usage_window) — no reset time given: backing off 4s");
-      if (failures.some((f) => RESETS.includes(f))) expect(result.stderr).toMatch(/ralph: usage limit \(usage_window\) — resets \S+; waiting until/);
+  /** One ralph run whose stand-in fails each call of `failures` in turn, then answers: checked. */
+  async function transientRun(context: TestContext, cli: RealCli, failures: Transient[]): Promise<void> {
+    const failing = INNER_REQUESTS[cli] ?? 1;
+    const calls: number[] = [];
+    const { api } = await standIn(context, cli, (n) => {
+      calls.push(Date.now());
+      const failure = failures[Math.floor((n - 1) / failing)];
+      if (!failure) return { text: `Done.\n${COMPLETE}` };
+      return { status: failure.status, message: typeof failure.message === "function" ? failure.message() : failure.message, headers: { "retry-after": "0" }, ...(failure.details ? { details: failure.details } : {}) };
+    });
+    const project = workflowProject(["ralph"]);
+    const env = runEnv(cli, api.origin, { RETRY_BACKOFF: "1s", MAX_RETRIES: "3", LIMIT_BACKOFF: "4s", LIMIT_MARGIN: "0" });
+    const result = await loopx(["run", "ralph:plan"], project, env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Completion signal detected/);
+    // The successful call; after it, Qwen's memory scan (a request with its tools, the shell's among them).
+    expect(calls).toHaveLength(failures.length * failing + (cli === "qwen" ? 2 : 1));
+    // A failure that is backed off counts as an attempt; a parked one waits for the same attempt.
+    let attempt = 0;
+    const expected = failures.map(({ status, failure, policy }) => expect.objectContaining({ class: failure, policy, status, attempt: policy === "park" ? attempt + 1 : ++attempt }));
+    expect(notes(env).filter((n) => n.data?.kind === "agent.failure").map((n) => n.data)).toEqual(expected);
+    // After each park, no call before its end: LIMIT_BACKOFF without a reset, else the reset.
+    failures.forEach((failure, i) => {
+      if (failure.policy !== "park") return;
+      const next = (i + 1) * failing;
+      expect(calls[next]! - calls[next - 1]!).toBeGreaterThanOrEqual(RESETS.includes(failure) ? 6000 : 4000);
+    });
+    if (failures.includes(TRANSIENT[2]!)) expect(result.stderr).toContain("ralph: usage limit (usage_window) — no reset time given: backing off 4s");
+    if (failures.some((f) => RESETS.includes(f))) expect(result.stderr).toMatch(/ralph: usage limit \(usage_window\) — resets \S+; waiting until/);
+  }
+
+  const transientRuns: Array<{ cli: RealCli; runs: Transient[][] }> = [
+    { cli: "gemini", runs: [[...TRANSIENT, RESET]] },
+    { cli: "pi", runs: [[...TRANSIENT, RESET_TEXT]] },
+    { cli: "copilot", runs: [[...TRANSIENT, RESET_TEXT]] },
+    { cli: "opencode", runs: [[...TRANSIENT.slice(0, 2), RESET_TEXT]] },
+    // Qwen retries each failed request 6 times with a backoff of its own (~75 s, whatever its
+    // settings or a retry-after say): one failure per run, the four runs side by side in one test.
+    { cli: "qwen", runs: [...TRANSIENT, RESET_TEXT].map((failure) => [failure]) },
+  ];
+  for (const { cli, runs } of transientRuns) {
+    const names = runs.flat().map(({ shown, failure }) => `${shown} is ${failure}`).join(", ");
+    const how = runs.length > 1 ? "each in a run of its own (side by side) with its policy, and that iteration's" : "each with its policy, and the same iteration's";
+    it(`${cli}: ${names}, ${how} next call succeeds`, { timeout: RUN_MS + 30_000 }, async (context) => {
+      await Promise.all(runs.map((failures) => transientRun(context, cli, failures)));
     });
   }
 
