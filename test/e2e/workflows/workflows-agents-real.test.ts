@@ -122,17 +122,21 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
     });
   }
 
-  it("pi: an API error inside a successful exit (exit 0, the stream says error) fails the iteration: success_with_error, retried, then Ralph exit code 4", { timeout: RUN_MS + 30_000 }, async (context) => {
-    const { api, mainCalls } = await standIn(context, "pi", () => ({ streamError: "the model stream broke" }));
-    const project = workflowProject(["ralph"]);
-    const env = runEnv("pi", api.origin, { MAX_RETRIES: "2" });
-    const result = await loopx(["run", "ralph:plan"], project, env);
-    expect(result.code, result.stderr).toBe(1);
-    expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Agent failure exceeded retries \(2 failed attempts, MAX_RETRIES=2\): the agent reported an error: success_with_error/);
-    expect(mainCalls()).toBe(2);
-    const failures = notes(env).filter((n) => n.data?.kind === "agent.failure").map((n) => n.data);
-    expect(failures).toEqual([expect.objectContaining({ class: "success_with_error", policy: "retry", attempt: 1 }), expect.objectContaining({ class: "success_with_error", policy: "retry", attempt: 2 })]);
-  });
+  // An error object in a 200's stream: Pi and Qwen exit 0 and say so in their stream (Pi's
+  // stopReason, Qwen's "[API Error: …]" result); Copilot and opencode exit 1 (a failure like any other).
+  for (const cli of ["pi", "qwen"] as const) {
+    it(`${cli}: an API error inside a successful exit (exit 0, the stream says error) fails the iteration: success_with_error, retried, then Ralph exit code 4`, { timeout: RUN_MS + 30_000 }, async (context) => {
+      const { api, mainCalls } = await standIn(context, cli, () => ({ streamError: "the model stream broke" }));
+      const project = workflowProject(["ralph"]);
+      const env = runEnv(cli, api.origin, { MAX_RETRIES: "2" });
+      const result = await loopx(["run", "ralph:plan"], project, env);
+      expect(result.code, result.stderr).toBe(1);
+      expect(lastWorkflowLine(result.stderr)).toMatch(/^ralph: Agent failure exceeded retries \(2 failed attempts, MAX_RETRIES=2\): the agent reported an error: success_with_error/);
+      expect(mainCalls()).toBe(2);
+      const failures = notes(env).filter((n) => n.data?.kind === "agent.failure").map((n) => n.data);
+      expect(failures).toEqual([expect.objectContaining({ class: "success_with_error", policy: "retry", attempt: 1 }), expect.objectContaining({ class: "success_with_error", policy: "retry", attempt: 2 })]);
+    });
+  }
 
   // A 500, a 503 and a quota 429 in turn, in one ralph run: each is classified (server, overload,
   // usage_window) and its policy applied — backed off, backed off, parked for LIMIT_BACKOFF with no
