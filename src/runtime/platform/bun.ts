@@ -27,12 +27,28 @@ interface BunGlobal {
 const bun = () => (globalThis as unknown as { Bun: BunGlobal }).Bun;
 
 /**
+ * Bun hands each read over in a fresh array that loopx copies (a capture) or writes on (the
+ * stderr relay) and lets go; under a huge output they pile up faster than Bun collects them (~150
+ * MB more for a 300 MB stdout, ~20 MB for 100 MB through the relay). A full collection after each
+ * few MiB read (a few ms: the arrays are all there is to collect) keeps loopx near its own size;
+ * an output under that never causes one. The capture holds the output anyway (8 MiB); the relay
+ * holds nothing, so its garbage is all its growth (4 MiB: +12–15 MB at 8, +6–9 at 2 for 100 MB).
+ */
+const COLLECT_EVERY = { capture: 8 * 1024 * 1024, relay: 4 * 1024 * 1024 };
+
+/** A full collection when a read took a stream from `before` bytes past a multiple of `every`. */
+function collectAfterRead(before: number, after: number, every: number): void {
+  if (Math.floor(after / every) !== Math.floor(before / every)) bun().gc(true);
+}
+
+/**
  * A pipe's read end through Bun's file stream (Bun's net.Socket does not read a FIFO descriptor).
  * A pending read would keep the process alive, so detaching stops reading.
  */
 const readDescriptor: DescriptorReader = (fd, onData, onClose) => {
   const reader = bun().file(fd).stream().getReader();
   let cancelled = false;
+  let bytes = 0;
   void (async () => {
     let sawEnd = false;
     try {
@@ -40,6 +56,7 @@ const readDescriptor: DescriptorReader = (fd, onData, onClose) => {
         const { done, value } = await reader.read();
         if (done) break;
         onData(value);
+        collectAfterRead(bytes, (bytes += value.length), COLLECT_EVERY.relay);
       }
       sawEnd = !cancelled;
     } catch {
@@ -59,14 +76,6 @@ const readDescriptor: DescriptorReader = (fd, onData, onClose) => {
   };
   return { detach: cancel, destroy: cancel };
 };
-
-/**
- * Bun hands each read over in a fresh array that the capture copies and lets go; under a huge
- * stdout they pile up faster than Bun collects them (~150 MB more for 300 MB). A full collection
- * after each 8 MiB read (a few ms: the arrays are all there is to collect) keeps loopx near the
- * output's own size; a stdout under 8 MiB never causes one.
- */
-const COLLECT_EVERY = 8 * 1024 * 1024;
 
 /**
  * A stdin over 1 M characters (a goto's huge result) goes through a temp file written a slice at a
@@ -92,7 +101,7 @@ function stdoutReader(stream: ReadableStream<Uint8Array>, pipe: StdoutPipe | und
         if (done) break;
         const before = capture.bytes;
         capture.push(value);
-        if (Math.floor(capture.bytes / COLLECT_EVERY) !== Math.floor(before / COLLECT_EVERY)) bun().gc(true);
+        collectAfterRead(before, capture.bytes, COLLECT_EVERY.capture);
       }
       // A cancelled read ends as "done" too, but that is no end of file: a writer may remain.
       ended = !cancelled;
