@@ -106,9 +106,9 @@ function fromStatus(status: number, field: string, message = "", extra: Partial<
 }
 
 /**
- * A usage window's reset named in the API's words, "resets at 2030-01-01T00:00:00Z" (opencode and
- * Pi pass the API's message on, not a field of it): an ISO time with its zone only, since a time
- * without one could be any zone's.
+ * A usage window's reset named in the API's words, "resets at 2030-01-01T00:00:00Z" (the CLIs
+ * pass the API's message on, not a field of it): an ISO time with its zone only, since a time
+ * without one could be any zone's. A reset already past parks no time.
  */
 function resetInText(text: string): number | undefined {
   const at = /\breset(?:s|ting)?\b[^.\n]{0,40}?\b(?:at|on)\s+(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2}))/i.exec(text)?.[1];

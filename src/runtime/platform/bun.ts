@@ -56,7 +56,9 @@ const readDescriptor: DescriptorReader = (fd, onData, onClose) => {
         const { done, value } = await reader.read();
         if (done) break;
         onData(value);
-        collectAfterRead(bytes, (bytes += value.length), COLLECT_EVERY.relay);
+        const before = bytes;
+        bytes += value.length;
+        collectAfterRead(before, bytes, COLLECT_EVERY.relay);
       }
       sawEnd = !cancelled;
     } catch {
