@@ -284,10 +284,11 @@ export const FAILURE_READERS: Record<AgentType, (events: Json[], outcome: CallOu
 export const TEXT_PATTERNS: Array<[FailureClass, RegExp]> = [
   ["context_overflow", CONTEXT_TEXT],
   ["usage_window", USAGE_WINDOW_TEXT],
-  ["auth", /not logged in|please run \/login|\/login|invalid (api[ _-]?)?key|api key (is )?(missing|not (set|found|valid))|unauthori[sz]ed|authentication (failed|required|error)|token (has )?expired|log ?in (first|required)|no credentials/i],
+  ["auth", /not logged in|please run \/login|\/login|invalid (api[ _-]?)?key|api key (is )?(missing|not (set|found|valid))|unauthori[sz]ed|authentication (failed|required|error)|token (has )?expired|log ?in (first|required)|no credentials|"type"\s*:\s*"(authentication|permission)_error"/i],
   ["rate_limit", /rate[ _-]?limit|too many requests|\b429\b/i],
   ["overload", /overloaded|service unavailable|\b(503|529)\b/i],
-  ["server", /internal server error|bad gateway|gateway timeout|\b50[0-4]\b/i],
+  // The API's error body passed on as text: OpenAI's and Anthropic's `type` of a server fault.
+  ["server", /internal server error|bad gateway|gateway timeout|\b50[0-4]\b|"type"\s*:\s*"(server|api)_error"/i],
 ];
 
 /** The class a text says, with the matched words as the evidence. */

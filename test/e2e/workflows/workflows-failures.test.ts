@@ -39,7 +39,7 @@ describe("failures.ts: the recorded streams of the real CLIs", () => {
     for (const cli of ["gemini", "pi", "copilot", "opencode", "qwen"]) expect(recordings.some((r) => r.startsWith(`${cli}-`)), cli).toBe(true);
   });
 
-  for (const name of recordings.filter((r) => !r.endsWith("-ok"))) {
+  for (const name of recordings.filter((r) => !r.endsWith("-ok") && !r.endsWith("-streamerror"))) {
     const [cli, kind] = name.split("-") as [keyof typeof PRESETS, string];
     it(`${name}: the call failed, classified ${EXPECTED[kind]} from the CLI's structured fields`, () => {
       const run = recorded(name);
@@ -54,6 +54,15 @@ describe("failures.ts: the recorded streams of the real CLIs", () => {
       if (kind !== "context") expect(failure.status).toBe(kind === "auth" ? 401 : kind === "overload" ? 503 : kind === "server" ? 500 : 429);
     });
   }
+
+  it("*-streamerror (an error object in a 200's stream): Pi and Qwen exit 0, success_with_error; opencode passes the API's body on, whose type server_error is server; Copilot says only that it failed", () => {
+    const expected: Record<string, FailureClass> = { pi: "success_with_error", qwen: "success_with_error", opencode: "server", copilot: "unknown" };
+    for (const [cli, cls] of Object.entries(expected)) {
+      const run = recorded(`${cli}-streamerror`);
+      const failure = classifyFailure(cli as keyof typeof PRESETS, { events: run.events, code: run.code, signal: run.signal, stderr: run.stderr });
+      expect([failure.class, run.code === 0], `${cli}: ${failure.evidence}`).toEqual([cls, cls === "success_with_error"]);
+    }
+  });
 
   it("gemini-retryinfo: the reset Google's RetryInfo gives (retryDelay 7s), which Gemini CLI prints as its suggested retry, is the window's", () => {
     const run = recorded("gemini-retryinfo");
