@@ -35,3 +35,18 @@ export async function waitForPid(path: string, timeoutMs = 10_000): Promise<numb
   if (!(await waitFor(whole, timeoutMs))) throw new Error(`timed out waiting for a pid in ${path}`);
   return pid;
 }
+
+/**
+ * The line a script wrote to `path` (`echo "$LOOPX_RUN_ID" > run.id`), once it is whole: the shell
+ * creates the file before it writes, so a file that exists may still be empty.
+ */
+export async function waitForLine(path: string, timeoutMs = 10_000): Promise<string> {
+  let line = "";
+  const whole = () => {
+    const text = existsSync(path) ? readFileSync(path, "utf8") : "";
+    line = text.trim();
+    return text.endsWith("\n") && line !== "";
+  };
+  if (!(await waitFor(whole, timeoutMs))) throw new Error(`timed out waiting for a line in ${path}`);
+  return line;
+}

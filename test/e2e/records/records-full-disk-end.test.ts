@@ -17,7 +17,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CHANNELS, isolatedEnv, makeProject, R, waitFor, warnings } from "../../helpers.js";
+import { CHANNELS, isolatedEnv, makeProject, R, waitFor, waitForLine, warnings } from "../../helpers.js";
 import { fill, nearlyFullTmpfs, smallTmpfs, TMPFS_PROBLEM as PROBLEM } from "../../fixtures/full-disk.js";
 import { loopx, startLoopx, type Channel, type Env } from "../../fixtures/control/support.js";
 
@@ -141,8 +141,7 @@ describe.skipIf(PROBLEM !== undefined)(`a disk that stays full${PROBLEM ? ` — 
       const cwd = makeProject({ ".loopx/main/index.sh": fillingScript(join(state, "filler"), wait, 4000) });
       const env = isolatedEnv({ XDG_STATE_HOME: state });
       const run = startLoopx(channel, ["run", "-n", "51", "main"], cwd, env);
-      expect(await waitFor(() => existsSync(join(cwd, "run.id")) && readFileSync(join(cwd, "run.id"), "utf8").endsWith("\n"), 30_000)).toBe(true);
-      const id = readFileSync(join(cwd, "run.id"), "utf8").trim();
+      const id = await waitForLine(join(cwd, "run.id"), 30_000);
       try {
         const recorded = Math.max(...recordLines(state).map((event) => event.n ?? 0));
         expect(recorded).toBeLessThan(50);

@@ -4,10 +4,10 @@
  * guardian is closing it. 300 short runs while a long one is going leave the long run's record
  * intact, and `loopx runs tail` follows it to its end.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, NODE, ROOT, isolatedEnv, makeProject, makeSymlink, runCommand, sh, waitFor } from "../../helpers.js";
+import { BIN, NODE, ROOT, isolatedEnv, makeProject, makeSymlink, runCommand, sh, waitForLine } from "../../helpers.js";
 import { runsDir } from "../../fixtures/records.js";
 
 function recordIds(env: Record<string, string>): string[] {
@@ -38,10 +38,7 @@ for (let i = 0; i < Number(process.argv[2]); i++) await runPromise("short", { re
     makeSymlink(ROOT, join(cwd, "node_modules", "loopx"));
     const env = isolatedEnv();
     const long = runCommand(NODE, [BIN, "run", "long"], { cwd, env, timeoutMs: 200_000 });
-    // The shell creates long.id before it writes the id: wait for the whole line.
-    const idFile = join(cwd, "long.id");
-    expect(await waitFor(() => existsSync(idFile) && readFileSync(idFile, "utf8").endsWith("\n"), 20_000)).toBe(true);
-    const id = readFileSync(idFile, "utf8").trim();
+    const id = await waitForLine(join(cwd, "long.id"), 20_000);
     const tail = runCommand(NODE, [BIN, "runs", "tail", id], { cwd, env, timeoutMs: 200_000 });
 
     // 290 finished runs newer than the long one (their records, as a run leaves them: what pruning

@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { CLIS, STUBBORN_SCRIPT, carriersOf, linuxOnly, makeProject, runCli, scratchEnv, sh, sleep, startLoopx, waitFor, type Cli } from "../../helpers.js";
+import { CLIS, STUBBORN_SCRIPT, carriersOf, linuxOnly, makeProject, runCli, scratchEnv, sh, sleep, startLoopx, waitFor, waitForLine, type Cli } from "../../helpers.js";
 import { recordEvents } from "./support.js";
 
 const read = (cwd: string, name: string): string => readFileSync(join(cwd, name), "utf8").trim();
@@ -35,8 +35,7 @@ linuxOnly.concurrent.each([
     const cwd = makeProject({ ".loopx/w/index.sh": STUBBORN_SCRIPT });
     const { env, tmp } = scratchEnv();
     const started = startLoopx(cli, ["run", "--sandbox", ...(how === "--timeout" ? ["--timeout", "6s"] : []), "w"], { cwd, env, timeoutMs: 60_000 });
-    expect(await waitFor(() => existsSync(join(cwd, "run.id")), 30_000)).toBe(true);
-    const id = read(cwd, "run.id");
+    const id = await waitForLine(join(cwd, "run.id"), 30_000);
     expect(carriersOf("LOOPX_RUN_ID", id).length).toBeGreaterThanOrEqual(3);
     if (how === "Ctrl-C") started.child.kill("SIGINT");
     if (how === "runs stop --now") expect((await runCli(cli, ["runs", "stop", "--now", id], { cwd, env })).code).toBe(0);
@@ -60,8 +59,7 @@ echo '{"stop":true}'`),
     });
     const { env, tmp } = scratchEnv();
     const started = startLoopx(NODE_CLI, ["run", "--sandbox", "w"], { cwd, env, timeoutMs: 60_000 });
-    expect(await waitFor(() => existsSync(join(cwd, "run.id")), 30_000)).toBe(true);
-    const id = read(cwd, "run.id");
+    const id = await waitForLine(join(cwd, "run.id"), 30_000);
     started.child.kill("SIGKILL");
     await started.result;
     await expectNothingLeft(cwd, tmp, 10_000, false);
