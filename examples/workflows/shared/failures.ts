@@ -81,7 +81,7 @@ export interface CallOutcome {
   stderr: string[];
 }
 
-const CONTEXT_TEXT = /context[ _-]?(length|window)|prompt is too long|maximum context|too many tokens|input (is too long|exceeds)|input token count \(\d+\) exceeds|token limit exceeded/i;
+const CONTEXT_TEXT = /context[ _-]?(length|window)|prompt is too long|maximum context|too many tokens|input (token count \(\d+\) )?(is too long|exceeds)|token limit exceeded/i;
 const USAGE_WINDOW_TEXT = /usage limit|session limit|weekly limit|monthly (usage )?limit|hit your limit|quota (exceeded|exhausted)|exceeded your current quota|premium requests/i;
 const oneLine = (text: unknown, max = 200): string => {
   const line = String(text ?? "").replace(/\s+/g, " ").trim();

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
 import { CLIS, RUNTIMES, runCli, runLoopx, taggedSurvivors, waitFor } from "../../helpers.js";
 import { cliAlone } from "../../fixtures/local-server.js";
-import { DEFAULT_CHAT_USAGE, startChatApi, type ChatReply } from "../../fixtures/agents/chat-completions-api.js";
+import { DEFAULT_CHAT_USAGE, isOwnRequest, isSideCall, startChatApi, type ChatReply } from "../../fixtures/agents/chat-completions-api.js";
 import { DEFAULT_GEMINI_USAGE, GOOGLE_QUOTA_DETAILS, startGeminiApi, type GeminiReply } from "../../fixtures/agents/gemini-api.js";
 import { PRICE, REAL_CLIS, realCliSetup, type RealCli } from "../../fixtures/agents/real-clis.js";
 import { FakeAgents, lastWorkflowLine, sessionLog, workflowEnv, workflowProject } from "../../fixtures/agents/support.js";
@@ -26,25 +26,15 @@ const RUN_MS = 420_000;
 type Reply = ChatReply | GeminiReply;
 
 /**
- * A request the CLI makes on its own beside the agent's turn: opencode's title (no tools), Qwen's
- * memory scan after a successful turn (its tools, the shell's among them), and — for an agent at
- * work, not a judge in a read-only mode — any request that offers no shell tool.
+ * A stand-in for `cli` answering its n-th main request with `script(n)` (side calls: a short text),
+ * stopped with the test. A judge's read-only requests (no shell tool) are its main ones.
  */
-function isSideRequest(body: Record<string, any>, judging: boolean): boolean {
-  if (!body.tools?.length) return true;
-  if (!judging && !body.tools.some((t: any) => /^(bash|shell|run_shell_command)$/.test(t?.function?.name))) return true;
-  const first = body.messages?.at(-1)?.content;
-  const text = typeof first === "string" ? first : Array.isArray(first) ? String(first[0]?.text ?? "") : "";
-  return text.startsWith("Managed memory directory:");
-}
-
-/** A stand-in for `cli` answering its n-th main request with `script(n)` (side requests: a short text), stopped with the test. */
 async function standIn(context: TestContext, cli: RealCli, script: (n: number) => Reply, judging = false) {
   let main = 0;
   const api =
     cli === "gemini"
       ? await startGeminiApi(() => script(++main) as GeminiReply)
-      : await startChatApi((_n, body) => (isSideRequest(body, judging) ? { text: "Side answer" } : (script(++main) as ChatReply)));
+      : await startChatApi((_n, body) => ((judging ? isOwnRequest : isSideCall)(body) ? { text: "Side answer" } : (script(++main) as ChatReply)));
   context.onTestFinished(() => api.stop());
   return { api, mainCalls: () => main };
 }
@@ -312,13 +302,11 @@ describe.concurrent("ralph on the real agent CLIs, against local stand-ins", () 
   // A context overflow, in every CLI: one fresh session, then the iteration fails. Gemini gets the
   // Gemini API's own words for it; the others the Chat Completions wording. opencode would compact
   // and retry without end: the workflow ends the call at its first overflow.
-  const OVERFLOW: Record<RealCli, string> = {
-    gemini: "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
-    ...Object.fromEntries((["opencode", "pi", "qwen", "copilot"] as const).map((cli) => [cli, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."])),
-  } as Record<RealCli, string>;
+  const overflow = (cli: RealCli): string =>
+    cli === "gemini" ? "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)." : "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.";
   for (const cli of REAL_CLIS) {
     it(`${cli}: a context-length error gets one fresh session, then the iteration fails (Ralph exit code 4)`, { timeout: RUN_MS + 30_000 }, async (context) => {
-      const { api } = await standIn(context, cli, () => ({ status: 400, message: OVERFLOW[cli] }));
+      const { api } = await standIn(context, cli, () => ({ status: 400, message: overflow(cli) }));
       const project = workflowProject(["ralph"]);
       const env = runEnv(cli, api.origin, { MAX_RETRIES: "5" });
       const result = await loopx(["run", "ralph:plan"], project, env);
