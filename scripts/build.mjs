@@ -5,7 +5,7 @@
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { join, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeDashboardAssets } from "./dashboard-assets.mjs";
 import { packWorkflows } from "./pack-workflows.mjs";
@@ -17,6 +17,13 @@ const dist = join(root, "dist");
 const REQUIRE_BANNER = { js: 'import { createRequire as loopxCreateRequire } from "node:module"; const require = loopxCreateRequire(import.meta.url);' };
 /** esbuild options of every bundle this build writes. */
 const BUNDLE = { bundle: true, format: "esm", platform: "node", target: "node20.6", external: ["node:*"], legalComments: "none", logLevel: "error" };
+/**
+ * What `loopx run` loads, relative to dist/ (or the project, for a package): the CLI's entry, the
+ * run command, the engine it imports when the run starts and the exit hook's signal-exit. The
+ * group takes their static imports too.
+ */
+const RUN_PATH = ["cli/main.js", "cli/commands/run.js", "engine/index.js", "node_modules/signal-exit/dist/mjs/index.js"];
+
 try {
   // The dashboard's page, as a module of strings tsc compiles like any other.
   writeDashboardAssets();
@@ -96,53 +103,52 @@ function distUp(file) {
 
 /**
  * cli/main.js, the full CLI that bin.js loads for every command but the fast ones, rewritten in
- * place as a bundle split at its dynamic imports: a command's code (and tar, semver, tsx's
- * caller, the dashboard, …) stays a chunk loaded only by the command that needs it, while the ~170
- * modules a `loopx run` used to resolve, read and link one by one (a third of its start-up CPU
- * under Node) become a handful of files. Every output file sits in dist/cli/, at one depth, so the
- * modules that find package files from import.meta.url still do (runtime.ts through distUp; the
- * others are at cli/'s depth already, or stay external). Not minified: the `// <module>` lines
- * esbuild writes before each module's code say what a chunk holds (test/e2e/cli/startup-imports.test.ts reads them).
+ * place as a bundle split at its dynamic imports: a command's code (and tar, semver, tsx's caller,
+ * the dashboard, …) stays a chunk loaded only by the command that needs it.
+ *
+ * Rolldown rather than esbuild, for its chunk groups: esbuild splits shared code by the set of
+ * entries that use it, which made `loopx run` resolve, read and link 45 files; resolving that many
+ * made Node compile its own ESM loader functions with TurboFan, and the compiler's code paged in
+ * held ~4 MB of an idle run's memory. RUN_PATH's group puts what a run loads (from the CLI's entry,
+ * the run command and the engine, with their static imports) into one chunk: a run loads a handful
+ * of files (test/e2e/cli/startup-imports.test.ts holds the count).
+ *
+ * Every output file sits in dist/cli/, at one depth, so the modules that find package files from
+ * import.meta.url still do (runtime.ts through distUp; the others are at cli/'s depth already, or
+ * stay external). Not minified: the `// <module>` line before each module's code says what a chunk
+ * holds (the start-up guard reads them); other comments are dropped.
  */
 async function bundleCli(out) {
+  const { rolldown } = await import("rolldown");
   // Left as modules of their own: other entries of bin.js, and the SDK bundled on its own.
-  const external = new Set(["version.js", "guardian/guardian.js", "telemetry/sdk.js"]);
-  const cliDir = join(out, "cli");
-  const keepExternal = {
-    name: "loopx-external-entries",
-    setup(build) {
-      build.onResolve({ filter: /^\.\.?\// }, (args) => {
-        const target = resolve(args.resolveDir, args.path);
-        if (!external.has(relative(out, target))) return undefined;
-        return { path: relative(cliDir, target), external: true };
-      });
+  const external = new Set(["version.js", "guardian/guardian.js", "telemetry/sdk.js"].map((file) => join(out, file)));
+  const runPath = new Set(RUN_PATH.map((file) => (file.startsWith("node_modules/") ? join(root, file) : join(out, file))));
+  const bundle = await rolldown({
+    input: join(out, "cli", "main.js"),
+    cwd: out,
+    platform: "node",
+    logLevel: "silent",
+    // clipanion's package names its CommonJS build only ("main"), which a bundle keeps whole and
+    // runs at start: its Cli and help machinery, and through them Node's tty, net and stream
+    // modules (~20% of `loopx run`'s start-up under Bun). loopx uses Command and Option alone (its
+    // grammar parses, cli/grammar.ts), so the bundle takes the package's ES build, which it can
+    // tree-shake ("sideEffects": false).
+    resolve: { alias: { clipanion: join(root, "node_modules", "clipanion", "lib", "advanced", "index.mjs") } },
+    external: (id, importer) => id.startsWith("node:") || id === "esbuild" || (importer !== undefined && /^\.\.?\//.test(id) && external.has(resolve(dirname(importer), id))),
+    transform: { target: "node20.6", define: distUp("cli/main.js") },
+    onLog: (level, log) => {
+      if (level === "warn" && log.code !== "INEFFECTIVE_DYNAMIC_IMPORT") throw new Error(`rolldown: ${log.message}`);
     },
-  };
-  // clipanion's package names its CommonJS build only ("main"), which a bundle keeps whole and
-  // runs at start: its Cli and help machinery, and through them Node's tty, net and stream
-  // modules (~20% of `loopx run`'s start-up under Bun). loopx uses Command and Option alone (its
-  // grammar parses, cli/grammar.ts), so the bundle takes the package's ES build, which it can
-  // tree-shake ("sideEffects": false).
-  const clipanionEsm = {
-    name: "loopx-clipanion-esm",
-    setup(build) {
-      build.onResolve({ filter: /^clipanion$/ }, () => ({ path: join(root, "node_modules", "clipanion", "lib", "advanced", "index.mjs") }));
-    },
-  };
-  await esbuild().build({
-    ...BUNDLE,
-    entryPoints: [join(cliDir, "main.js")],
-    outdir: cliDir,
-    entryNames: "[name]",
-    chunkNames: "[name]-[hash]",
-    splitting: true,
-    allowOverwrite: true,
-    absWorkingDir: out,
-    external: ["node:*", "esbuild"],
-    plugins: [keepExternal, clipanionEsm],
-    banner: REQUIRE_BANNER,
-    define: distUp("cli/main.js"),
   });
+  await bundle.write({
+    dir: join(out, "cli"),
+    format: "es",
+    entryFileNames: "[name].js",
+    chunkFileNames: "[name]-[hash].js",
+    comments: false,
+    codeSplitting: { groups: [{ name: "run", test: (id) => runPath.has(id) }] },
+  });
+  await bundle.close();
 }
 
 /**

@@ -94,7 +94,7 @@ process.on("exit", () => {
 let logCounter = 0;
 
 /** Runs `entry ...args` under `runtime` with the recorder preloaded; returns the loaded module paths. */
-async function loadedModules(runtime: Runtime, entry: string, args: string[], cwd: string, extraEnv: Record<string, string> = {}): Promise<{ modules: string[]; code: number | null; stderr: string }> {
+async function loadedModules(runtime: Runtime, entry: string, args: string[], cwd: string, extraEnv: Record<string, string> = {}): Promise<{ modules: string[]; files: string[]; code: number | null; stderr: string }> {
   const log = join(recorderDir, `loaded-${runtime.name}-${++logCounter}.txt`);
   writeFileSync(log, "");
   const preload = runtime.name === "node" ? ["--import", pathToFileURL(nodeRecorder).href] : ["--preload", bunRecorder];
@@ -103,7 +103,7 @@ async function loadedModules(runtime: Runtime, entry: string, args: string[], cw
     .split("\n")
     .filter(Boolean)
     .map((entry) => (entry.startsWith("file://") ? new URL(entry).pathname : entry));
-  return { modules: [...new Set(modules.flatMap(withBundledModules))], code: result.code, stderr: result.stderr };
+  return { modules: [...new Set(modules.flatMap(withBundledModules))], files: [...new Set(modules)], code: result.code, stderr: result.stderr };
 }
 
 /**
@@ -169,6 +169,16 @@ describe.each(RUNTIMES)("start-up imports stay lean ($name)", (runtime) => {
     expect(modules).toContain(GUARD_BIN);
     expect(modules.some((path) => path.endsWith("/dist/core/loop.js"))).toBe(true); // the run itself was seen
     expect(modules.filter((path) => heavy.test(path))).toEqual([]);
+  });
+
+  it("a run loads the CLI's code from a handful of files, not one per shared piece (scripts/build.mjs RUN_PATH)", async () => {
+    // 45 files under esbuild's splitting: resolving that many made Node optimize its own loader
+    // with TurboFan, ~4 MB of an idle run's memory. The `// <module>` lines say what each file holds.
+    const { files, code, stderr } = await loadedModules(runtime, GUARD_BIN, ["run", "-n", "1", "w"], cwd, { LOOPX_PROGRESS: "1" });
+    expect(code, stderr).toBe(0);
+    const cliFiles = files.filter((path) => path.startsWith(`${dirname(GUARD_BIN)}/cli/`));
+    expect(cliFiles.length).toBeGreaterThan(0);
+    expect(cliFiles.length, cliFiles.join("\n")).toBeLessThanOrEqual(6);
   });
 
   it("the recorder sees a forbidden import when there is one (control)", async () => {
