@@ -12,9 +12,41 @@ export interface LoopxContext extends BaseContext {
   argv: string[];
 }
 
-/** The process's own context, for the command line `argv`. */
+/**
+ * The process's own context, for the command line `argv`. Its streams are made when a command
+ * first uses one: under Bun each of process.stdin/stdout/stderr is a Node-compatible stream built
+ * on first access (~7 MB of memory for the three), which a run, writing stderr by fd
+ * (os/stderr.ts) and nothing to stdout, would hold all its life.
+ */
 export function processContext(argv: string[]): LoopxContext {
-  return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, colorDepth: 1, cwd: process.cwd(), argv };
+  return {
+    get stdin() {
+      return process.stdin;
+    },
+    get stdout() {
+      return processStdout();
+    },
+    get stderr() {
+      return process.stderr;
+    },
+    env: process.env,
+    colorDepth: 1,
+    cwd: process.cwd(),
+    argv,
+  };
+}
+
+let stdoutWatched = false;
+
+/** process.stdout; a reader that went away (`loopx runs ls | head -1`) ends loopx quietly. */
+function processStdout(): NodeJS.WriteStream {
+  if (!stdoutWatched) {
+    stdoutWatched = true;
+    process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    });
+  }
+  return process.stdout;
 }
 
 /** A loopx command: clipanion's Command with loopx's context. */

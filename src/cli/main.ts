@@ -49,10 +49,9 @@ async function helpArguments(words: string[], groups: CommandGroups): Promise<st
  * (cli/context.ts; the process's own unless a caller gives another).
  */
 export async function main(argv: string[], groups: CommandGroups = COMMAND_GROUPS, context: LoopxContext = processContext(argv)): Promise<number> {
-  const stdout = context.stdout;
   if (argv.length === 0 || isHelpFlag(argv[0])) {
     const { topLevelHelp } = await import("./help-text.js");
-    stdout.write(topLevelHelp(await loadCommandGroups(groups)));
+    context.stdout.write(topLevelHelp(await loadCommandGroups(groups)));
     return 0;
   }
   const [command, ...args] = argv as [string, ...string[]];
@@ -60,7 +59,7 @@ export async function main(argv: string[], groups: CommandGroups = COMMAND_GROUP
   // The completion scripts' question (completion.ts); never listed, as no user types it.
   if (command === "__complete") {
     const { complete } = await import("./completion.js");
-    stdout.write(await complete(args[0] ?? "", groups, context.cwd, context.env));
+    context.stdout.write(await complete(args[0] ?? "", groups, context.cwd, context.env));
     return 0;
   }
   if (command === "help") return main(await helpArguments(args, groups), groups, context);
@@ -73,7 +72,7 @@ export async function main(argv: string[], groups: CommandGroups = COMMAND_GROUP
     const { helpFor } = await import("./help-text.js");
     let help = helpFor(group, selected === "group-help" ? undefined : selected.spec);
     if (command === "run") help = (await import("./help.js")).runHelp(help, context.cwd, warnToStderr);
-    stdout.write(help);
+    context.stdout.write(help);
     return 0;
   }
   const { spec, args: rest } = selected;
@@ -83,9 +82,6 @@ export async function main(argv: string[], groups: CommandGroups = COMMAND_GROUP
 
 /** Runs the CLI and maps every error to one stderr line and its exit code (never a stack trace). */
 export async function runCli(argv: string[]): Promise<void> {
-  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
-  });
   try {
     process.exitCode = await main(argv);
   } catch (error) {
