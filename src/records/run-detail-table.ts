@@ -79,7 +79,7 @@ function writeRows(summary: RunSummary, detail: RunDetail, until: number, out: C
   };
   const { above, under, orphans } = linesAround(detail);
   layOutTable(rows.length + 1, (i) => (i === 0 ? heading : cells(i - 1)), (line, i) => {
-    const n = i === 0 ? undefined : rows.n(i - 1);
+    const n = i === 0 || (above.size === 0 && under.size === 0) ? undefined : rows.n(i - 1); // most tables: no line around any row
     for (const text of (n !== undefined && above.get(n)) || []) out.add(text);
     out.add(line);
     for (const text of (n !== undefined && under.get(n)) || []) out.add(text);

@@ -38,8 +38,8 @@ export class RunDetail {
       case "iteration.start": {
         // A resumed run runs the interrupted iteration again: one row, the latest try, marked as a retry.
         const earlier = this.rows.find(event.n);
-        if (earlier >= 0) this.rows.retry(earlier, event.target, Date.parse(event.time));
-        else this.rows.add(event.n, event.target, Date.parse(event.time));
+        if (earlier >= 0) this.rows.retry(earlier, event.target, event.time);
+        else this.rows.add(event.n, event.target, event.time);
         this.lastStart = event;
         break;
       }
