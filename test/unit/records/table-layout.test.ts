@@ -14,7 +14,7 @@ import { formatTable } from "../../../src/records/table-layout.js";
 function reference(cells: string[][]): string {
   const width = (text: string) => [...text].length;
   const widths: number[] = [];
-  for (const row of cells) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, width(shownText(cell)))));
+  for (const row of cells) for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, width(shownText(cell)));
   return cells
     .map((row) => {
       const shown = row.map(shownText);
