@@ -4,10 +4,15 @@
  * (`node -e`, `bun -e`, the binary as Bun), measured in the same round, alternately. Target: floor
  * + 10 MB. RssAnon (memory of its own) is shown beside it: most of the rest is the interpreter's
  * executable and libraries paged in (RssFile), shared with every other process running them.
+ *
+ * A third figure says what no loopx code can go under: the bare interpreter with nothing loaded but
+ * the Node built-ins that loopx's run path imports (read from the built CLI's static imports). Under
+ * Bun, whose built-ins are Node-compatible layers of its own, that alone is most of the +10 MB.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Channel } from "../channels.js";
 import { withBefore } from "../before.js";
 import { median, sleep } from "../harness.js";
@@ -23,7 +28,31 @@ export interface IdleRssResult {
   anonMb: number;
   floorMb: number;
   floorAnonMb: number;
+  /** The bare interpreter with the run path's Node built-ins loaded (`now` only). */
+  builtinsMb?: number;
   met: boolean;
+}
+
+const DIST = fileURLToPath(new URL("../../../dist/", import.meta.url));
+
+/**
+ * The Node built-ins that `loopx run` imports as it starts: the static imports of bin.js and of
+ * the CLI bundle's files from cli/main.js on (scripts/build.mjs puts a run's code there).
+ */
+export function runPathBuiltins(dist = DIST): string[] {
+  const builtins = new Set<string>();
+  const seen = new Set<string>();
+  const walk = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const [, specifier] of readFileSync(file, "utf8").matchAll(/^(?:import|export)\b[^;'"]*?["']([^"']+)["']/gm)) {
+      if (specifier!.startsWith("node:")) builtins.add(specifier!);
+      else if (specifier!.startsWith("./") && file.startsWith(join(dist, "cli"))) walk(resolve(dirname(file), specifier!));
+    }
+  };
+  walk(join(dist, "bin.js"));
+  walk(join(dist, "cli", "main.js"));
+  return [...builtins].sort();
 }
 
 function memory(pid: number): { rss: number; anon: number } {
@@ -57,6 +86,15 @@ async function sample(argv: string[], env: Record<string, string>, ready: () => 
   }
 }
 
+/** The bare interpreter of `channel` with `builtins` imported, idle. */
+function builtinsCommand(channel: Channel, builtins: string[]): { argv: string[]; env: Record<string, string> } {
+  const bare = floorCommand(channel);
+  const code = `${builtins.map((id) => `import ${JSON.stringify(id)};`).join("")}setTimeout(() => {}, 1e9);`;
+  const file = join(WORK, "idle-rss", "builtins.mjs");
+  writeFileSync(file, code);
+  return { argv: [bare.argv[0]!, file], env: bare.env };
+}
+
 export async function measureIdleRss(usable: Channel[]): Promise<IdleRssResult[]> {
   const project = join(WORK, "idle-rss");
   const marker = join(project, "idle");
@@ -69,16 +107,22 @@ export async function measureIdleRss(usable: Channel[]): Promise<IdleRssResult[]
     for (const { build, channel } of withBefore(usable)) {
       const own: Array<{ rss: number; anon: number }> = [];
       const floor: Array<{ rss: number; anon: number }> = [];
+      const loaded: Array<{ rss: number; anon: number }> = [];
       for (let round = 0; round < rounds; round++) {
         rmSync(marker, { force: true });
         own.push(await sample([...channel.loopx, "run", "-n", "1", "idle"], { LOOPX_PROGRESS: "1", XDG_STATE_HOME: state }, () => existsSync(marker)));
         const bare = floorCommand(channel);
         floor.push(await sample(bare.argv, bare.env, () => true));
+        if (build === "now") {
+          const withBuiltins = builtinsCommand(channel, runPathBuiltins());
+          loaded.push(await sample(withBuiltins.argv, withBuiltins.env, () => true));
+        }
       }
       const m = (values: Array<{ rss: number; anon: number }>, key: "rss" | "anon") => median(values.map((v) => v[key]));
       const rssMb = m(own, "rss");
       const floorMb = m(floor, "rss");
-      results.push({ channel: channel.name, build, rssMb, anonMb: m(own, "anon"), floorMb, floorAnonMb: m(floor, "anon"), met: rssMb <= floorMb + TARGET_MB });
+      const builtinsMb = loaded.length > 0 ? m(loaded, "rss") : undefined;
+      results.push({ channel: channel.name, build, rssMb, anonMb: m(own, "anon"), floorMb, floorAnonMb: m(floor, "anon"), ...(builtinsMb === undefined ? {} : { builtinsMb }), met: rssMb <= floorMb + TARGET_MB });
     }
   } finally {
     rmSync(state, { recursive: true, force: true });
@@ -90,8 +134,19 @@ export function printIdleRss(results: IdleRssResult[]): void {
   console.log(`\nidle recorded run with progress on: VmRSS of loopx while its script sleeps, beside the bare interpreter (floor); target <= floor + ${TARGET_MB} MB`);
   console.log(
     table(
-      ["channel", "build", "loopx RSS", "floor RSS", "over floor", "loopx RssAnon", "floor RssAnon", "met"],
-      results.map((r) => [r.channel, r.build, `${fmt(r.rssMb, 1)} MB`, `${fmt(r.floorMb, 1)} MB`, `+${fmt(r.rssMb - r.floorMb, 1)} MB`, `${fmt(r.anonMb, 1)} MB`, `${fmt(r.floorAnonMb, 1)} MB`, r.met ? "yes" : "NO"]),
+      ["channel", "build", "loopx RSS", "floor RSS", "over floor", "loopx RssAnon", "floor RssAnon", "floor + built-ins", "met"],
+      results.map((r) => [
+        r.channel,
+        r.build,
+        `${fmt(r.rssMb, 1)} MB`,
+        `${fmt(r.floorMb, 1)} MB`,
+        `+${fmt(r.rssMb - r.floorMb, 1)} MB`,
+        `${fmt(r.anonMb, 1)} MB`,
+        `${fmt(r.floorAnonMb, 1)} MB`,
+        r.builtinsMb === undefined ? "" : `+${fmt(r.builtinsMb - r.floorMb, 1)} MB`,
+        r.met ? "yes" : "NO",
+      ]),
     ),
   );
+  console.log(`floor + built-ins: the bare interpreter with only the Node built-ins loopx's run imports (${runPathBuiltins().join(", ")}): no loopx code`);
 }
