@@ -85,7 +85,8 @@ function createFifo(): number | undefined {
 /**
  * Runs `argv` to its end, with no stdio; throws if it cannot start or fails. Under Bun by
  * Bun.spawnSync: node:child_process's execFileSync first builds its Node-compatible machinery,
- * which stayed in an idle run's memory (~1.4 MB).
+ * which stayed in an idle run's memory (~1.4 MB alone; with cli/context.ts's lazy streams, ~1 MB
+ * of an idle Bun run).
  */
 function runToEnd(argv: string[]): void {
   const bun = (globalThis as unknown as { Bun?: { spawnSync(cmd: string[], options: object): { success: boolean } } }).Bun;
