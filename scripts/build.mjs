@@ -123,11 +123,11 @@ async function bundleCli(out) {
   // Left as modules of their own: other entries of bin.js, and the SDK bundled on its own.
   const external = new Set(["version.js", "guardian/guardian.js", "telemetry/sdk.js"].map((file) => join(out, file)));
   const runPath = new Set(RUN_PATH.map((file) => (file.startsWith("node_modules/") ? join(root, file) : join(out, file))));
+  const warnings = [];
   const bundle = await rolldown({
     input: join(out, "cli", "main.js"),
     cwd: out,
     platform: "node",
-    logLevel: "silent",
     // clipanion's package names its CommonJS build only ("main"), which a bundle keeps whole and
     // runs at start: its Cli and help machinery, and through them Node's tty, net and stream
     // modules (~20% of `loopx run`'s start-up under Bun). loopx uses Command and Option alone (its
@@ -136,8 +136,10 @@ async function bundleCli(out) {
     resolve: { alias: { clipanion: join(root, "node_modules", "clipanion", "lib", "advanced", "index.mjs") } },
     external: (id, importer) => id.startsWith("node:") || id === "esbuild" || (importer !== undefined && /^\.\.?\//.test(id) && external.has(resolve(dirname(importer), id))),
     transform: { target: "node20.6", define: distUp("cli/main.js") },
+    // A warning fails the build (an import it could not resolve would fail at run time), but for
+    // the run command's dynamic import that `runs` also imports statically: it is in the group anyway.
     onLog: (level, log) => {
-      if (level === "warn" && log.code !== "INEFFECTIVE_DYNAMIC_IMPORT") throw new Error(`rolldown: ${log.message}`);
+      if (level === "warn" && log.code !== "INEFFECTIVE_DYNAMIC_IMPORT") warnings.push(log.message.replace(/\x1b\[[0-9;]*m/g, "").split("\n")[0]);
     },
   });
   await bundle.write({
@@ -149,6 +151,8 @@ async function bundleCli(out) {
     codeSplitting: { groups: [{ name: "run", test: (id) => runPath.has(id) }] },
   });
   await bundle.close();
+  // Rolldown reads the modules as it writes: the warnings are known only now (dist/ is not swapped in).
+  if (warnings.length > 0) throw new Error(`rolldown: ${warnings[0]}`);
 }
 
 /**
