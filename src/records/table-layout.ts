@@ -8,11 +8,15 @@ import { shownText } from "../core/untrusted-text.js";
 
 /** Characters, not UTF-16 units; spread only what holds a surrogate pair (100,000 rows, `runs show`). */
 function cellWidth(cell: string): number {
-  return /[\ud800-\udbff]/.test(cell) ? [...cell].length : cell.length;
+  return SURROGATE.test(cell) ? [...cell].length : cell.length;
 }
 
+/** The patterns a 100,000-row table tests each cell against, made once (a literal in a loop is a new RegExp each time). */
+const SURROGATE = /[\ud800-\udbff]/;
 /** Printable ASCII only: shown as it is, a column per character (most cells; one test, not two). */
 const PLAIN = /^[\x20-\x7e]*$/;
+/** A line's end that trimming would change. */
+const BLANK_END = /\s$/;
 
 /**
  * The `count` rows that `rowAt` gives, laid out, each line (without its newline) to `line`, in order.
@@ -43,7 +47,7 @@ export function layOutTable(count: number, rowAt: (i: number) => string[], line:
     }
     const end = last >= 0 ? shownText(row[last]!) : "";
     // Trimmed only when it can end in blanks: trimming makes V8 copy every line once more.
-    line(end === "" || /\s$/.test(end) ? (text + end).trimEnd() : text + end, r);
+    line(end === "" || BLANK_END.test(end) ? (text + end).trimEnd() : text + end, r);
   }
 }
 

@@ -21,32 +21,25 @@ export async function waitForFile(path: string, timeoutMs = 10_000): Promise<voi
 }
 
 /**
- * The pid a script wrote to `path` (`echo $$ > b.pid`), once the file holds a whole one: a file
- * that exists may still be empty (the shell creates it before it writes), and Number("") is 0,
- * which `process.kill(-0)` takes for the test's own process group.
+ * What `read` makes of the text a script wrote to `path`, once it makes something of it (not
+ * undefined): the shell creates the file before it writes, so a file that exists may still be empty.
  */
-export async function waitForPid(path: string, timeoutMs = 10_000): Promise<number> {
-  let pid = 0;
-  const whole = () => {
-    const text = existsSync(path) ? readFileSync(path, "utf8") : "";
-    pid = /^\d+\n?$/.test(text) ? Number(text) : 0;
-    return pid > 1;
-  };
-  if (!(await waitFor(whole, timeoutMs))) throw new Error(`timed out waiting for a pid in ${path}`);
-  return pid;
+async function waitForContent<T>(path: string, read: (text: string) => T | undefined, what: string, timeoutMs: number): Promise<T> {
+  let value: T | undefined;
+  const made = () => (value = read(existsSync(path) ? readFileSync(path, "utf8") : "")) !== undefined;
+  if (!(await waitFor(made, timeoutMs))) throw new Error(`timed out waiting for ${what} in ${path}`);
+  return value!;
 }
 
 /**
- * The line a script wrote to `path` (`echo "$LOOPX_RUN_ID" > run.id`), once it is whole: the shell
- * creates the file before it writes, so a file that exists may still be empty.
+ * The pid a script wrote to `path` (`echo $$ > b.pid`), once the file holds a whole one: Number("")
+ * is 0, which `process.kill(-0)` takes for the test's own process group.
  */
-export async function waitForLine(path: string, timeoutMs = 10_000): Promise<string> {
-  let line = "";
-  const whole = () => {
-    const text = existsSync(path) ? readFileSync(path, "utf8") : "";
-    line = text.trim();
-    return text.endsWith("\n") && line !== "";
-  };
-  if (!(await waitFor(whole, timeoutMs))) throw new Error(`timed out waiting for a line in ${path}`);
-  return line;
+export function waitForPid(path: string, timeoutMs = 10_000): Promise<number> {
+  return waitForContent(path, (text) => (/^\d+\n?$/.test(text) && Number(text) > 1 ? Number(text) : undefined), "a pid", timeoutMs);
+}
+
+/** The line a script wrote to `path` (`echo "$LOOPX_RUN_ID" > run.id`), once it is whole. */
+export function waitForLine(path: string, timeoutMs = 10_000): Promise<string> {
+  return waitForContent(path, (text) => (text.endsWith("\n") && text.trim() !== "" ? text.trim() : undefined), "a line", timeoutMs);
 }

@@ -86,13 +86,11 @@ async function sample(argv: string[], env: Record<string, string>, ready: () => 
   }
 }
 
-/** The bare interpreter of `channel` with `builtins` imported, idle. */
-function builtinsCommand(channel: Channel, builtins: string[]): { argv: string[]; env: Record<string, string> } {
-  const bare = floorCommand(channel);
-  const code = `${builtins.map((id) => `import ${JSON.stringify(id)};`).join("")}setTimeout(() => {}, 1e9);`;
+/** A module that imports `builtins` and idles, for the bare interpreter to run. */
+function writeBuiltinsModule(builtins: string[]): string {
   const file = join(WORK, "idle-rss", "builtins.mjs");
-  writeFileSync(file, code);
-  return { argv: [bare.argv[0]!, file], env: bare.env };
+  writeFileSync(file, `${builtins.map((id) => `import ${JSON.stringify(id)};`).join("")}setTimeout(() => {}, 1e9);`);
+  return file;
 }
 
 export async function measureIdleRss(usable: Channel[]): Promise<IdleRssResult[]> {
@@ -101,6 +99,7 @@ export async function measureIdleRss(usable: Channel[]): Promise<IdleRssResult[]
   mkdirSync(join(project, ".loopx", "idle"), { recursive: true });
   writeFileSync(join(project, ".loopx", "idle", "index.sh"), `#!/bin/bash\ntouch "${marker}"\nexec sleep 600\n`, { mode: 0o755 });
   const state = mkdtempSync(join(WORK, "idle-state-"));
+  const builtinsModule = writeBuiltinsModule(runPathBuiltins());
   const rounds = QUICK ? 1 : 3;
   const results: IdleRssResult[] = [];
   try {
@@ -113,10 +112,7 @@ export async function measureIdleRss(usable: Channel[]): Promise<IdleRssResult[]
         own.push(await sample([...channel.loopx, "run", "-n", "1", "idle"], { LOOPX_PROGRESS: "1", XDG_STATE_HOME: state }, () => existsSync(marker)));
         const bare = floorCommand(channel);
         floor.push(await sample(bare.argv, bare.env, () => true));
-        if (build === "now") {
-          const withBuiltins = builtinsCommand(channel, runPathBuiltins());
-          loaded.push(await sample(withBuiltins.argv, withBuiltins.env, () => true));
-        }
+        if (build === "now") loaded.push(await sample([bare.argv[0]!, builtinsModule], bare.env, () => true));
       }
       const m = (values: Array<{ rss: number; anon: number }>, key: "rss" | "anon") => median(values.map((v) => v[key]));
       const rssMb = m(own, "rss");

@@ -49,23 +49,25 @@ function bare(cli: Cli): { argv: string[]; env: Record<string, string> } {
   return { argv: [cli.exe, "-e", idle], env: cli.name === "binary" ? { BUN_BE_BUN: "1" } : {} };
 }
 
+/** loopx idle in a recorded run with progress on, and then `cli`'s bare interpreter, sampled alike. */
+async function idleBeside(cli: Cli): Promise<{ loopx: { rss: number; anon: number }; interpreter: { rss: number; anon: number } }> {
+  const cwd = makeProject({ ".loopx/idle/index.sh": '#!/bin/bash\ntouch "$LOOPX_PROJECT_ROOT/idle"\nexec sleep 600\n' });
+  const env = isolatedEnv({ LOOPX_PROGRESS: "1" });
+  const loopx = await idleMemory([cli.exe, ...cli.prefix, "run", "-n", "1", "idle"], env, cwd, () => existsSync(join(cwd, "idle")));
+  const floor = bare(cli);
+  const interpreter = await idleMemory(floor.argv, { ...env, ...floor.env }, cwd, () => true);
+  return { loopx, interpreter };
+}
+
 linuxOnly("loopx's own memory, idle", () => {
   it.each(CLIS)("$name: an idle recorded run with progress on holds at most 12 MB of its own over its interpreter", async (cli) => {
-    const cwd = makeProject({ ".loopx/idle/index.sh": '#!/bin/bash\ntouch "$LOOPX_PROJECT_ROOT/idle"\nexec sleep 600\n' });
-    const env = isolatedEnv({ LOOPX_PROGRESS: "1" });
-    const loopx = await idleMemory([cli.exe, ...cli.prefix, "run", "-n", "1", "idle"], env, cwd, () => existsSync(join(cwd, "idle")));
-    const floor = bare(cli);
-    const interpreter = await idleMemory(floor.argv, { ...env, ...floor.env }, cwd, () => true);
+    const { loopx, interpreter } = await idleBeside(cli);
     expect(interpreter.anon).toBeGreaterThan(0);
     expect(loopx.anon - interpreter.anon, `loopx ${loopx.anon.toFixed(1)} MB private (${loopx.rss.toFixed(1)} MB RSS), ${cli.name} alone ${interpreter.anon.toFixed(1)} MB (${interpreter.rss.toFixed(1)} MB)`).toBeLessThanOrEqual(OVER_FLOOR_MB);
   }, 90_000);
 
   it("node: an idle recorded run with progress on holds at most 10 MB of RSS over node's own", async () => {
-    const cli = CLIS.find((candidate) => candidate.name === "node")!;
-    const cwd = makeProject({ ".loopx/idle/index.sh": '#!/bin/bash\ntouch "$LOOPX_PROJECT_ROOT/idle"\nexec sleep 600\n' });
-    const env = isolatedEnv({ LOOPX_PROGRESS: "1" });
-    const loopx = await idleMemory([cli.exe, ...cli.prefix, "run", "-n", "1", "idle"], env, cwd, () => existsSync(join(cwd, "idle")));
-    const interpreter = await idleMemory([cli.exe, "-e", "setTimeout(() => {}, 1e9)"], env, cwd, () => true);
+    const { loopx, interpreter } = await idleBeside(CLIS.find((candidate) => candidate.name === "node")!);
     expect(loopx.rss - interpreter.rss, `loopx ${loopx.rss.toFixed(1)} MB, node alone ${interpreter.rss.toFixed(1)} MB`).toBeLessThanOrEqual(NODE_OVER_FLOOR_MB);
   }, 90_000);
 });
